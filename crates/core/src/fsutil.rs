@@ -1,0 +1,141 @@
+//! Filesystem helpers shared by backends and the driver.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::{DiskUsage, Error, Op, Result};
+
+/// Name of the marker file kvbench writes in every store directory it creates.
+pub const STORE_MARKER: &str = "KVBENCH_STORE";
+
+/// Sums allocated and apparent bytes of every regular file below `dir`.
+pub fn dir_usage(dir: &Path) -> io::Result<DiskUsage> {
+    let mut usage = DiskUsage::default();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d)? {
+            let entry = entry?;
+            let md = entry.metadata()?;
+            if md.is_dir() {
+                stack.push(entry.path());
+            } else if md.is_file() {
+                // st_blocks is in 512-byte units whatever the filesystem block size.
+                usage.allocated_bytes += md.blocks() * 512;
+                usage.apparent_bytes += md.len();
+                usage.files += 1;
+            }
+        }
+    }
+    Ok(usage)
+}
+
+/// Makes `dir` ready to hold a store of `engine`, refusing anything that is
+/// not ours: a path that is a file, a non-empty directory without kvbench's
+/// marker, or a store of another engine. Creates `dir` when missing. Returns
+/// true when the store is new.
+pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
+    let bad = |reason: String| Error::BadPath {
+        engine,
+        op: Op::Open,
+        path: dir.to_path_buf(),
+        reason,
+    };
+    let io = |source| Error::Io {
+        engine,
+        op: Op::Open,
+        path: dir.to_path_buf(),
+        source,
+    };
+    match fs::metadata(dir) {
+        Ok(md) if !md.is_dir() => {
+            return Err(bad(
+                "the path is a file, not a directory; give a directory for the store".into(),
+            ));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(dir).map_err(io)?;
+        }
+        Err(e) => return Err(io(e)),
+    }
+    let marker = dir.join(STORE_MARKER);
+    match fs::read_to_string(&marker) {
+        Ok(found) => {
+            let found = found.trim();
+            if found != engine {
+                return Err(bad(format!(
+                    "it holds a {found} store made by kvbench, not a {engine} store; use another directory"
+                )));
+            }
+            Ok(false)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let mut entries = fs::read_dir(dir).map_err(io)?;
+            if entries.next().is_some() {
+                return Err(bad(format!(
+                    "the directory is not empty and has no {STORE_MARKER} marker, so it is not a store kvbench made; \
+                     kvbench never writes into a directory it did not create: give an empty or missing directory"
+                )));
+            }
+            fs::write(&marker, format!("{engine}\n")).map_err(|e| {
+                if e.kind() == io::ErrorKind::PermissionDenied {
+                    bad("the directory is not writable; give a directory you can write to".into())
+                } else {
+                    io(e)
+                }
+            })?;
+            Ok(true)
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("kvbench-core-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn claims_new_and_own_dirs_and_refuses_others() {
+        let d = tmp("claim");
+        assert!(claim_store_dir("mem", &d).expect("new dir"));
+        assert!(!claim_store_dir("mem", &d).expect("own dir"));
+        let err = claim_store_dir("lmdb", &d).expect_err("other engine");
+        assert!(err.to_string().contains("holds a mem store"), "{err}");
+
+        let foreign = tmp("foreign");
+        fs::create_dir_all(&foreign).expect("mkdir");
+        fs::write(foreign.join("precious.txt"), b"user data").expect("write");
+        let err = claim_store_dir("mem", &foreign).expect_err("foreign dir");
+        assert!(err.to_string().contains("not empty"), "{err}");
+        assert_eq!(fs::read(foreign.join("precious.txt")).expect("read"), b"user data");
+
+        let file = foreign.join("precious.txt");
+        let err = claim_store_dir("mem", &file).expect_err("file");
+        assert!(err.to_string().contains("is a file"), "{err}");
+        fs::remove_dir_all(&d).expect("cleanup");
+        fs::remove_dir_all(&foreign).expect("cleanup");
+    }
+
+    #[test]
+    fn dir_usage_counts_allocated_blocks_not_length() {
+        let d = tmp("usage");
+        fs::create_dir_all(d.join("sub")).expect("mkdir");
+        fs::write(d.join("sub/a"), vec![1u8; 10_000]).expect("write");
+        // A sparse file: long apparent length, almost nothing allocated.
+        let f = fs::File::create(d.join("sparse")).expect("create");
+        f.set_len(100 << 20).expect("set_len");
+        let u = dir_usage(&d).expect("usage");
+        assert_eq!(u.files, 2);
+        assert_eq!(u.apparent_bytes, 10_000 + (100 << 20));
+        assert!(u.allocated_bytes >= 10_000 && u.allocated_bytes < 1 << 20, "{u:?}");
+        fs::remove_dir_all(&d).expect("cleanup");
+    }
+}

@@ -1,0 +1,16 @@
+//! The `KvBackend` trait family shared by every kvbench backend, driver and meter.
+//!
+//! Dependency rule: this crate names no storage engine and links no native
+//! library. Backends depend on it, never the other way round, so the driver,
+//! workloads and reports build without compiling RocksDB or MDBX.
+
+mod batch;
+mod error;
+pub mod fsutil;
+mod stats;
+mod store;
+
+pub use batch::{Batch, BatchOp};
+pub use error::{Error, Op, Result};
+pub use stats::{DiskUsage, EngineStats, PageOps};
+pub use store::{Capabilities, Durability, KvBackend, KvStore};
