@@ -121,3 +121,41 @@ pub trait KvBackend {
         Ok(Box::new(Self::open(dir, cfg)?))
     }
 }
+
+/// A boxed store is a store, so code generic over `KvStore` also takes the
+/// mixed-engine boxes the driver holds.
+impl KvStore for Box<dyn KvStore> {
+    fn engine(&self) -> &'static str {
+        (**self).engine()
+    }
+    fn path(&self) -> &Path {
+        (**self).path()
+    }
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        (**self).get_into(key, out)
+    }
+    fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
+        (**self).write(batch, durability)
+    }
+    fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        (**self).scan(start, visit)
+    }
+    fn flush(&self) -> Result<()> {
+        (**self).flush()
+    }
+    fn compact(&self) -> Result<()> {
+        (**self).compact()
+    }
+    fn stats(&self) -> Result<EngineStats> {
+        (**self).stats()
+    }
+    fn disk_usage(&self) -> Result<DiskUsage> {
+        (**self).disk_usage()
+    }
+    fn capabilities(&self) -> Capabilities {
+        (**self).capabilities()
+    }
+    fn close(self: Box<Self>) -> Result<()> {
+        (*self).close()
+    }
+}

@@ -1,1 +1,262 @@
-//! placeholder
+//! LMDB backend through heed: one B+tree in a memory map, copy-on-write pages,
+//! a single writer.
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, WithoutTls};
+use kvbench_core::{
+    Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
+    fsutil,
+};
+use serde::{Deserialize, Serialize};
+
+const ENGINE: &str = "lmdb";
+
+/// LMDB settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LmdbConfig {
+    /// Size of the memory map, bytes: the largest the store can grow.
+    pub map_size: u64,
+    /// MDB_NOSYNC: commits do not fsync by themselves. Batches committed with
+    /// `Durability::Sync` are still made durable by an explicit
+    /// `mdb_env_sync` after the commit, so only unsynced batches skip the disk.
+    /// With `false`, every commit syncs (LMDB's own default).
+    pub no_sync: bool,
+    /// MDB_WRITEMAP: write through the writable map instead of `pwrite`.
+    pub write_map: bool,
+    /// MDB_NORDAHEAD: no read-ahead on the map (helps random reads when the
+    /// data set exceeds memory).
+    pub no_read_ahead: bool,
+}
+
+impl Default for LmdbConfig {
+    fn default() -> Self {
+        Self {
+            map_size: 64 << 30,
+            no_sync: true,
+            write_map: false,
+            no_read_ahead: true,
+        }
+    }
+}
+
+/// The LMDB backend.
+pub struct Lmdb;
+
+/// An open LMDB store.
+pub struct LmdbStore {
+    env: Env<WithoutTls>,
+    db: Database<'static, Bytes, Bytes>,
+    cfg: LmdbConfig,
+    path: PathBuf,
+    // LMDB allows one writer; holding this also keeps writers off the env
+    // while `close` runs.
+    writer: Mutex<()>,
+}
+
+/// The linked LMDB library's version, e.g. `0.9.70`.
+pub fn engine_version() -> String {
+    let v = heed::lmdb_version();
+    format!("{}.{}.{}", v.major, v.minor, v.patch)
+}
+
+fn map_err(op: Op, path: &Path, e: heed::Error) -> Error {
+    match e {
+        heed::Error::Mdb(MdbError::MapFull) => Error::Full {
+            engine: ENGINE,
+            op,
+            path: path.to_path_buf(),
+            setting: "map_size",
+            message: "MDB_MAP_FULL: the memory map is full".into(),
+        },
+        heed::Error::Io(source) => Error::Io {
+            engine: ENGINE,
+            op,
+            path: path.to_path_buf(),
+            source,
+        },
+        other => Error::Engine {
+            engine: ENGINE,
+            op,
+            path: path.to_path_buf(),
+            message: other.to_string(),
+        },
+    }
+}
+
+impl KvBackend for Lmdb {
+    const NAME: &'static str = ENGINE;
+    type Config = LmdbConfig;
+    type Store = LmdbStore;
+
+    fn open(dir: &Path, cfg: &LmdbConfig) -> Result<LmdbStore> {
+        if cfg.map_size < 1 << 20 {
+            return Err(Error::Config {
+                engine: ENGINE,
+                message: format!("map_size {} is below 1 MiB", cfg.map_size),
+            });
+        }
+        fsutil::claim_store_dir(ENGINE, dir)?;
+        let mut flags = EnvFlags::empty();
+        if cfg.no_sync {
+            flags |= EnvFlags::NO_SYNC;
+        }
+        if cfg.write_map {
+            flags |= EnvFlags::WRITE_MAP;
+        }
+        if cfg.no_read_ahead {
+            flags |= EnvFlags::NO_READ_AHEAD;
+        }
+        let mut opts = EnvOpenOptions::new().read_txn_without_tls();
+        opts.map_size(cfg.map_size as usize).max_dbs(1);
+        // SAFETY: heed requires that the same env is not opened twice in one
+        // process with different flags and that the files are not modified by
+        // other means while open; kvbench opens each store directory once and
+        // claims it with a marker so no one else uses it.
+        let env = unsafe {
+            opts.flags(flags);
+            opts.open(dir)
+        }
+        .map_err(|e| map_err(Op::Open, dir, e))?;
+        let wtxn = env.write_txn().map_err(|e| map_err(Op::Open, dir, e))?;
+        let db: Database<'static, Bytes, Bytes> = env
+            .create_databases_and_commit(wtxn, |opener, wtxn| {
+                opener
+                    .create_database(wtxn, None)
+                    .map(CommitOrAbort::<_, ()>::Commit)
+            })
+            .map_err(|e| map_err(Op::Open, dir, e))?
+            .unwrap_commit();
+        Ok(LmdbStore {
+            env,
+            db,
+            cfg: cfg.clone(),
+            path: dir.to_path_buf(),
+            writer: Mutex::new(()),
+        })
+    }
+}
+
+impl LmdbStore {
+    fn err(&self, op: Op, e: heed::Error) -> Error {
+        map_err(op, &self.path, e)
+    }
+
+    fn poisoned(&self, op: Op) -> Error {
+        Error::Engine {
+            engine: ENGINE,
+            op,
+            path: self.path.clone(),
+            message: "writer lock poisoned by a panicking thread".into(),
+        }
+    }
+}
+
+impl KvStore for LmdbStore {
+    fn engine(&self) -> &'static str {
+        ENGINE
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        if key.is_empty() {
+            // LMDB cannot store an empty key (MDB_BAD_VALSIZE), so it is absent.
+            return Ok(false);
+        }
+        let rtxn = self.env.read_txn().map_err(|e| self.err(Op::Get, e))?;
+        match self.db.get(&rtxn, key).map_err(|e| self.err(Op::Get, e))? {
+            Some(v) => {
+                out.extend_from_slice(v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
+        let _w = self.writer.lock().map_err(|_| self.poisoned(Op::Write))?;
+        let mut wtxn = self.env.write_txn().map_err(|e| self.err(Op::Write, e))?;
+        for op in batch.iter() {
+            // An error drops `wtxn`, which aborts it: nothing of the batch lands.
+            match op {
+                BatchOp::Put(k, v) => self.db.put(&mut wtxn, k, v),
+                BatchOp::Delete(k) => self.db.delete(&mut wtxn, k).map(|_| ()),
+            }
+            .map_err(|e| self.err(Op::Write, e))?;
+        }
+        wtxn.commit().map_err(|e| self.err(Op::Write, e))?;
+        if durability == Durability::Sync && self.cfg.no_sync {
+            self.env.force_sync().map_err(|e| self.err(Op::Write, e))?;
+        }
+        Ok(())
+    }
+
+    fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let rtxn = self.env.read_txn().map_err(|e| self.err(Op::Iterate, e))?;
+        // LMDB rejects an empty key even as a bound; from "" means from the first key.
+        let lower = if start.is_empty() { Bound::Unbounded } else { Bound::Included(start) };
+        let range = (lower, Bound::Unbounded);
+        let iter = self
+            .db
+            .range(&rtxn, &range)
+            .map_err(|e| self.err(Op::Iterate, e))?;
+        for item in iter {
+            let (k, v) = item.map_err(|e| self.err(Op::Iterate, e))?;
+            if !visit(k, v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.env.force_sync().map_err(|e| self.err(Op::Flush, e))
+    }
+
+    fn stats(&self) -> Result<EngineStats> {
+        let rtxn = self.env.read_txn().map_err(|e| self.err(Op::Stats, e))?;
+        let s = self.db.stat(&rtxn).map_err(|e| self.err(Op::Stats, e))?;
+        let info = self.env.info();
+        Ok(EngineStats {
+            tree_depth: Some(s.depth),
+            branch_pages: Some(s.branch_pages as u64),
+            leaf_pages: Some(s.leaf_pages as u64),
+            overflow_pages: Some(s.overflow_pages as u64),
+            page_size: Some(s.page_size),
+            entries: Some(s.entries as u64),
+            map_bytes: Some(info.map_size as u64),
+            last_page: Some(info.last_page_number as u64),
+            ..EngineStats::default()
+        })
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            ordered_iteration: true,
+            manual_compaction: false,
+            evicts_oldest: false,
+            persistent: true,
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let this = *self;
+        this.env
+            .force_sync()
+            .map_err(|e| map_err(Op::Close, &this.path, e))?;
+        let LmdbStore { env, writer, .. } = this;
+        drop(writer);
+        // Wait until the environment is really closed, so a reopen in this
+        // process does not meet heed's "already opened" guard.
+        env.prepare_for_closing().wait();
+        Ok(())
+    }
+}

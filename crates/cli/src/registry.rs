@@ -1,0 +1,197 @@
+//! The only place that names every backend: names -> typed configs -> open stores.
+
+use std::path::Path;
+
+use kvbench_core::{KvBackend, KvStore};
+use kvbench_lmdb::{Lmdb, LmdbConfig};
+use kvbench_mdbx::{Mdbx, MdbxConfig};
+use kvbench_mem::{Mem, MemConfig};
+use kvbench_rocksdb::{Compaction, Rocks, RocksConfig};
+use serde::{Deserialize, Serialize};
+
+/// Backend config names accepted by `--backends`, `--backend` and `--store`.
+pub const NAMES: &[&str] = &[
+    "rocksdb-leveled",
+    "rocksdb-fifo",
+    "rocksdb-universal",
+    "lmdb",
+    "mdbx",
+    "mem",
+];
+
+/// Backends a run uses when none is named: the four engines users compare.
+pub const DEFAULT_BACKENDS: &[&str] = &["rocksdb-leveled", "rocksdb-fifo", "lmdb", "mdbx"];
+
+/// A backend's typed config, tagged with its engine: what results record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "engine", rename_all = "kebab-case")]
+pub enum EngineConfig {
+    /// RocksDB.
+    Rocksdb(RocksConfig),
+    /// LMDB through heed.
+    Lmdb(LmdbConfig),
+    /// MDBX through libmdbx.
+    Mdbx(MdbxConfig),
+    /// In-memory reference.
+    Mem(MemConfig),
+}
+
+/// A named backend config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackendSpec {
+    /// Name, e.g. `rocksdb-fifo`.
+    pub name: String,
+    /// Its settings.
+    pub config: EngineConfig,
+}
+
+/// An unknown backend name, with the accepted ones.
+#[derive(Debug)]
+pub struct UnknownBackend(pub String);
+
+impl std::fmt::Display for UnknownBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown backend `{}`; accepted: {}",
+            self.0,
+            NAMES.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownBackend {}
+
+impl BackendSpec {
+    /// The default config behind a name. FIFO gets a 1 GiB cap unless a
+    /// preset or run file sets one.
+    pub fn by_name(name: &str) -> Result<Self, UnknownBackend> {
+        let config = match name {
+            "rocksdb-leveled" => EngineConfig::Rocksdb(RocksConfig::default()),
+            "rocksdb-fifo" => EngineConfig::Rocksdb(RocksConfig::fifo(1 << 30)),
+            "rocksdb-universal" => EngineConfig::Rocksdb(RocksConfig {
+                compaction: Compaction::Universal,
+                ..RocksConfig::default()
+            }),
+            "lmdb" => EngineConfig::Lmdb(LmdbConfig::default()),
+            "mdbx" => EngineConfig::Mdbx(MdbxConfig::default()),
+            "mem" => EngineConfig::Mem(MemConfig::default()),
+            other => return Err(UnknownBackend(other.to_string())),
+        };
+        Ok(Self {
+            name: name.to_string(),
+            config,
+        })
+    }
+
+    /// Opens (creating) the store in `dir`.
+    pub fn open(&self, dir: &Path) -> kvbench_core::Result<Box<dyn KvStore>> {
+        match &self.config {
+            EngineConfig::Rocksdb(c) => Rocks::open_boxed(dir, c),
+            EngineConfig::Lmdb(c) => Lmdb::open_boxed(dir, c),
+            EngineConfig::Mdbx(c) => Mdbx::open_boxed(dir, c),
+            EngineConfig::Mem(c) => Mem::open_boxed(dir, c),
+        }
+    }
+
+    /// The engine library's version; RocksDB's is read from a store's LOG.
+    pub fn engine_version(&self, store_dir: &Path) -> Option<String> {
+        match &self.config {
+            EngineConfig::Rocksdb(_) => kvbench_rocksdb::engine_version(store_dir),
+            EngineConfig::Lmdb(_) => Some(kvbench_lmdb::engine_version()),
+            EngineConfig::Mdbx(_) => Some(kvbench_mdbx::engine_version()),
+            EngineConfig::Mem(_) => Some(env!("CARGO_PKG_VERSION").to_string()),
+        }
+    }
+
+    /// Scales the engine's memory budget (memtables, caches) to `bytes`, for
+    /// presets that shrink a workload while keeping its shape. LMDB and MDBX
+    /// have no memory settings of their own: they use the page cache.
+    pub fn scale_memory(&mut self, bytes: u64) {
+        if let EngineConfig::Rocksdb(c) = &mut self.config {
+            // The report: 512 MiB x 6 memtables; keep the count, scale the size.
+            c.write_buffer_size = (bytes / c.max_write_buffer_number.max(1) as u64).max(1 << 20);
+            c.block_cache_bytes = (bytes / 4).max(8 << 20);
+            c.max_background_jobs = c.max_background_jobs.min(4);
+        }
+    }
+
+    /// Applies a TOML table of overrides to the config, refusing unknown keys.
+    pub fn apply_overrides(&mut self, table: &toml::Table) -> anyhow::Result<()> {
+        let mut current = toml::Table::try_from(&self.config)?;
+        for (k, v) in table {
+            merge(&mut current, k, v.clone());
+        }
+        self.config = current
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("backend `{}`: {e}", self.name))?;
+        Ok(())
+    }
+}
+
+fn merge(into: &mut toml::Table, key: &str, value: toml::Value) {
+    match (into.get_mut(key), value) {
+        (Some(toml::Value::Table(a)), toml::Value::Table(b)) => {
+            for (k, v) in b {
+                merge(a, &k, v);
+            }
+        }
+        (_, v) => {
+            into.insert(key.to_string(), v);
+        }
+    }
+}
+
+/// Parses a comma-separated backend list, refusing unknown and repeated names.
+pub fn parse_list(list: &str) -> Result<Vec<BackendSpec>, anyhow::Error> {
+    let mut out: Vec<BackendSpec> = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if out.iter().any(|s| s.name == name) {
+            anyhow::bail!("backend `{name}` is named twice");
+        }
+        out.push(BackendSpec::by_name(name)?);
+    }
+    if out.is_empty() {
+        anyhow::bail!("no backend named; accepted: {}", NAMES.join(", "));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_resolves_and_unknown_lists_accepted() {
+        for n in NAMES {
+            assert_eq!(BackendSpec::by_name(n).expect("known").name, *n);
+        }
+        let e = BackendSpec::by_name("rocksdb").expect_err("unknown").to_string();
+        assert!(e.contains("rocksdb-leveled") && e.contains("mdbx"), "{e}");
+        assert!(parse_list("lmdb,lmdb").is_err());
+        assert!(parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn overrides_merge_and_refuse_unknown_keys() {
+        let mut s = BackendSpec::by_name("rocksdb-fifo").expect("known");
+        let t: toml::Table = toml::from_str(
+            "write_buffer_size = 1048576\n[compaction]\nmax_table_files_size = 5\n",
+        )
+        .expect("toml");
+        s.apply_overrides(&t).expect("valid overrides");
+        let EngineConfig::Rocksdb(c) = &s.config else {
+            panic!("not rocksdb")
+        };
+        assert_eq!(c.write_buffer_size, 1 << 20);
+        assert_eq!(
+            c.compaction,
+            Compaction::Fifo {
+                max_table_files_size: 5
+            }
+        );
+        let bad: toml::Table = toml::from_str("write_bufer_size = 1").expect("toml");
+        let e = s.apply_overrides(&bad).expect_err("typo refused").to_string();
+        assert!(e.contains("write_bufer_size"), "{e}");
+    }
+}

@@ -1,0 +1,30 @@
+//! Records the compiler and the git commit a binary was built from, so every
+//! result names them.
+
+use std::process::Command;
+
+fn run(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn main() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=KVBENCH_RUSTC={version}");
+    let commit = run("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some();
+    let suffix = if dirty { "-dirty" } else { "" };
+    println!("cargo:rustc-env=KVBENCH_GIT={commit}{suffix}");
+    println!("cargo:rustc-env=KVBENCH_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    // Rebuild when HEAD moves; the index changes on every commit and staging.
+    for p in ["../../.git/HEAD", "../../.git/index"] {
+        if std::path::Path::new(p).exists() {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+}

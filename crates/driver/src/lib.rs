@@ -1,0 +1,56 @@
+//! Runs workloads against stores and turns what happened into results.
+//!
+//! The driver knows stores only through `kvbench_core::KvStore`; the CLI
+//! decides which engines those are. Results are data first: every report is
+//! rendered from the files this crate writes.
+
+pub mod env;
+pub mod results;
+pub mod rundir;
+pub mod stellar;
+pub mod timefmt;
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// A store operation failed.
+    #[error("store `{store}`: {source}")]
+    Store {
+        /// Store name (`ledgers`, `txdata`, ...).
+        store: String,
+        /// The backend's error.
+        #[source]
+        source: kvbench_core::Error,
+    },
+    /// A filesystem operation of the harness failed (results, run dir).
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Path involved.
+        path: std::path::PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run's configuration is wrong.
+    #[error("{0}")]
+    Config(String),
+    /// A value read back differs from what was written.
+    #[error("verification failed: {0}")]
+    Verify(String),
+    /// A generator thread panicked or hung up.
+    #[error("generator thread failed: {0}")]
+    Generator(String),
+}
+
+impl DriverError {
+    /// True when the disk or a store's size cap ran out.
+    pub fn is_full(&self) -> bool {
+        match self {
+            DriverError::Store { source, .. } => source.is_full(),
+            DriverError::Io { source, .. } => source.raw_os_error() == Some(libc::ENOSPC),
+            _ => false,
+        }
+    }
+}

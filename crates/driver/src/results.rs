@@ -1,0 +1,262 @@
+//! The results schema: one serializable type per record, units in the docs.
+//!
+//! A run writes `batches.jsonl` (one [`BatchRecord`] per line, appended as
+//! each batch finishes, so a killed run keeps what it did) and, at the end,
+//! `results.json` (a [`RunResult`]). Reports are rendered from these alone.
+
+use std::collections::BTreeMap;
+
+use kvbench_core::{DiskUsage, EngineStats};
+use serde::{Deserialize, Serialize};
+
+use crate::env::EnvInfo;
+
+/// Version of this schema; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole invocation: one workload, one or more backend runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    /// [`SCHEMA_VERSION`] at write time.
+    pub schema_version: u32,
+    /// kvbench version.
+    pub kvbench_version: String,
+    /// Workload name (`stellar`, ...).
+    pub workload: String,
+    /// Preset the config came from, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Seed of every generator in the run.
+    pub seed: u64,
+    /// Start time, UTC RFC 3339.
+    pub started_at: String,
+    /// The command line that produced this result.
+    pub command: String,
+    /// Where it ran.
+    pub env: EnvInfo,
+    /// The workload config, as the workload defines it.
+    pub config: serde_json::Value,
+    /// One entry per backend (or hybrid) run, in run order.
+    pub runs: Vec<BackendRun>,
+}
+
+/// One backend configuration (or hybrid of several) through the workload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BackendRun {
+    /// Label: the backend name, or `store=backend,...` for a hybrid.
+    pub label: String,
+    /// Each store's backend and config.
+    pub stores: Vec<StoreSetup>,
+    /// Per-batch records, in order.
+    pub batches: Vec<BatchRecord>,
+    /// Totals over the run; absent when the run failed before a batch finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+    /// Lookup phase after ingestion, when run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<StreamingResult>,
+    /// Why the run ended early, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A store's backend.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoreSetup {
+    /// Store name.
+    pub store: String,
+    /// Backend name (`rocksdb-leveled`, ...).
+    pub backend: String,
+    /// Engine library version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
+    /// The backend's typed config.
+    pub config: serde_json::Value,
+}
+
+/// One batch of the ingestion protocol.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BatchRecord {
+    /// Run label (repeated so JSON lines stand alone).
+    pub label: String,
+    /// Batch number, from 1.
+    pub batch: u32,
+    /// First ledger sequence in the batch.
+    pub first_ledger: u32,
+    /// Ledgers in the batch.
+    pub ledgers: u32,
+    /// Transactions in the batch.
+    pub txs: u64,
+    /// Generator time for the batch (worker threads, summed), seconds.
+    pub generate_secs: f64,
+    /// Compression time for the batch (worker threads, summed), seconds.
+    pub compress_secs: f64,
+    /// Time the writer waited for generated data, seconds: non-zero means
+    /// the generators, not the engine, bounded this batch.
+    pub writer_wait_secs: f64,
+    /// Writer wall time of the batch: writes, flushes, compactions, seconds.
+    pub total_secs: f64,
+    /// Per store, in write order.
+    pub stores: Vec<StoreBatch>,
+}
+
+/// One store's share of a batch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoreBatch {
+    /// Store name.
+    pub store: String,
+    /// Entries written.
+    pub entries: u64,
+    /// Key + value bytes handed to the engine (after app compression).
+    pub logical_bytes: u64,
+    /// Key + value bytes before app compression.
+    pub raw_bytes: u64,
+    /// Time in batch commits, seconds.
+    pub write_secs: f64,
+    /// Time flushing after the batch, seconds.
+    pub flush_secs: f64,
+    /// Time in the manual compaction after the batch, seconds; absent when
+    /// the strategy or engine does none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_secs: Option<f64>,
+    /// Engine-reported bytes flushed during the batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_bytes: Option<u64>,
+    /// Engine-reported compaction bytes read during the batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_read_bytes: Option<u64>,
+    /// Engine-reported compaction bytes written during the batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_write_bytes: Option<u64>,
+    /// Engine-reported bytes written to files during the batch (flush +
+    /// compaction + WAL, or MDBX pages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_write_bytes: Option<u64>,
+    /// Engine state after the batch.
+    pub engine: EngineStats,
+    /// Disk usage after the batch.
+    pub disk: DiskUsage,
+}
+
+/// Totals of a backend run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// Batches completed.
+    pub batches: u32,
+    /// Ledgers ingested.
+    pub ledgers: u64,
+    /// Transactions ingested.
+    pub txs: u64,
+    /// Wall time of ingestion, seconds.
+    pub wall_secs: f64,
+    /// Ledgers per second of wall time.
+    pub ledgers_per_sec: f64,
+    /// Per store totals.
+    pub stores: BTreeMap<String, StoreSummary>,
+}
+
+/// Totals of one store.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoreSummary {
+    /// Logical bytes written (key + value after app compression).
+    pub logical_bytes: u64,
+    /// Bytes before app compression.
+    pub raw_bytes: u64,
+    /// Seconds in writes, flushes and compactions.
+    pub write_secs: f64,
+    /// Seconds in flushes.
+    pub flush_secs: f64,
+    /// Seconds in manual compactions; absent when none ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_secs: Option<f64>,
+    /// Manual compaction of the first and last batch, seconds: the growth the
+    /// Stellar report saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_first_last_secs: Option<(f64, f64)>,
+    /// Allocated bytes at the end.
+    pub disk_allocated_bytes: u64,
+    /// Apparent bytes at the end.
+    pub disk_apparent_bytes: u64,
+    /// Engine-reported write amplification: engine bytes / logical bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_amp_engine: Option<f64>,
+    /// Space amplification: allocated bytes / logical bytes written. Every
+    /// key is written once in this workload, so logical bytes are live bytes.
+    pub space_amp: f64,
+}
+
+/// The lookup phase after ingestion.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamingResult {
+    /// Ledgers appended during the phase.
+    pub ledgers: u64,
+    /// Target seconds between ledgers; absent when unthrottled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close_interval_secs: Option<f64>,
+    /// Wall time of the phase, seconds.
+    pub wall_secs: f64,
+    /// Lookup worker threads.
+    pub lookup_workers: usize,
+    /// Latency of one-step lookups (`txdata`).
+    pub one_step: Latency,
+    /// Latency of two-step lookups (`txindex`, then `ledgers`).
+    pub two_step: Latency,
+    /// Latency of one ledger's commit to all three stores.
+    pub ledger_commit: Latency,
+    /// Values read that differed from what was written (must be 0).
+    pub mismatches: u64,
+    /// Per-second samples.
+    pub samples: Vec<Sample>,
+}
+
+/// Latency percentiles, microseconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Latency {
+    /// Operations measured.
+    pub count: u64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Maximum.
+    pub max_us: f64,
+    /// Mean.
+    pub mean_us: f64,
+}
+
+impl Latency {
+    /// Summarises an HDR histogram recorded in nanoseconds.
+    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Self {
+        let us = |v: u64| v as f64 / 1000.0;
+        Self {
+            count: h.len(),
+            p50_us: us(h.value_at_quantile(0.5)),
+            p90_us: us(h.value_at_quantile(0.9)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p999_us: us(h.value_at_quantile(0.999)),
+            max_us: us(h.max()),
+            mean_us: h.mean() / 1000.0,
+        }
+    }
+}
+
+/// One second of the lookup phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the phase began.
+    pub t: f64,
+    /// Lookups completed in this second.
+    pub lookups: u64,
+    /// Ledgers committed in this second.
+    pub ledgers: u64,
+    /// RocksDB stall microseconds so far (sum over stores that report it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_micros: Option<u64>,
+    /// Compaction bytes still pending (sum over stores that report it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_compaction_bytes: Option<u64>,
+}

@@ -1,0 +1,744 @@
+//! Stellar full-history ingestion, batch by batch, as the RocksDB report
+//! measured it: generate, compress, write the three stores, flush, compact.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, bounded};
+use hdrhistogram::Histogram;
+use kvbench_core::{Batch, Durability, EngineStats, KvStore};
+use kvbench_workload::rng::{Rng, stream};
+use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find_tx};
+use serde::{Deserialize, Serialize};
+
+use crate::DriverError;
+use crate::results::{BatchRecord, Latency, Sample, StoreBatch, StoreSummary, StreamingResult, Summary};
+
+/// What happens after each batch is written and flushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompactionStrategy {
+    /// Full-range manual compaction of every store after every batch (the report's protocol).
+    Manual,
+    /// Only the engine's own background compaction.
+    Background,
+    /// No compaction at all: auto-compaction is turned off in the engine config.
+    None,
+}
+
+impl CompactionStrategy {
+    /// Accepted names, for error messages.
+    pub const NAMES: &'static str = "manual, background, none";
+}
+
+/// The lookup phase after ingestion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StreamingConfig {
+    /// Ledgers to append one at a time; 0 skips the phase.
+    pub ledgers: u64,
+    /// Milliseconds between ledger closes; 0 runs as fast as possible.
+    pub close_interval_ms: u64,
+    /// Concurrent lookup threads.
+    pub lookup_workers: usize,
+}
+
+impl Default for StreamingConfig {
+    fn default() -> Self {
+        Self {
+            ledgers: 120,
+            close_interval_ms: 5000,
+            lookup_workers: 2,
+        }
+    }
+}
+
+/// A Stellar ingestion run's settings. Defaults are the report's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StellarConfig {
+    /// Seed of every generator.
+    pub seed: u64,
+    /// Ledgers to ingest (the report: one month, 468,038).
+    pub ledgers: u64,
+    /// Ledgers per batch (the report: 2,000).
+    pub batch_ledgers: u32,
+    /// Ledgers per write commit inside a batch; bounds the harness's memory.
+    pub commit_ledgers: u32,
+    /// What follows each batch.
+    pub compaction: CompactionStrategy,
+    /// Durability of each commit.
+    pub durability: Durability,
+    /// Generator threads; 0 picks one less than the cores (at least one).
+    pub workers: usize,
+    /// Random transactions read back through both lookup paths after
+    /// ingestion, each checked against its regenerated value.
+    pub verify_txs: u32,
+    /// Shape of the data.
+    pub profile: StellarProfile,
+    /// Lookup phase after ingestion.
+    pub streaming: StreamingConfig,
+}
+
+impl Default for StellarConfig {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            ledgers: 468_038,
+            batch_ledgers: 2000,
+            commit_ledgers: 100,
+            compaction: CompactionStrategy::Manual,
+            durability: Durability::NoSync,
+            workers: 0,
+            verify_txs: 1000,
+            profile: StellarProfile::default(),
+            streaming: StreamingConfig::default(),
+        }
+    }
+}
+
+impl StellarConfig {
+    /// Checks the settings, naming any that is out of range.
+    pub fn validate(&self) -> Result<(), DriverError> {
+        let bad = |m: &str| Err(DriverError::Config(m.to_string()));
+        if self.ledgers == 0 {
+            return bad("ledgers must be at least 1");
+        }
+        if self.batch_ledgers == 0 || self.commit_ledgers == 0 {
+            return bad("batch_ledgers and commit_ledgers must be at least 1");
+        }
+        if u64::from(self.profile.first_ledger) + self.ledgers + self.streaming.ledgers
+            > u64::from(u32::MAX)
+        {
+            return bad("first_ledger + ledgers overflows a 32-bit ledger sequence");
+        }
+        if self.streaming.ledgers > 0 && self.streaming.lookup_workers == 0 {
+            return bad("streaming.lookup_workers must be at least 1 when streaming.ledgers > 0");
+        }
+        self.profile
+            .validate()
+            .map_err(|e| DriverError::Config(e.to_string()))
+    }
+
+    fn workers(&self) -> usize {
+        if self.workers > 0 {
+            return self.workers;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cores.saturating_sub(1).max(1)
+    }
+
+    fn batches(&self) -> u32 {
+        self.ledgers.div_ceil(u64::from(self.batch_ledgers)) as u32
+    }
+}
+
+/// Receives progress as the run goes.
+pub trait Observer {
+    /// A batch finished.
+    fn batch_done(&mut self, _rec: &BatchRecord, _total_batches: u32) {}
+    /// A phase started (`verify`, `streaming`, ...).
+    fn phase(&mut self, _name: &str) {}
+}
+
+/// What ingestion produced, including a partial run that ended in an error.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Batches completed.
+    pub batches: Vec<BatchRecord>,
+    /// Totals, when at least one batch completed.
+    pub summary: Option<Summary>,
+    /// Lookup phase, when it ran.
+    pub streaming: Option<StreamingResult>,
+    /// The error that ended the run, if any.
+    pub error: Option<DriverError>,
+}
+
+/// The three stores, in [`STORES`] order.
+pub type Stores<'a> = [&'a dyn KvStore; 3];
+
+struct Chunk {
+    batch: u32,
+    ledgers: u32,
+    txs: u64,
+    writes: [Batch; 3],
+    raw: [u64; 3],
+    generate: Duration,
+    compress: Duration,
+}
+
+/// Maps a global chunk number to (batch, first ledger offset, ledger count).
+#[derive(Clone, Copy)]
+struct Plan {
+    ledgers: u64,
+    batch: u64,
+    commit: u64,
+}
+
+impl Plan {
+    fn chunks_per_batch(&self) -> u64 {
+        self.batch.div_ceil(self.commit)
+    }
+
+    fn chunk(&self, k: u64) -> Option<(u32, u64, u32)> {
+        let cpb = self.chunks_per_batch();
+        let (b, j) = (k / cpb, k % cpb);
+        let batch_start = b * self.batch;
+        let batch_end = (batch_start + self.batch).min(self.ledgers);
+        let start = batch_start + j * self.commit;
+        if start >= batch_end {
+            return None;
+        }
+        let n = (batch_end - start).min(self.commit);
+        Some((b as u32, start, n as u32))
+    }
+
+    fn chunks_in_batch(&self, b: u64) -> u64 {
+        let start = b * self.batch;
+        let len = (start + self.batch).min(self.ledgers) - start;
+        len.div_ceil(self.commit)
+    }
+
+    fn total_chunks(&self) -> u64 {
+        let nb = self.ledgers.div_ceil(self.batch);
+        (nb - 1) * self.chunks_per_batch() + self.chunks_in_batch(nb - 1)
+    }
+}
+
+fn produce(
+    gen_: &StellarGen,
+    plan: Plan,
+    k: u64,
+    compressor: &mut zstd::bulk::Compressor<'_>,
+    ledger: &mut Ledger,
+) -> Result<Chunk, DriverError> {
+    let (batch, offset, n) = plan.chunk(k).ok_or_else(|| DriverError::Generator(format!("chunk {k} out of plan")))?;
+    let first = gen_.profile().first_ledger + offset as u32;
+    let mut writes = [Batch::new(), Batch::new(), Batch::new()];
+    let mut raw = [0u64; 3];
+    let (mut generate, mut compress) = (Duration::ZERO, Duration::ZERO);
+    let mut txs = 0u64;
+    let zerr = |e: std::io::Error| DriverError::Generator(format!("zstd: {e}"));
+    for seq in first..first + n {
+        let t = Instant::now();
+        gen_.ledger_into(seq, ledger);
+        generate += t.elapsed();
+        let t = Instant::now();
+        let key = seq.to_be_bytes();
+        let v = compressor.compress(&ledger.raw).map_err(zerr)?;
+        writes[0].put(&key, &v);
+        raw[0] += (4 + ledger.raw.len()) as u64;
+        for (h, rec) in ledger.tx_hashes.iter().zip(&ledger.tx_records) {
+            let v = compressor.compress(rec).map_err(zerr)?;
+            writes[1].put(h, &v);
+            raw[1] += (32 + rec.len()) as u64;
+            writes[2].put(h, &key);
+            raw[2] += 36;
+        }
+        compress += t.elapsed();
+        txs += ledger.tx_hashes.len() as u64;
+    }
+    Ok(Chunk {
+        batch,
+        ledgers: n,
+        txs,
+        writes,
+        raw,
+        generate,
+        compress,
+    })
+}
+
+fn store_err(i: usize) -> impl Fn(kvbench_core::Error) -> DriverError {
+    move |source| DriverError::Store {
+        store: STORES[i].to_string(),
+        source,
+    }
+}
+
+fn delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
+    Some(after?.saturating_sub(before.unwrap_or(0)))
+}
+
+/// Runs ingestion, then verification and the lookup phase, on three open stores.
+pub fn run(cfg: &StellarConfig, label: &str, stores: Stores<'_>, observer: &mut dyn Observer) -> Outcome {
+    let mut out = Outcome {
+        batches: Vec::new(),
+        summary: None,
+        streaming: None,
+        error: None,
+    };
+    if let Err(e) = cfg.validate() {
+        out.error = Some(e);
+        return out;
+    }
+    let gen_ = match StellarGen::new(cfg.seed, cfg.profile.clone()) {
+        Ok(g) => g,
+        Err(e) => {
+            out.error = Some(DriverError::Config(e.to_string()));
+            return out;
+        }
+    };
+    let started = Instant::now();
+    if let Err(e) = ingest(cfg, &gen_, label, stores, observer, &mut out.batches) {
+        out.error = Some(e);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    out.summary = summarize(&out.batches, wall, cfg.compaction);
+    if out.error.is_some() {
+        return out;
+    }
+    let ingested = cfg.ledgers as u32;
+    observer.phase("verify");
+    if let Err(e) = verify(&gen_, stores, ingested, cfg.verify_txs) {
+        out.error = Some(e);
+        return out;
+    }
+    if cfg.streaming.ledgers > 0 {
+        observer.phase("streaming");
+        match streaming(cfg, &gen_, stores, ingested) {
+            Ok(s) => out.streaming = Some(s),
+            Err(e) => out.error = Some(e),
+        }
+    }
+    out
+}
+
+fn ingest(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    label: &str,
+    stores: Stores<'_>,
+    observer: &mut dyn Observer,
+    records: &mut Vec<BatchRecord>,
+) -> Result<(), DriverError> {
+    let plan = Plan {
+        ledgers: cfg.ledgers,
+        batch: u64::from(cfg.batch_ledgers),
+        commit: u64::from(cfg.commit_ledgers),
+    };
+    let workers = cfg.workers();
+    let total_batches = cfg.batches();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let mut rxs: Vec<Receiver<Result<Chunk, DriverError>>> = Vec::with_capacity(workers);
+        for w in 0..workers {
+            // Two chunks ahead per worker: the engine never waits on a
+            // healthy generator, and memory stays bounded.
+            let (tx, rx) = bounded(2);
+            rxs.push(rx);
+            let stop = &stop;
+            let level = cfg.profile.zstd_level;
+            scope.spawn(move || {
+                let mut compressor = match zstd::bulk::Compressor::new(level) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = tx.send(Err(DriverError::Generator(format!("zstd: {e}"))));
+                        return;
+                    }
+                };
+                let mut ledger = Ledger::default();
+                let mut k = w as u64;
+                while k < plan.total_chunks() && !stop.load(Ordering::Relaxed) {
+                    let chunk = produce(gen_, plan, k, &mut compressor, &mut ledger);
+                    if tx.send(chunk).is_err() {
+                        return;
+                    }
+                    k += workers as u64;
+                }
+            });
+        }
+        let result = write_batches(cfg, label, stores, plan, &rxs, observer, records, total_batches);
+        stop.store(true, Ordering::Relaxed);
+        drop(rxs);
+        result
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_batches(
+    cfg: &StellarConfig,
+    label: &str,
+    stores: Stores<'_>,
+    plan: Plan,
+    rxs: &[Receiver<Result<Chunk, DriverError>>],
+    observer: &mut dyn Observer,
+    records: &mut Vec<BatchRecord>,
+    total_batches: u32,
+) -> Result<(), DriverError> {
+    let workers = rxs.len() as u64;
+    let mut prev: Vec<EngineStats> = Vec::with_capacity(3);
+    for (i, s) in stores.iter().enumerate() {
+        prev.push(s.stats().map_err(store_err(i))?);
+    }
+    let mut k = 0u64;
+    for b in 0..u64::from(total_batches) {
+        let batch_start = Instant::now();
+        let mut rec_stores: Vec<StoreBatch> = STORES
+            .iter()
+            .map(|s| StoreBatch {
+                store: s.to_string(),
+                entries: 0,
+                logical_bytes: 0,
+                raw_bytes: 0,
+                write_secs: 0.0,
+                flush_secs: 0.0,
+                compact_secs: None,
+                flush_bytes: None,
+                compact_read_bytes: None,
+                compact_write_bytes: None,
+                engine_write_bytes: None,
+                engine: EngineStats::default(),
+                disk: Default::default(),
+            })
+            .collect();
+        let (mut gen_secs, mut comp_secs, mut wait_secs) = (0.0, 0.0, 0.0);
+        let (mut ledgers, mut txs) = (0u32, 0u64);
+        for _ in 0..plan.chunks_in_batch(b) {
+            let t = Instant::now();
+            let chunk = rxs[(k % workers) as usize]
+                .recv()
+                .map_err(|_| DriverError::Generator("generator thread exited early".into()))??;
+            wait_secs += t.elapsed().as_secs_f64();
+            debug_assert_eq!(u64::from(chunk.batch), b);
+            k += 1;
+            gen_secs += chunk.generate.as_secs_f64();
+            comp_secs += chunk.compress.as_secs_f64();
+            ledgers += chunk.ledgers;
+            txs += chunk.txs;
+            for (i, store) in stores.iter().enumerate() {
+                let t = Instant::now();
+                store.write(&chunk.writes[i], cfg.durability).map_err(store_err(i))?;
+                let r = &mut rec_stores[i];
+                r.write_secs += t.elapsed().as_secs_f64();
+                r.entries += chunk.writes[i].len() as u64;
+                r.logical_bytes += chunk.writes[i].logical_bytes();
+                r.raw_bytes += chunk.raw[i];
+            }
+        }
+        for (i, store) in stores.iter().enumerate() {
+            let t = Instant::now();
+            store.flush().map_err(store_err(i))?;
+            rec_stores[i].flush_secs = t.elapsed().as_secs_f64();
+        }
+        if cfg.compaction == CompactionStrategy::Manual {
+            for (i, store) in stores.iter().enumerate() {
+                if store.capabilities().manual_compaction {
+                    let t = Instant::now();
+                    store.compact().map_err(store_err(i))?;
+                    rec_stores[i].compact_secs = Some(t.elapsed().as_secs_f64());
+                }
+            }
+        }
+        let total_secs = batch_start.elapsed().as_secs_f64();
+        for (i, store) in stores.iter().enumerate() {
+            let now = store.stats().map_err(store_err(i))?;
+            let r = &mut rec_stores[i];
+            r.flush_bytes = delta(now.flush_write_bytes, prev[i].flush_write_bytes);
+            r.compact_read_bytes = delta(now.compaction_read_bytes, prev[i].compaction_read_bytes);
+            r.compact_write_bytes = delta(now.compaction_write_bytes, prev[i].compaction_write_bytes);
+            r.engine_write_bytes = delta(now.engine_write_bytes(), prev[i].engine_write_bytes());
+            r.disk = store.disk_usage().map_err(store_err(i))?;
+            r.engine = now.clone();
+            prev[i] = now;
+        }
+        let rec = BatchRecord {
+            label: label.to_string(),
+            batch: b as u32 + 1,
+            first_ledger: cfg.profile.first_ledger + (b * plan.batch) as u32,
+            ledgers,
+            txs,
+            generate_secs: gen_secs,
+            compress_secs: comp_secs,
+            writer_wait_secs: wait_secs,
+            total_secs,
+            stores: rec_stores,
+        };
+        observer.batch_done(&rec, total_batches);
+        records.push(rec);
+    }
+    Ok(())
+}
+
+fn summarize(batches: &[BatchRecord], wall: f64, strategy: CompactionStrategy) -> Option<Summary> {
+    let last = batches.last()?;
+    let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
+    let mut stores = std::collections::BTreeMap::new();
+    for (i, name) in STORES.iter().enumerate() {
+        let per = |f: &dyn Fn(&StoreBatch) -> f64| batches.iter().map(|b| f(&b.stores[i])).sum::<f64>();
+        let logical: u64 = batches.iter().map(|b| b.stores[i].logical_bytes).sum();
+        let compacts: Vec<f64> = batches.iter().filter_map(|b| b.stores[i].compact_secs).collect();
+        let engine_bytes: Option<u64> = batches.iter().map(|b| b.stores[i].engine_write_bytes).sum();
+        let end = &last.stores[i];
+        let compact_secs = (strategy == CompactionStrategy::Manual && !compacts.is_empty())
+            .then(|| compacts.iter().sum());
+        stores.insert(
+            name.to_string(),
+            StoreSummary {
+                logical_bytes: logical,
+                raw_bytes: batches.iter().map(|b| b.stores[i].raw_bytes).sum(),
+                write_secs: per(&|s| s.write_secs),
+                flush_secs: per(&|s| s.flush_secs),
+                compact_secs,
+                compact_first_last_secs: compact_secs.and(Some((compacts[0], *compacts.last()?))),
+                disk_allocated_bytes: end.disk.allocated_bytes,
+                disk_apparent_bytes: end.disk.apparent_bytes,
+                write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
+                space_amp: end.disk.allocated_bytes as f64 / logical.max(1) as f64,
+            },
+        );
+    }
+    Some(Summary {
+        batches: batches.len() as u32,
+        ledgers,
+        txs: batches.iter().map(|b| b.txs).sum(),
+        wall_secs: wall,
+        ledgers_per_sec: ledgers as f64 / wall.max(1e-9),
+        stores,
+    })
+}
+
+fn decompress(data: &[u8]) -> Result<Vec<u8>, String> {
+    zstd::stream::decode_all(data).map_err(|e| format!("zstd: {e}"))
+}
+
+/// Reads one transaction both ways and checks it; returns the latency of
+/// (one-step, two-step) lookups in nanoseconds.
+struct Lookup<'a> {
+    gen_: &'a StellarGen,
+    stores: Stores<'a>,
+    buf: Vec<u8>,
+    expect: Vec<u8>,
+}
+
+impl Lookup<'_> {
+    fn pick(&self, r: &mut Rng, first: u32, last: u32) -> Option<(u32, u32)> {
+        for _ in 0..16 {
+            let seq = first + r.below(u64::from(last - first + 1)) as u32;
+            let n = self.gen_.tx_count(seq);
+            if n > 0 {
+                return Some((seq, r.below(u64::from(n)) as u32));
+            }
+        }
+        None
+    }
+
+    /// txdata[hash] -> record. Returns Ok(false) on a mismatch.
+    fn one_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
+        let h = self.gen_.tx_hash(seq, i);
+        if !self.stores[1].get_into(&h, &mut self.buf).map_err(store_err(1))? {
+            return Ok(false);
+        }
+        self.expect.clear();
+        self.gen_.tx_record(seq, i, &mut self.expect);
+        Ok(decompress(&self.buf).is_ok_and(|v| v == self.expect))
+    }
+
+    /// txindex[hash] -> seq, ledgers[seq] -> ledger, then find the transaction.
+    fn two_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
+        let h = self.gen_.tx_hash(seq, i);
+        if !self.stores[2].get_into(&h, &mut self.buf).map_err(store_err(2))? {
+            return Ok(false);
+        }
+        let Ok(found) = <[u8; 4]>::try_from(&self.buf[..]) else {
+            return Ok(false);
+        };
+        let found = u32::from_be_bytes(found);
+        if found != seq
+            || !self.stores[0]
+                .get_into(&found.to_be_bytes(), &mut self.buf)
+                .map_err(store_err(0))?
+        {
+            return Ok(false);
+        }
+        let Ok(ledger) = decompress(&self.buf) else {
+            return Ok(false);
+        };
+        self.expect.clear();
+        self.gen_.tx_record(seq, i, &mut self.expect);
+        Ok(find_tx(&ledger, &h).is_some_and(|rec| rec == self.expect))
+    }
+}
+
+fn verify(gen_: &StellarGen, stores: Stores<'_>, ledgers: u32, n: u32) -> Result<(), DriverError> {
+    let first = gen_.profile().first_ledger;
+    let last = first + ledgers - 1;
+    let mut l = Lookup {
+        gen_,
+        stores,
+        buf: Vec::new(),
+        expect: Vec::new(),
+    };
+    let mut r = Rng::new(stream(gen_.seed(), 0x7665_7269_6679, 0));
+    for _ in 0..n {
+        let Some((seq, i)) = l.pick(&mut r, first, last) else { continue };
+        if !l.one_step(seq, i)? || !l.two_step(seq, i)? {
+            return Err(DriverError::Verify(format!(
+                "transaction {i} of ledger {seq} did not read back as written"
+            )));
+        }
+    }
+    // A hash that was never written must read as absent.
+    if stores[1].get(&[0xa5; 32]).map_err(store_err(1))?.is_some() {
+        return Err(DriverError::Verify("a never-written hash was found in txdata".into()));
+    }
+    Ok(())
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 ns .. 1 h at 3 significant digits.
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
+}
+
+fn streaming(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    ingested: u32,
+) -> Result<StreamingResult, DriverError> {
+    let s = &cfg.streaming;
+    let first = gen_.profile().first_ledger;
+    let last = AtomicU32::new(first + ingested - 1);
+    let done = AtomicBool::new(false);
+    let lookups = AtomicU64::new(0);
+    let committed = AtomicU64::new(0);
+    let started = Instant::now();
+    // Plain threads, not an async runtime: every task here is a blocking
+    // engine call, and a thread per role keeps the writer's pacing exact.
+    std::thread::scope(|scope| -> Result<StreamingResult, DriverError> {
+        let mut workers = Vec::new();
+        for w in 0..s.lookup_workers {
+            let (last, done, lookups) = (&last, &done, &lookups);
+            workers.push(scope.spawn(move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
+                let mut l = Lookup {
+                    gen_,
+                    stores,
+                    buf: Vec::new(),
+                    expect: Vec::new(),
+                };
+                let mut r = Rng::new(stream(gen_.seed(), 0x6c6f_6f6b, w as u64));
+                let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
+                while !done.load(Ordering::Relaxed) {
+                    let Some((seq, i)) = l.pick(&mut r, first, last.load(Ordering::Acquire)) else { continue };
+                    let t = Instant::now();
+                    let ok1 = l.one_step(seq, i)?;
+                    let _ = one.record(t.elapsed().as_nanos() as u64);
+                    let t = Instant::now();
+                    let ok2 = l.two_step(seq, i)?;
+                    let _ = two.record(t.elapsed().as_nanos() as u64);
+                    bad += u64::from(!ok1) + u64::from(!ok2);
+                    lookups.fetch_add(2, Ordering::Relaxed);
+                }
+                Ok((one, two, bad))
+            }));
+        }
+        let sampler = {
+            let (done, lookups, committed) = (&done, &lookups, &committed);
+            scope.spawn(move || {
+                let mut samples = Vec::new();
+                let (mut pl, mut pc) = (0, 0);
+                let mut tick = Instant::now();
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                    if tick.elapsed() < Duration::from_secs(1) {
+                        continue;
+                    }
+                    tick = Instant::now();
+                    let (l, c) = (lookups.load(Ordering::Relaxed), committed.load(Ordering::Relaxed));
+                    let stats: Vec<EngineStats> = stores.iter().filter_map(|s| s.stats().ok()).collect();
+                    let sum = |f: fn(&EngineStats) -> Option<u64>| -> Option<u64> {
+                        stats.iter().filter_map(f).reduce(|a, b| a + b)
+                    };
+                    samples.push(Sample {
+                        t: started.elapsed().as_secs_f64(),
+                        lookups: l - pl,
+                        ledgers: c - pc,
+                        stall_micros: sum(|s| s.stall_micros),
+                        pending_compaction_bytes: sum(|s| s.pending_compaction_bytes),
+                    });
+                    (pl, pc) = (l, c);
+                }
+                samples
+            })
+        };
+        let writer = (|| -> Result<Histogram<u64>, DriverError> {
+            let mut hist = histogram();
+            let mut ledger = Ledger::default();
+            let mut compressor = zstd::bulk::Compressor::new(cfg.profile.zstd_level)
+                .map_err(|e| DriverError::Generator(format!("zstd: {e}")))?;
+            let zerr = |e: std::io::Error| DriverError::Generator(format!("zstd: {e}"));
+            let interval = Duration::from_millis(s.close_interval_ms);
+            let mut next = Instant::now();
+            for n in 0..s.ledgers {
+                let seq = first + ingested + n as u32;
+                gen_.ledger_into(seq, &mut ledger);
+                let mut w = [Batch::new(), Batch::new(), Batch::new()];
+                w[0].put(&seq.to_be_bytes(), &compressor.compress(&ledger.raw).map_err(zerr)?);
+                for (h, rec) in ledger.tx_hashes.iter().zip(&ledger.tx_records) {
+                    w[1].put(h, &compressor.compress(rec).map_err(zerr)?);
+                    w[2].put(h, &seq.to_be_bytes());
+                }
+                if !interval.is_zero() {
+                    next += interval;
+                    if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                }
+                let t = Instant::now();
+                for (i, store) in stores.iter().enumerate() {
+                    store.write(&w[i], cfg.durability).map_err(store_err(i))?;
+                }
+                let _ = hist.record(t.elapsed().as_nanos() as u64);
+                last.store(seq, Ordering::Release);
+                committed.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(hist)
+        })();
+        done.store(true, Ordering::Relaxed);
+        let commit_hist = writer?;
+        let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
+        for w in workers {
+            let (a, b, m) = w
+                .join()
+                .map_err(|_| DriverError::Generator("lookup thread panicked".into()))??;
+            let _ = one.add(&a);
+            let _ = two.add(&b);
+            bad += m;
+        }
+        let samples = sampler
+            .join()
+            .map_err(|_| DriverError::Generator("sampler thread panicked".into()))?;
+        Ok(StreamingResult {
+            ledgers: s.ledgers,
+            close_interval_secs: (s.close_interval_ms > 0).then(|| s.close_interval_ms as f64 / 1000.0),
+            wall_secs: started.elapsed().as_secs_f64(),
+            lookup_workers: s.lookup_workers,
+            one_step: Latency::from_histogram(&one),
+            two_step: Latency::from_histogram(&two),
+            ledger_commit: Latency::from_histogram(&commit_hist),
+            mismatches: bad,
+            samples,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_covers_every_ledger_once_within_batches() {
+        for (ledgers, batch, commit) in [(10, 4, 3), (8, 4, 4), (1, 2000, 100), (2001, 2000, 100), (7, 3, 10)] {
+            let p = Plan { ledgers, batch, commit };
+            let mut next = 0u64;
+            for k in 0..p.total_chunks() {
+                let (b, start, n) = p.chunk(k).expect("in plan");
+                assert_eq!(start, next, "{ledgers}/{batch}/{commit} chunk {k}");
+                assert_eq!(u64::from(b), start / batch);
+                assert_eq!((start + u64::from(n) - 1) / batch, u64::from(b), "chunk crosses a batch");
+                next += u64::from(n);
+            }
+            assert_eq!(next, ledgers);
+        }
+    }
+}
