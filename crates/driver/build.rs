@@ -15,11 +15,15 @@ fn main() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=KVBENCH_RUSTC={version}");
-    let commit = run("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let commit =
+        run("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some();
     let suffix = if dirty { "-dirty" } else { "" };
     println!("cargo:rustc-env=KVBENCH_GIT={commit}{suffix}");
-    println!("cargo:rustc-env=KVBENCH_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    println!(
+        "cargo:rustc-env=KVBENCH_PROFILE={}",
+        std::env::var("PROFILE").unwrap_or_default()
+    );
     // Rebuild when HEAD moves; the index changes on every commit and staging.
     for p in ["../../.git/HEAD", "../../.git/index"] {
         if std::path::Path::new(p).exists() {

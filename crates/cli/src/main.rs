@@ -1,1 +1,79 @@
-fn main() {}
+//! `kvbench`: the command-line front end.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod presets;
+mod registry;
+mod size;
+mod stellar_cmd;
+mod table;
+
+/// Benchmark embedded storage engines under blockchain workloads.
+#[derive(Parser)]
+#[command(name = "kvbench", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a workload against one or more backends.
+    Run {
+        #[command(subcommand)]
+        workload: Workload,
+    },
+    /// List backends, presets, stores and compaction strategies.
+    List,
+}
+
+#[derive(Subcommand)]
+enum Workload {
+    /// Stellar ledger ingestion: ledgers, txdata and txindex stores, batch by batch.
+    Stellar(stellar_cmd::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List => {
+            list();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { workload } => match workload {
+            Workload::Stellar(args) => stellar_cmd::run(args),
+        },
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn list() {
+    println!("backends:");
+    for n in registry::NAMES {
+        let default = if registry::DEFAULT_BACKENDS.contains(n) {
+            " (default)"
+        } else {
+            ""
+        };
+        println!("  {n}{default}");
+    }
+    println!("presets (kvbench run stellar --preset NAME):");
+    for n in presets::NAMES {
+        if let Some(p) = presets::get(n) {
+            println!("  {n:<13} {}", p.about);
+        }
+    }
+    println!("stores: {}", kvbench_workload::stellar::STORES.join(", "));
+    println!(
+        "compaction strategies: {}",
+        kvbench_driver::stellar::CompactionStrategy::NAMES
+    );
+}

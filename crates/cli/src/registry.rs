@@ -166,7 +166,9 @@ mod tests {
         for n in NAMES {
             assert_eq!(BackendSpec::by_name(n).expect("known").name, *n);
         }
-        let e = BackendSpec::by_name("rocksdb").expect_err("unknown").to_string();
+        let e = BackendSpec::by_name("rocksdb")
+            .expect_err("unknown")
+            .to_string();
         assert!(e.contains("rocksdb-leveled") && e.contains("mdbx"), "{e}");
         assert!(parse_list("lmdb,lmdb").is_err());
         assert!(parse_list(" , ").is_err());
@@ -175,10 +177,9 @@ mod tests {
     #[test]
     fn overrides_merge_and_refuse_unknown_keys() {
         let mut s = BackendSpec::by_name("rocksdb-fifo").expect("known");
-        let t: toml::Table = toml::from_str(
-            "write_buffer_size = 1048576\n[compaction]\nmax_table_files_size = 5\n",
-        )
-        .expect("toml");
+        let t: toml::Table =
+            toml::from_str("write_buffer_size = 1048576\n[compaction]\nmax_table_files_size = 5\n")
+                .expect("toml");
         s.apply_overrides(&t).expect("valid overrides");
         let EngineConfig::Rocksdb(c) = &s.config else {
             panic!("not rocksdb")
@@ -191,7 +192,10 @@ mod tests {
             }
         );
         let bad: toml::Table = toml::from_str("write_bufer_size = 1").expect("toml");
-        let e = s.apply_overrides(&bad).expect_err("typo refused").to_string();
+        let e = s
+            .apply_overrides(&bad)
+            .expect_err("typo refused")
+            .to_string();
         assert!(e.contains("write_bufer_size"), "{e}");
     }
 }

@@ -98,7 +98,12 @@ pub fn put_get_overwrite_delete(s: &Subject) {
     b.delete(b"beta");
     st.write(&b, Durability::NoSync).unwrap();
     assert_eq!(st.get(b"alpha").unwrap().as_deref(), Some(&b"one"[..]));
-    assert_eq!(st.get(b"beta").unwrap(), None, "{}: deleted key still visible", s.name);
+    assert_eq!(
+        st.get(b"beta").unwrap(),
+        None,
+        "{}: deleted key still visible",
+        s.name
+    );
 
     // Within one batch, later operations win.
     let mut b = Batch::new();
@@ -142,8 +147,10 @@ pub fn batch_is_all_or_nothing_across_reopen(s: &Subject) {
     put_all(&*st, &first, Durability::Sync);
     // Second batch: overwrite some, delete some, add some.
     let mut b = Batch::new();
-    let mut expect: BTreeMap<Vec<u8>, Option<Vec<u8>>> =
-        first.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+    let mut expect: BTreeMap<Vec<u8>, Option<Vec<u8>>> = first
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect();
     for (i, (k, _)) in first.iter().enumerate().take(200) {
         if i % 2 == 0 {
             b.delete(k);
@@ -162,24 +169,46 @@ pub fn batch_is_all_or_nothing_across_reopen(s: &Subject) {
     st.write(&b, Durability::Sync).unwrap();
     let st = reopen(s, st);
     for (k, v) in &expect {
-        assert_eq!(&st.get(k).unwrap(), v, "{}: batch not applied whole after reopen", s.name);
+        assert_eq!(
+            &st.get(k).unwrap(),
+            v,
+            "{}: batch not applied whole after reopen",
+            s.name
+        );
     }
     st.close().unwrap();
 
-    let Some(open_small) = s.open_small else { return };
+    let Some(open_small) = s.open_small else {
+        return;
+    };
     let sc = Scratch::new();
     let st = open_small(&sc.store).unwrap();
-    put_all(&*st, &[(b"before".to_vec(), b"kept".to_vec())], Durability::Sync);
+    put_all(
+        &*st,
+        &[(b"before".to_vec(), b"kept".to_vec())],
+        Durability::Sync,
+    );
     let mut big = Batch::new();
     for i in 0..64u32 {
         big.put(&i.to_be_bytes(), &random_bytes(&mut r, 64 << 10));
     }
-    let err = st.write(&big, Durability::Sync).expect_err("a batch over the cap must fail");
-    assert!(err.is_full(), "{}: expected a full-store error, got {err}", s.name);
+    let err = st
+        .write(&big, Durability::Sync)
+        .expect_err("a batch over the cap must fail");
+    assert!(
+        err.is_full(),
+        "{}: expected a full-store error, got {err}",
+        s.name
+    );
     let st = reopen_with(open_small, st);
     assert_eq!(st.get(b"before").unwrap().as_deref(), Some(&b"kept"[..]));
     for i in 0..64u32 {
-        assert_eq!(st.get(&i.to_be_bytes()).unwrap(), None, "{}: part of a failed batch is visible", s.name);
+        assert_eq!(
+            st.get(&i.to_be_bytes()).unwrap(),
+            None,
+            "{}: part of a failed batch is visible",
+            s.name
+        );
     }
     st.close().unwrap();
 }
@@ -204,7 +233,10 @@ pub fn ordered_iteration(s: &Subject) {
             random_bytes(&mut r, n)
         })
         .collect();
-    let pairs: Vec<_> = keys.iter().map(|k| (k.clone(), k.iter().rev().copied().collect())).collect();
+    let pairs: Vec<_> = keys
+        .iter()
+        .map(|k| (k.clone(), k.iter().rev().copied().collect()))
+        .collect();
     put_all(&*st, &pairs, Durability::NoSync);
     keys.sort();
     keys.dedup();
@@ -218,7 +250,12 @@ pub fn ordered_iteration(s: &Subject) {
     let mut probe = start.clone();
     probe.pop(); // a start key that may not exist
     let from = st.scan_collect(&probe, 10).unwrap();
-    let expect: Vec<_> = keys.iter().filter(|k| **k >= probe).take(10).cloned().collect();
+    let expect: Vec<_> = keys
+        .iter()
+        .filter(|k| **k >= probe)
+        .take(10)
+        .cloned()
+        .collect();
     assert_eq!(from.into_iter().map(|p| p.0).collect::<Vec<_>>(), expect);
     assert!(st.scan_collect(&[0xff; 64], 10).unwrap().is_empty());
     st.close().unwrap();
@@ -271,7 +308,13 @@ pub fn empty_and_large_values(s: &Subject) {
     let st = reopen(s, st);
     for (k, v) in &pairs {
         let got = st.get(k).unwrap();
-        assert_eq!(got.as_ref().map(Vec::len), Some(v.len()), "{}: {:?}", s.name, String::from_utf8_lossy(k));
+        assert_eq!(
+            got.as_ref().map(Vec::len),
+            Some(v.len()),
+            "{}: {:?}",
+            s.name,
+            String::from_utf8_lossy(k)
+        );
         assert!(got.as_ref() == Some(v));
     }
     st.close().unwrap();
@@ -282,12 +325,30 @@ pub fn empty_and_large_values(s: &Subject) {
 pub fn synced_data_survives_reopen(s: &Subject) {
     let sc = Scratch::new();
     let st = (s.open)(&sc.store).unwrap();
-    put_all(&*st, &[(b"synced".to_vec(), b"1".to_vec())], Durability::Sync);
-    put_all(&*st, &[(b"flushed".to_vec(), b"2".to_vec())], Durability::NoSync);
+    put_all(
+        &*st,
+        &[(b"synced".to_vec(), b"1".to_vec())],
+        Durability::Sync,
+    );
+    put_all(
+        &*st,
+        &[(b"flushed".to_vec(), b"2".to_vec())],
+        Durability::NoSync,
+    );
     st.flush().unwrap();
     let st = reopen(s, st);
-    assert_eq!(st.get(b"synced").unwrap().as_deref(), Some(&b"1"[..]), "{}", s.name);
-    assert_eq!(st.get(b"flushed").unwrap().as_deref(), Some(&b"2"[..]), "{}", s.name);
+    assert_eq!(
+        st.get(b"synced").unwrap().as_deref(),
+        Some(&b"1"[..]),
+        "{}",
+        s.name
+    );
+    assert_eq!(
+        st.get(b"flushed").unwrap().as_deref(),
+        Some(&b"2"[..]),
+        "{}",
+        s.name
+    );
     // And once more, to catch stores that only survive one reopen.
     let st = reopen(s, st);
     assert_eq!(st.get(b"synced").unwrap().as_deref(), Some(&b"1"[..]));
@@ -301,7 +362,9 @@ pub fn stats_are_real_or_absent(s: &Subject) {
     let st = (s.open)(&sc.store).unwrap();
     let n = 3000u64;
     let mut r = rng(5);
-    let pairs: Vec<_> = (0..n).map(|_| (random_bytes(&mut r, 32), random_bytes(&mut r, 400))).collect();
+    let pairs: Vec<_> = (0..n)
+        .map(|_| (random_bytes(&mut r, 32), random_bytes(&mut r, 400)))
+        .collect();
     put_all(&*st, &pairs, Durability::NoSync);
     st.flush().unwrap();
     let stats = st.stats().unwrap();
@@ -317,7 +380,11 @@ pub fn stats_are_real_or_absent(s: &Subject) {
         assert!(l * u64::from(ps) >= n * 432 / 2, "{name}: leaf pages {l}");
     }
     if let Some(f) = stats.flush_write_bytes {
-        assert!(f >= n * 432 / 2, "{name}: flush bytes {f} after flushing {} bytes", n * 432);
+        assert!(
+            f >= n * 432 / 2,
+            "{name}: flush bytes {f} after flushing {} bytes",
+            n * 432
+        );
     }
     if let Some(w) = stats.wal_bytes {
         assert!(w >= n * 432, "{name}: wal bytes {w}");
@@ -326,13 +393,22 @@ pub fn stats_are_real_or_absent(s: &Subject) {
         assert!(sst >= n * 432 / 2, "{name}: sst bytes {sst}");
     }
     if let Some(files) = &stats.files_per_level {
-        assert!(files.iter().sum::<u64>() >= 1, "{name}: no SST after a flush");
+        assert!(
+            files.iter().sum::<u64>() >= 1,
+            "{name}: no SST after a flush"
+        );
     }
     if let Some(p) = stats.page_ops {
-        assert!(p.newly > 0, "{name}: MDBX reports no new pages after writing");
+        assert!(
+            p.newly > 0,
+            "{name}: MDBX reports no new pages after writing"
+        );
     }
     let json = serde_json::to_string(&stats).unwrap();
-    assert!(!json.contains("null"), "{name}: absent stats must be omitted, not null: {json}");
+    assert!(
+        !json.contains("null"),
+        "{name}: absent stats must be omitted, not null: {json}"
+    );
     st.close().unwrap();
 }
 
@@ -346,7 +422,9 @@ pub fn disk_usage_tracks_data(s: &Subject) {
     let before = st.disk_usage().unwrap();
     let mut r = rng(9);
     // 4 MiB of incompressible values.
-    let pairs: Vec<_> = (0..1024u32).map(|i| (i.to_be_bytes().to_vec(), random_bytes(&mut r, 4096))).collect();
+    let pairs: Vec<_> = (0..1024u32)
+        .map(|i| (i.to_be_bytes().to_vec(), random_bytes(&mut r, 4096)))
+        .collect();
     put_all(&*st, &pairs, Durability::Sync);
     st.flush().unwrap();
     let after = st.disk_usage().unwrap();
@@ -366,7 +444,12 @@ pub fn fifo_drops_oldest_over_cap(s: &Subject) {
     let sc = Scratch::new();
     let st = (s.open)(&sc.store).unwrap();
     let evicts = st.capabilities().evicts_oldest;
-    assert_eq!(evicts, s.fifo_cap.is_some(), "{}: capability disagrees with config", s.name);
+    assert_eq!(
+        evicts,
+        s.fifo_cap.is_some(),
+        "{}: capability disagrees with config",
+        s.name
+    );
     let mut r = rng(13);
     let cap = s.fifo_cap.unwrap_or(4 << 20);
     // Increasing keys, ~6x the cap, flushed in ~cap/4 chunks so files form.
@@ -386,17 +469,38 @@ pub fn fifo_drops_oldest_over_cap(s: &Subject) {
     }
     let first = 1u32.to_be_bytes();
     let last = key.to_be_bytes();
-    assert!(st.get(&last).unwrap().is_some(), "{}: newest key lost", s.name);
+    assert!(
+        st.get(&last).unwrap().is_some(),
+        "{}: newest key lost",
+        s.name
+    );
     if evicts {
         // FIFO drops files in a compaction; run one instead of racing the background.
         if st.capabilities().manual_compaction {
             st.compact().unwrap();
         }
-        assert_eq!(st.get(&first).unwrap(), None, "{}: oldest key kept past the FIFO cap", s.name);
-        let used = st.stats().unwrap().sst_bytes.unwrap_or(st.disk_usage().unwrap().allocated_bytes);
-        assert!(used <= cap * 2, "{}: {used} bytes kept with a cap of {cap}", s.name);
+        assert_eq!(
+            st.get(&first).unwrap(),
+            None,
+            "{}: oldest key kept past the FIFO cap",
+            s.name
+        );
+        let used = st
+            .stats()
+            .unwrap()
+            .sst_bytes
+            .unwrap_or(st.disk_usage().unwrap().allocated_bytes);
+        assert!(
+            used <= cap * 2,
+            "{}: {used} bytes kept with a cap of {cap}",
+            s.name
+        );
     } else {
-        assert!(st.get(&first).unwrap().is_some(), "{}: non-FIFO store dropped data", s.name);
+        assert!(
+            st.get(&first).unwrap().is_some(),
+            "{}: non-FIFO store dropped data",
+            s.name
+        );
     }
     st.close().unwrap();
 }
@@ -408,8 +512,16 @@ pub fn compaction_matches_capabilities(s: &Subject) {
     put_all(&*st, &[(b"k".to_vec(), b"v".to_vec())], Durability::NoSync);
     match (st.capabilities().manual_compaction, st.compact()) {
         (true, Ok(())) => {}
-        (false, Err(Error::Unsupported { op: Op::Compact, .. })) => {}
-        (cap, res) => panic!("{}: manual_compaction={cap} but compact() gave {res:?}", s.name),
+        (
+            false,
+            Err(Error::Unsupported {
+                op: Op::Compact, ..
+            }),
+        ) => {}
+        (cap, res) => panic!(
+            "{}: manual_compaction={cap} but compact() gave {res:?}",
+            s.name
+        ),
     }
     assert_eq!(st.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     st.close().unwrap();
@@ -438,9 +550,15 @@ pub fn unwritable_directory_is_refused(s: &Subject) {
         fs::set_permissions(&sc.store, fs::Permissions::from_mode(0o555)).unwrap();
         sc.store.clone()
     };
-    let err = (s.open)(&path).err().expect("opening an unwritable dir must fail");
+    let err = (s.open)(&path)
+        .err()
+        .expect("opening an unwritable dir must fail");
     let msg = err.to_string();
-    assert!(msg.contains(&path.display().to_string()), "{}: error does not name the path: {msg}", s.name);
+    assert!(
+        msg.contains(&path.display().to_string()),
+        "{}: error does not name the path: {msg}",
+        s.name
+    );
 }
 
 fn is_root() -> bool {
@@ -451,7 +569,9 @@ fn is_root() -> bool {
 /// A store bounded by config (LMDB map size) gives a full-store error that
 /// names the setting to raise, and stays usable.
 pub fn full_store_is_a_clear_error(s: &Subject) {
-    let Some(open_small) = s.open_small else { return };
+    let Some(open_small) = s.open_small else {
+        return;
+    };
     let sc = Scratch::new();
     let st = open_small(&sc.store).unwrap();
     let mut r = rng(17);
@@ -467,8 +587,16 @@ pub fn full_store_is_a_clear_error(s: &Subject) {
     let err = err.unwrap_or_else(|| panic!("{}: wrote 4x the cap without an error", s.name));
     assert!(matches!(err, Error::Full { .. }), "{}: {err}", s.name);
     let msg = err.to_string();
-    assert!(msg.contains("raise `"), "{}: error does not name the setting: {msg}", s.name);
-    assert!(st.get(&0u32.to_be_bytes()).unwrap().is_some(), "{}: earlier data lost", s.name);
+    assert!(
+        msg.contains("raise `"),
+        "{}: error does not name the setting: {msg}",
+        s.name
+    );
+    assert!(
+        st.get(&0u32.to_be_bytes()).unwrap().is_some(),
+        "{}: earlier data lost",
+        s.name
+    );
     st.close().unwrap();
 }
 
@@ -483,7 +611,13 @@ pub fn corrupt_store_is_an_error(s: &Subject) {
     for entry in fs::read_dir(&sc.store).unwrap() {
         let p = entry.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        if name == fsutil::STORE_MARKER || !p.is_file() || name.contains("LOCK") || name.starts_with("LOG") || name.ends_with("-lock") || name.ends_with(".lck") {
+        if name == fsutil::STORE_MARKER
+            || !p.is_file()
+            || name.contains("LOCK")
+            || name.starts_with("LOG")
+            || name.ends_with("-lock")
+            || name.ends_with(".lck")
+        {
             continue;
         }
         let len = fs::metadata(&p).unwrap().len().max(64) as usize;
@@ -493,7 +627,12 @@ pub fn corrupt_store_is_an_error(s: &Subject) {
         Err(e) => assert!(!e.to_string().is_empty()),
         Ok(st) => {
             let got = st.get(b"k");
-            assert!(got.is_err(), "{}: a corrupt store opened and read {:?}", s.name, got.map(|v| v.map(|v| v.len())));
+            assert!(
+                got.is_err(),
+                "{}: a corrupt store opened and read {:?}",
+                s.name,
+                got.map(|v| v.map(|v| v.len()))
+            );
         }
     }
 }
@@ -504,16 +643,32 @@ pub fn foreign_directory_is_refused(s: &Subject) {
     let sc = Scratch::new();
     fs::create_dir(&sc.store).unwrap();
     fs::write(sc.store.join("data.bin"), b"someone's data").unwrap();
-    let err = (s.open)(&sc.store).err().expect("foreign dir must be refused");
+    let err = (s.open)(&sc.store)
+        .err()
+        .expect("foreign dir must be refused");
     assert!(matches!(err, Error::BadPath { .. }), "{}: {err}", s.name);
-    assert_eq!(fs::read(sc.store.join("data.bin")).unwrap(), b"someone's data");
-    assert_eq!(fs::read_dir(&sc.store).unwrap().count(), 1, "{}: wrote into a foreign dir", s.name);
+    assert_eq!(
+        fs::read(sc.store.join("data.bin")).unwrap(),
+        b"someone's data"
+    );
+    assert_eq!(
+        fs::read_dir(&sc.store).unwrap().count(),
+        1,
+        "{}: wrote into a foreign dir",
+        s.name
+    );
 
     let sc = Scratch::new();
     fs::create_dir(&sc.store).unwrap();
     fs::write(sc.store.join(fsutil::STORE_MARKER), "some-other-engine\n").unwrap();
-    let err = (s.open)(&sc.store).err().expect("another engine's store must be refused");
-    assert!(err.to_string().contains("some-other-engine"), "{}: {err}", s.name);
+    let err = (s.open)(&sc.store)
+        .err()
+        .expect("another engine's store must be refused");
+    assert!(
+        err.to_string().contains("some-other-engine"),
+        "{}: {err}",
+        s.name
+    );
 }
 
 /// Instantiates the whole suite as `#[test]` functions for one [`Subject`].

@@ -115,7 +115,10 @@ mod tests {
         fs::write(foreign.join("precious.txt"), b"user data").expect("write");
         let err = claim_store_dir("mem", &foreign).expect_err("foreign dir");
         assert!(err.to_string().contains("not empty"), "{err}");
-        assert_eq!(fs::read(foreign.join("precious.txt")).expect("read"), b"user data");
+        assert_eq!(
+            fs::read(foreign.join("precious.txt")).expect("read"),
+            b"user data"
+        );
 
         let file = foreign.join("precious.txt");
         let err = claim_store_dir("mem", &file).expect_err("file");
@@ -135,7 +138,10 @@ mod tests {
         let u = dir_usage(&d).expect("usage");
         assert_eq!(u.files, 2);
         assert_eq!(u.apparent_bytes, 10_000 + (100 << 20));
-        assert!(u.allocated_bytes >= 10_000 && u.allocated_bytes < 1 << 20, "{u:?}");
+        assert!(
+            u.allocated_bytes >= 10_000 && u.allocated_bytes < 1 << 20,
+            "{u:?}"
+        );
         fs::remove_dir_all(&d).expect("cleanup");
     }
 }

@@ -104,7 +104,11 @@ pub fn mount_of(path: &Path) -> Option<MountInfo> {
             continue;
         }
         let mp = l[4].replace("\\040", " ");
-        if path.starts_with(&mp) && best.as_ref().is_none_or(|b| mp.len() >= b.mount_point.len()) {
+        if path.starts_with(&mp)
+            && best
+                .as_ref()
+                .is_none_or(|b| mp.len() >= b.mount_point.len())
+        {
             best = Some(MountInfo {
                 mount_point: mp,
                 fs_type: r[0].to_string(),

@@ -96,7 +96,13 @@ impl RunDir {
 pub fn sanitize(label: &str) -> String {
     label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -110,9 +116,14 @@ mod tests {
         let out = t.path().join("run");
         let rd = RunDir::create(&out, false).expect("new dir");
         assert!(out.join(RUN_MARKER).exists());
-        let s = rd.store_dir("ledgers=lmdb,txdata=mdbx", "txdata").expect("fresh");
+        let s = rd
+            .store_dir("ledgers=lmdb,txdata=mdbx", "txdata")
+            .expect("fresh");
         assert!(s.ends_with("stores/ledgers_lmdb_txdata_mdbx/txdata"));
-        assert!(rd.remove_store_dir(t.path()).is_err(), "outside stores/ is refused");
+        assert!(
+            rd.remove_store_dir(t.path()).is_err(),
+            "outside stores/ is refused"
+        );
 
         let foreign = t.path().join("foreign");
         fs::create_dir(&foreign).expect("mkdir");
@@ -120,7 +131,10 @@ mod tests {
         let e = RunDir::create(&foreign, false).expect_err("refused");
         assert!(e.to_string().contains("--force"), "{e}");
         RunDir::create(&foreign, true).expect("forced");
-        assert_eq!(fs::read_to_string(foreign.join("keep.txt")).expect("kept"), "mine");
+        assert_eq!(
+            fs::read_to_string(foreign.join("keep.txt")).expect("kept"),
+            "mine"
+        );
 
         let file = foreign.join("keep.txt");
         assert!(RunDir::create(&file, true).is_err());

@@ -12,7 +12,9 @@ use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
-use crate::results::{BatchRecord, Latency, Sample, StoreBatch, StoreSummary, StreamingResult, Summary};
+use crate::results::{
+    BatchRecord, Latency, Sample, StoreBatch, StoreSummary, StreamingResult, Summary,
+};
 
 /// What happens after each batch is written and flushed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -212,7 +214,9 @@ fn produce(
     compressor: &mut zstd::bulk::Compressor<'_>,
     ledger: &mut Ledger,
 ) -> Result<Chunk, DriverError> {
-    let (batch, offset, n) = plan.chunk(k).ok_or_else(|| DriverError::Generator(format!("chunk {k} out of plan")))?;
+    let (batch, offset, n) = plan
+        .chunk(k)
+        .ok_or_else(|| DriverError::Generator(format!("chunk {k} out of plan")))?;
     let first = gen_.profile().first_ledger + offset as u32;
     let mut writes = [Batch::new(), Batch::new(), Batch::new()];
     let mut raw = [0u64; 3];
@@ -261,7 +265,12 @@ fn delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
 }
 
 /// Runs ingestion, then verification and the lookup phase, on three open stores.
-pub fn run(cfg: &StellarConfig, label: &str, stores: Stores<'_>, observer: &mut dyn Observer) -> Outcome {
+pub fn run(
+    cfg: &StellarConfig,
+    label: &str,
+    stores: Stores<'_>,
+    observer: &mut dyn Observer,
+) -> Outcome {
     let mut out = Outcome {
         batches: Vec::new(),
         summary: None,
@@ -348,7 +357,16 @@ fn ingest(
                 }
             });
         }
-        let result = write_batches(cfg, label, stores, plan, &rxs, observer, records, total_batches);
+        let result = write_batches(
+            cfg,
+            label,
+            stores,
+            plan,
+            &rxs,
+            observer,
+            records,
+            total_batches,
+        );
         stop.store(true, Ordering::Relaxed);
         drop(rxs);
         result
@@ -408,7 +426,9 @@ fn write_batches(
             txs += chunk.txs;
             for (i, store) in stores.iter().enumerate() {
                 let t = Instant::now();
-                store.write(&chunk.writes[i], cfg.durability).map_err(store_err(i))?;
+                store
+                    .write(&chunk.writes[i], cfg.durability)
+                    .map_err(store_err(i))?;
                 let r = &mut rec_stores[i];
                 r.write_secs += t.elapsed().as_secs_f64();
                 r.entries += chunk.writes[i].len() as u64;
@@ -436,7 +456,8 @@ fn write_batches(
             let r = &mut rec_stores[i];
             r.flush_bytes = delta(now.flush_write_bytes, prev[i].flush_write_bytes);
             r.compact_read_bytes = delta(now.compaction_read_bytes, prev[i].compaction_read_bytes);
-            r.compact_write_bytes = delta(now.compaction_write_bytes, prev[i].compaction_write_bytes);
+            r.compact_write_bytes =
+                delta(now.compaction_write_bytes, prev[i].compaction_write_bytes);
             r.engine_write_bytes = delta(now.engine_write_bytes(), prev[i].engine_write_bytes());
             r.disk = store.disk_usage().map_err(store_err(i))?;
             r.engine = now.clone();
@@ -465,10 +486,15 @@ fn summarize(batches: &[BatchRecord], wall: f64, strategy: CompactionStrategy) -
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
     let mut stores = std::collections::BTreeMap::new();
     for (i, name) in STORES.iter().enumerate() {
-        let per = |f: &dyn Fn(&StoreBatch) -> f64| batches.iter().map(|b| f(&b.stores[i])).sum::<f64>();
+        let per =
+            |f: &dyn Fn(&StoreBatch) -> f64| batches.iter().map(|b| f(&b.stores[i])).sum::<f64>();
         let logical: u64 = batches.iter().map(|b| b.stores[i].logical_bytes).sum();
-        let compacts: Vec<f64> = batches.iter().filter_map(|b| b.stores[i].compact_secs).collect();
-        let engine_bytes: Option<u64> = batches.iter().map(|b| b.stores[i].engine_write_bytes).sum();
+        let compacts: Vec<f64> = batches
+            .iter()
+            .filter_map(|b| b.stores[i].compact_secs)
+            .collect();
+        let engine_bytes: Option<u64> =
+            batches.iter().map(|b| b.stores[i].engine_write_bytes).sum();
         let end = &last.stores[i];
         let compact_secs = (strategy == CompactionStrategy::Manual && !compacts.is_empty())
             .then(|| compacts.iter().sum());
@@ -480,7 +506,8 @@ fn summarize(batches: &[BatchRecord], wall: f64, strategy: CompactionStrategy) -
                 write_secs: per(&|s| s.write_secs),
                 flush_secs: per(&|s| s.flush_secs),
                 compact_secs,
-                compact_first_last_secs: compact_secs.and(Some((compacts[0], *compacts.last()?))),
+                compact_first_last_secs: compact_secs
+                    .and(compacts.first().zip(compacts.last()).map(|(a, b)| (*a, *b))),
                 disk_allocated_bytes: end.disk.allocated_bytes,
                 disk_apparent_bytes: end.disk.apparent_bytes,
                 write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
@@ -526,7 +553,10 @@ impl Lookup<'_> {
     /// txdata[hash] -> record. Returns Ok(false) on a mismatch.
     fn one_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
         let h = self.gen_.tx_hash(seq, i);
-        if !self.stores[1].get_into(&h, &mut self.buf).map_err(store_err(1))? {
+        if !self.stores[1]
+            .get_into(&h, &mut self.buf)
+            .map_err(store_err(1))?
+        {
             return Ok(false);
         }
         self.expect.clear();
@@ -537,7 +567,10 @@ impl Lookup<'_> {
     /// txindex[hash] -> seq, ledgers[seq] -> ledger, then find the transaction.
     fn two_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
         let h = self.gen_.tx_hash(seq, i);
-        if !self.stores[2].get_into(&h, &mut self.buf).map_err(store_err(2))? {
+        if !self.stores[2]
+            .get_into(&h, &mut self.buf)
+            .map_err(store_err(2))?
+        {
             return Ok(false);
         }
         let Ok(found) = <[u8; 4]>::try_from(&self.buf[..]) else {
@@ -571,7 +604,9 @@ fn verify(gen_: &StellarGen, stores: Stores<'_>, ledgers: u32, n: u32) -> Result
     };
     let mut r = Rng::new(stream(gen_.seed(), 0x7665_7269_6679, 0));
     for _ in 0..n {
-        let Some((seq, i)) = l.pick(&mut r, first, last) else { continue };
+        let Some((seq, i)) = l.pick(&mut r, first, last) else {
+            continue;
+        };
         if !l.one_step(seq, i)? || !l.two_step(seq, i)? {
             return Err(DriverError::Verify(format!(
                 "transaction {i} of ledger {seq} did not read back as written"
@@ -580,7 +615,9 @@ fn verify(gen_: &StellarGen, stores: Stores<'_>, ledgers: u32, n: u32) -> Result
     }
     // A hash that was never written must read as absent.
     if stores[1].get(&[0xa5; 32]).map_err(store_err(1))?.is_some() {
-        return Err(DriverError::Verify("a never-written hash was found in txdata".into()));
+        return Err(DriverError::Verify(
+            "a never-written hash was found in txdata".into(),
+        ));
     }
     Ok(())
 }
@@ -609,28 +646,33 @@ fn streaming(
         let mut workers = Vec::new();
         for w in 0..s.lookup_workers {
             let (last, done, lookups) = (&last, &done, &lookups);
-            workers.push(scope.spawn(move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
-                let mut l = Lookup {
-                    gen_,
-                    stores,
-                    buf: Vec::new(),
-                    expect: Vec::new(),
-                };
-                let mut r = Rng::new(stream(gen_.seed(), 0x6c6f_6f6b, w as u64));
-                let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
-                while !done.load(Ordering::Relaxed) {
-                    let Some((seq, i)) = l.pick(&mut r, first, last.load(Ordering::Acquire)) else { continue };
-                    let t = Instant::now();
-                    let ok1 = l.one_step(seq, i)?;
-                    let _ = one.record(t.elapsed().as_nanos() as u64);
-                    let t = Instant::now();
-                    let ok2 = l.two_step(seq, i)?;
-                    let _ = two.record(t.elapsed().as_nanos() as u64);
-                    bad += u64::from(!ok1) + u64::from(!ok2);
-                    lookups.fetch_add(2, Ordering::Relaxed);
-                }
-                Ok((one, two, bad))
-            }));
+            workers.push(scope.spawn(
+                move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
+                    let mut l = Lookup {
+                        gen_,
+                        stores,
+                        buf: Vec::new(),
+                        expect: Vec::new(),
+                    };
+                    let mut r = Rng::new(stream(gen_.seed(), 0x6c6f_6f6b, w as u64));
+                    let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
+                    while !done.load(Ordering::Relaxed) {
+                        let Some((seq, i)) = l.pick(&mut r, first, last.load(Ordering::Acquire))
+                        else {
+                            continue;
+                        };
+                        let t = Instant::now();
+                        let ok1 = l.one_step(seq, i)?;
+                        let _ = one.record(t.elapsed().as_nanos() as u64);
+                        let t = Instant::now();
+                        let ok2 = l.two_step(seq, i)?;
+                        let _ = two.record(t.elapsed().as_nanos() as u64);
+                        bad += u64::from(!ok1) + u64::from(!ok2);
+                        lookups.fetch_add(2, Ordering::Relaxed);
+                    }
+                    Ok((one, two, bad))
+                },
+            ));
         }
         let sampler = {
             let (done, lookups, committed) = (&done, &lookups, &committed);
@@ -644,8 +686,12 @@ fn streaming(
                         continue;
                     }
                     tick = Instant::now();
-                    let (l, c) = (lookups.load(Ordering::Relaxed), committed.load(Ordering::Relaxed));
-                    let stats: Vec<EngineStats> = stores.iter().filter_map(|s| s.stats().ok()).collect();
+                    let (l, c) = (
+                        lookups.load(Ordering::Relaxed),
+                        committed.load(Ordering::Relaxed),
+                    );
+                    let stats: Vec<EngineStats> =
+                        stores.iter().filter_map(|s| s.stats().ok()).collect();
                     let sum = |f: fn(&EngineStats) -> Option<u64>| -> Option<u64> {
                         stats.iter().filter_map(f).reduce(|a, b| a + b)
                     };
@@ -673,7 +719,10 @@ fn streaming(
                 let seq = first + ingested + n as u32;
                 gen_.ledger_into(seq, &mut ledger);
                 let mut w = [Batch::new(), Batch::new(), Batch::new()];
-                w[0].put(&seq.to_be_bytes(), &compressor.compress(&ledger.raw).map_err(zerr)?);
+                w[0].put(
+                    &seq.to_be_bytes(),
+                    &compressor.compress(&ledger.raw).map_err(zerr)?,
+                );
                 for (h, rec) in ledger.tx_hashes.iter().zip(&ledger.tx_records) {
                     w[1].put(h, &compressor.compress(rec).map_err(zerr)?);
                     w[2].put(h, &seq.to_be_bytes());
@@ -710,7 +759,8 @@ fn streaming(
             .map_err(|_| DriverError::Generator("sampler thread panicked".into()))?;
         Ok(StreamingResult {
             ledgers: s.ledgers,
-            close_interval_secs: (s.close_interval_ms > 0).then(|| s.close_interval_ms as f64 / 1000.0),
+            close_interval_secs: (s.close_interval_ms > 0)
+                .then(|| s.close_interval_ms as f64 / 1000.0),
             wall_secs: started.elapsed().as_secs_f64(),
             lookup_workers: s.lookup_workers,
             one_step: Latency::from_histogram(&one),
@@ -728,14 +778,28 @@ mod tests {
 
     #[test]
     fn plan_covers_every_ledger_once_within_batches() {
-        for (ledgers, batch, commit) in [(10, 4, 3), (8, 4, 4), (1, 2000, 100), (2001, 2000, 100), (7, 3, 10)] {
-            let p = Plan { ledgers, batch, commit };
+        for (ledgers, batch, commit) in [
+            (10, 4, 3),
+            (8, 4, 4),
+            (1, 2000, 100),
+            (2001, 2000, 100),
+            (7, 3, 10),
+        ] {
+            let p = Plan {
+                ledgers,
+                batch,
+                commit,
+            };
             let mut next = 0u64;
             for k in 0..p.total_chunks() {
                 let (b, start, n) = p.chunk(k).expect("in plan");
                 assert_eq!(start, next, "{ledgers}/{batch}/{commit} chunk {k}");
                 assert_eq!(u64::from(b), start / batch);
-                assert_eq!((start + u64::from(n) - 1) / batch, u64::from(b), "chunk crosses a batch");
+                assert_eq!(
+                    (start + u64::from(n) - 1) / batch,
+                    u64::from(b),
+                    "chunk crosses a batch"
+                );
                 next += u64::from(n);
             }
             assert_eq!(next, ledgers);

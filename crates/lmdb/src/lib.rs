@@ -202,7 +202,11 @@ impl KvStore for LmdbStore {
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
         let rtxn = self.env.read_txn().map_err(|e| self.err(Op::Iterate, e))?;
         // LMDB rejects an empty key even as a bound; from "" means from the first key.
-        let lower = if start.is_empty() { Bound::Unbounded } else { Bound::Included(start) };
+        let lower = if start.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Included(start)
+        };
         let range = (lower, Bound::Unbounded);
         let iter = self
             .db

@@ -158,7 +158,8 @@ impl<E: DatabaseKind> MdbxStore<E> {
             no_rdahead: cfg.no_read_ahead,
             ..DatabaseOptions::default()
         };
-        let db = Database::<E>::open_with_options(dir, opts).map_err(|e| map_err(Op::Open, dir, e))?;
+        let db =
+            Database::<E>::open_with_options(dir, opts).map_err(|e| map_err(Op::Open, dir, e))?;
         // Create the main table once so readers never meet a missing one.
         let txn = db.begin_rw_txn().map_err(|e| map_err(Op::Open, dir, e))?;
         txn.create_table(None, TableFlags::default())
@@ -257,7 +258,10 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
     }
 
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
-        let txn = self.db.begin_ro_txn().map_err(|e| self.err(Op::Iterate, e))?;
+        let txn = self
+            .db
+            .begin_ro_txn()
+            .map_err(|e| self.err(Op::Iterate, e))?;
         let table = txn.open_table(None).map_err(|e| self.err(Op::Iterate, e))?;
         let mut cur = txn.cursor(&table).map_err(|e| self.err(Op::Iterate, e))?;
         let mut item: Option<(std::borrow::Cow<'_, [u8]>, std::borrow::Cow<'_, [u8]>)> =
@@ -272,7 +276,10 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
     }
 
     fn flush(&self) -> Result<()> {
-        self.db.sync(true).map(|_| ()).map_err(|e| self.err(Op::Flush, e))
+        self.db
+            .sync(true)
+            .map(|_| ())
+            .map_err(|e| self.err(Op::Flush, e))
     }
 
     fn stats(&self) -> Result<EngineStats> {

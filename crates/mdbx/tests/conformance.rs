@@ -69,6 +69,8 @@ fn bad_geometry_is_refused() {
         },
         ..MdbxConfig::default()
     };
-    let err = Mdbx::open(&dir.path().join("s"), &cfg).err().expect("refused");
+    let err = Mdbx::open(&dir.path().join("s"), &cfg)
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("geometry"), "{err}");
 }

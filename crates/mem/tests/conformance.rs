@@ -1,7 +1,7 @@
 //! The shared conformance suite, run on the in-memory backend.
 
-use kvbench_core::KvBackend;
 use kvbench_conformance::{Subject, conformance_suite};
+use kvbench_core::KvBackend;
 use kvbench_mem::{Mem, MemConfig};
 
 const MEM: Subject = Subject {

@@ -325,7 +325,9 @@ impl KvStore for RocksStore {
         let mut wo = WriteOptions::default();
         wo.set_sync(durability == Durability::Sync && !self.cfg.disable_wal);
         wo.disable_wal(self.cfg.disable_wal);
-        self.db.write_opt(wb, &wo).map_err(|e| self.err(Op::Write, e))?;
+        self.db
+            .write_opt(wb, &wo)
+            .map_err(|e| self.err(Op::Write, e))?;
         if durability == Durability::Sync && self.cfg.disable_wal {
             // Without a WAL the only way to make a batch durable is a flush.
             self.db.flush().map_err(|e| self.err(Op::Write, e))?;
@@ -352,8 +354,7 @@ impl KvStore for RocksStore {
     fn compact(&self) -> Result<()> {
         let mut co = CompactOptions::default();
         co.set_exclusive_manual_compaction(true);
-        self.db
-            .compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+        self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
         Ok(())
     }
 
@@ -373,7 +374,10 @@ impl KvStore for RocksStore {
         let mut extra = std::collections::BTreeMap::new();
         for (name, prop) in [
             ("estimate_num_keys", "rocksdb.estimate-num-keys"),
-            ("actual_delayed_write_rate", "rocksdb.actual-delayed-write-rate"),
+            (
+                "actual_delayed_write_rate",
+                "rocksdb.actual-delayed-write-rate",
+            ),
             ("num_running_flushes", "rocksdb.num-running-flushes"),
             ("total_sst_files_size", "rocksdb.total-sst-files-size"),
         ] {

@@ -67,9 +67,14 @@ fn invalid_config_is_refused_before_touching_disk() {
         write_buffer_size: 10,
         ..RocksConfig::default()
     };
-    let err = Rocks::open(&store, &cfg).err().expect("tiny memtable refused");
+    let err = Rocks::open(&store, &cfg)
+        .err()
+        .expect("tiny memtable refused");
     assert!(err.to_string().contains("write_buffer_size"), "{err}");
-    assert!(!store.exists(), "a refused config must not create the store");
+    assert!(
+        !store.exists(),
+        "a refused config must not create the store"
+    );
 }
 
 #[test]
@@ -79,7 +84,9 @@ fn fifo_needs_unlimited_open_files() {
         max_open_files: 5000,
         ..RocksConfig::fifo(1 << 20)
     };
-    let err = Rocks::open(&dir.path().join("s"), &cfg).err().expect("refused");
+    let err = Rocks::open(&dir.path().join("s"), &cfg)
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("max_open_files = -1"), "{err}");
 }
 

@@ -29,7 +29,9 @@ impl Rng {
         let b = mix(a);
         let c = mix(b);
         let d = mix(c);
-        Self { s: [a, b, c, d | 1] }
+        Self {
+            s: [a, b, c, d | 1],
+        }
     }
 
     /// Next 64 random bits.
@@ -85,7 +87,9 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| Rng::new(stream(1, 2, 3)).next_u64()).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| Rng::new(stream(1, 2, 3)).next_u64())
+            .collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
         assert_ne!(stream(1, 2, 3), stream(1, 3, 2));
         assert_ne!(stream(1, 2, 3), stream(2, 2, 3));

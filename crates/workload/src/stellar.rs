@@ -95,10 +95,15 @@ impl StellarProfile {
                 "tx_per_ledger_quantiles {q:?} must be non-negative and non-decreasing"
             )));
         }
-        if !(self.tx_per_ledger_mean >= 0.0 && self.tx_per_ledger_mean <= 100_000.0) {
-            return Err(ProfileError("tx_per_ledger_mean must be in [0, 100000]".into()));
+        if !(0.0..=100_000.0).contains(&self.tx_per_ledger_mean) {
+            return Err(ProfileError(
+                "tx_per_ledger_mean must be in [0, 100000]".into(),
+            ));
         }
-        if !(self.tx_record_median_bytes >= 64.0) || self.tx_record_max_bytes < 128 {
+        if self.tx_record_median_bytes.is_nan()
+            || self.tx_record_median_bytes < 64.0
+            || self.tx_record_max_bytes < 128
+        {
             return Err(ProfileError(
                 "tx_record_median_bytes must be >= 64 and tx_record_max_bytes >= 128".into(),
             ));
@@ -107,10 +112,15 @@ impl StellarProfile {
             return Err(ProfileError("tx_record_sigma must be in [0, 3]".into()));
         }
         if self.accounts == 0 || self.shared_entries == 0 || self.account_skew < 1.0 {
-            return Err(ProfileError("accounts and shared_entries must be > 0 and account_skew >= 1".into()));
+            return Err(ProfileError(
+                "accounts and shared_entries must be > 0 and account_skew >= 1".into(),
+            ));
         }
         if !(1..=22).contains(&self.zstd_level) {
-            return Err(ProfileError(format!("zstd_level {} must be in 1..=22", self.zstd_level)));
+            return Err(ProfileError(format!(
+                "zstd_level {} must be in 1..=22",
+                self.zstd_level
+            )));
         }
         Ok(())
     }
@@ -148,8 +158,16 @@ impl StellarGen {
     pub fn new(seed: u64, profile: StellarProfile) -> Result<Self, ProfileError> {
         profile.validate()?;
         let qm = profile.quantile_mean();
-        let scale = if qm > 0.0 { profile.tx_per_ledger_mean / qm } else { 0.0 };
-        Ok(Self { seed, profile, scale })
+        let scale = if qm > 0.0 {
+            profile.tx_per_ledger_mean / qm
+        } else {
+            0.0
+        };
+        Ok(Self {
+            seed,
+            profile,
+            scale,
+        })
     }
 
     /// The profile in use.
@@ -283,7 +301,9 @@ impl StellarGen {
         let mut r = Rng::new(stream(self.seed ^ TAG_HEADER, u64::from(seq), 0));
         // Header: previous hash, tx-set hash, SCP value and upgrades.
         ledger.raw.extend_from_slice(&seq.to_be_bytes());
-        ledger.raw.extend_from_slice(&self.close_time(seq).to_be_bytes());
+        ledger
+            .raw
+            .extend_from_slice(&self.close_time(seq).to_be_bytes());
         r.fill(&mut ledger.raw, 32 * 4 + 64 * 3);
         ledger.raw.extend_from_slice(&(n as u32).to_be_bytes());
         for i in 0..n {
@@ -292,7 +312,9 @@ impl StellarGen {
             rec.clear();
             self.tx_record(seq, i as u32, rec);
             ledger.raw.extend_from_slice(&h);
-            ledger.raw.extend_from_slice(&(rec.len() as u32).to_be_bytes());
+            ledger
+                .raw
+                .extend_from_slice(&(rec.len() as u32).to_be_bytes());
             ledger.raw.extend_from_slice(rec);
             ledger.tx_hashes.push(h);
             // Fee processing: the fee source's balance before and after.
@@ -381,7 +403,12 @@ mod tests {
             zstd_level: 0,
             ..StellarProfile::default()
         };
-        assert!(StellarGen::new(1, p).expect_err("bad").to_string().contains("zstd_level"));
+        assert!(
+            StellarGen::new(1, p)
+                .expect_err("bad")
+                .to_string()
+                .contains("zstd_level")
+        );
         let p = StellarProfile {
             tx_per_ledger_quantiles: [5.0, 4.0, 3.0, 2.0, 1.0],
             ..StellarProfile::default()

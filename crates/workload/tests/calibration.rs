@@ -51,18 +51,42 @@ fn generator_compresses_like_pubnet() {
         "ledger raw {:.0} B, {:.1}% smaller; tx raw mean {:.0} B, {:.1}% smaller; tx p50 {:.0} p99 {:.0}",
         s.ledger_raw_mean, s.ledger_reduction, s.tx_raw_mean, s.tx_reduction, s.tx_p50, s.tx_p99
     );
-    assert!((s.ledger_reduction - 89.5).abs() <= 4.0, "ledger reduction {:.1}%", s.ledger_reduction);
-    assert!((s.tx_reduction - 77.5).abs() <= 4.0, "tx reduction {:.1}%", s.tx_reduction);
-    assert!((s.tx_raw_mean / 5100.0 - 1.0).abs() <= 0.15, "tx mean {:.0}", s.tx_raw_mean);
-    assert!((s.ledger_raw_mean / 1.4e6 - 1.0).abs() <= 0.15, "ledger mean {:.0}", s.ledger_raw_mean);
-    assert!(s.tx_p99 >= 3.0 * s.tx_p50, "heavy tail: p99 {} vs p50 {}", s.tx_p99, s.tx_p50);
+    assert!(
+        (s.ledger_reduction - 89.5).abs() <= 4.0,
+        "ledger reduction {:.1}%",
+        s.ledger_reduction
+    );
+    assert!(
+        (s.tx_reduction - 77.5).abs() <= 4.0,
+        "tx reduction {:.1}%",
+        s.tx_reduction
+    );
+    assert!(
+        (s.tx_raw_mean / 5100.0 - 1.0).abs() <= 0.15,
+        "tx mean {:.0}",
+        s.tx_raw_mean
+    );
+    assert!(
+        (s.ledger_raw_mean / 1.4e6 - 1.0).abs() <= 0.15,
+        "ledger mean {:.0}",
+        s.ledger_raw_mean
+    );
+    assert!(
+        s.tx_p99 >= 3.0 * s.tx_p50,
+        "heavy tail: p99 {} vs p50 {}",
+        s.tx_p99,
+        s.tx_p50
+    );
 }
 
 /// The real data-lake ledger, recompressed the way the generator's output is,
 /// must give the README's figure: this pins the measuring method itself.
 #[test]
 fn real_ledger_reduction_is_measured_the_same_way() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/stellar-pubnet/FCD285FF--53312000.xdr.zstd");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/stellar-pubnet/FCD285FF--53312000.xdr.zstd"
+    );
     let Ok(compressed) = std::fs::read(path) else {
         eprintln!("skipped: {path} not found (shared data sits beside the clone)");
         return;
@@ -71,6 +95,11 @@ fn real_ledger_reduction_is_measured_the_same_way() {
     assert_eq!(raw.len(), 372_492, "the README's raw size");
     let recompressed = zstd::bulk::compress(&raw, 3).expect("zstd").len();
     let reduction = 100.0 * (1.0 - recompressed as f64 / raw.len() as f64);
-    eprintln!("real ledger 53312000: {} -> {} bytes, {:.1}% smaller", raw.len(), recompressed, reduction);
+    eprintln!(
+        "real ledger 53312000: {} -> {} bytes, {:.1}% smaller",
+        raw.len(),
+        recompressed,
+        reduction
+    );
     assert!((reduction - 80.9).abs() < 1.0, "{reduction}");
 }

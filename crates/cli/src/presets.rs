@@ -1,0 +1,76 @@
+//! Named presets: the Stellar workload's shape at several sizes.
+
+use kvbench_driver::stellar::{StellarConfig, StreamingConfig};
+
+/// Preset names, smallest first.
+pub const NAMES: &[&str] = &["smoke", "quick", "month-scaled", "seed"];
+
+/// A preset: the workload config and the engines' memory budget (bytes).
+pub struct Preset {
+    /// The workload settings.
+    pub workload: StellarConfig,
+    /// Memory given to each store's engine (memtables, caches); `None` keeps
+    /// the backends' defaults (the report's 512 MiB x 6 memtables).
+    pub engine_memory: Option<u64>,
+    /// One line on what the preset is for.
+    pub about: &'static str,
+}
+
+/// Looks a preset up by name.
+pub fn get(name: &str) -> Option<Preset> {
+    let d = StellarConfig::default();
+    Some(match name {
+        "smoke" => Preset {
+            workload: StellarConfig {
+                ledgers: 40,
+                batch_ledgers: 10,
+                commit_ledgers: 10,
+                verify_txs: 200,
+                streaming: StreamingConfig {
+                    ledgers: 5,
+                    close_interval_ms: 0,
+                    lookup_workers: 1,
+                },
+                ..d
+            },
+            engine_memory: Some(16 << 20),
+            about: "40 ledgers in 4 batches: checks every backend end to end in seconds",
+        },
+        "quick" => Preset {
+            workload: StellarConfig {
+                ledgers: 1000,
+                batch_ledgers: 100,
+                commit_ledgers: 20,
+                streaming: StreamingConfig {
+                    ledgers: 30,
+                    close_interval_ms: 500,
+                    lookup_workers: 2,
+                },
+                ..d
+            },
+            engine_memory: Some(64 << 20),
+            about: "1,000 ledgers in 10 batches, then 30 streamed ledgers with lookups: a few minutes for four backends",
+        },
+        "month-scaled" => Preset {
+            workload: StellarConfig {
+                ledgers: 3000,
+                batch_ledgers: 25,
+                commit_ledgers: 25,
+                streaming: StreamingConfig {
+                    ledgers: 60,
+                    close_interval_ms: 500,
+                    lookup_workers: 2,
+                },
+                ..d
+            },
+            engine_memory: Some(32 << 20),
+            about: "3,000 ledgers in 120 batches, data ~40x the memtables: compaction cost grows visibly",
+        },
+        "seed" => Preset {
+            workload: d,
+            engine_memory: None,
+            about: "the report's full parameters (468,038 ledgers, batches of 2,000, 512 MiB x 6 memtables): big machines only",
+        },
+        _ => return None,
+    })
+}

@@ -1,0 +1,509 @@
+//! `kvbench run stellar`: config assembly, the per-backend loop, output files.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use kvbench_core::{Durability, KvStore};
+use kvbench_driver::env::EnvInfo;
+use kvbench_driver::results::{BackendRun, BatchRecord, RunResult, SCHEMA_VERSION, StoreSetup};
+use kvbench_driver::rundir::RunDir;
+use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig};
+use kvbench_driver::timefmt;
+use kvbench_workload::stellar::STORES;
+use serde::Deserialize;
+
+use crate::registry::{self, BackendSpec, EngineConfig};
+use crate::{presets, size, table};
+
+/// Options of `kvbench run stellar`. Precedence: flags over the run file over the preset.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Preset: smoke, quick, month-scaled or seed.
+    #[arg(long)]
+    preset: Option<String>,
+    /// TOML run file (preset, backends, stores, [workload] and [backend.NAME] tables).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Backends to run in turn, comma-separated, each holding all three stores.
+    #[arg(long, value_name = "LIST")]
+    backends: Option<String>,
+    /// One backend for all three stores (same as --backends NAME).
+    #[arg(long, value_name = "NAME", conflicts_with = "backends")]
+    backend: Option<String>,
+    /// A hybrid run: STORE=BACKEND, once per store (ledgers, txdata, txindex).
+    #[arg(long = "store", value_name = "STORE=BACKEND")]
+    stores: Vec<String>,
+    /// Ledgers to ingest.
+    #[arg(long)]
+    ledgers: Option<u64>,
+    /// Ledgers per batch.
+    #[arg(long)]
+    batch_ledgers: Option<u32>,
+    /// Ledgers per write commit inside a batch.
+    #[arg(long)]
+    commit_ledgers: Option<u32>,
+    /// Seed of every generator.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// After each batch: manual, background or none.
+    #[arg(long)]
+    compaction: Option<String>,
+    /// Commit every batch with sync (fsync) instead of leaving it to the engine.
+    #[arg(long)]
+    sync: bool,
+    /// Memory budget of each engine (memtables, block cache), e.g. 64MiB.
+    #[arg(long, value_name = "SIZE")]
+    engine_memory: Option<String>,
+    /// Ledgers streamed after ingestion with concurrent lookups (0 skips).
+    #[arg(long)]
+    streaming_ledgers: Option<u64>,
+    /// Milliseconds between streamed ledgers (0: as fast as possible).
+    #[arg(long)]
+    close_interval_ms: Option<u64>,
+    /// Lookup threads during streaming.
+    #[arg(long)]
+    lookup_workers: Option<usize>,
+    /// Output directory (must not exist, or be empty); default kvbench-runs/stellar-TIMESTAMP.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write into an existing non-empty --out directory (nothing in it is deleted).
+    #[arg(long)]
+    force: bool,
+    /// Keep the store directories after each backend (default: removed to free disk).
+    #[arg(long)]
+    keep_stores: bool,
+    /// Run even from a debug build (its numbers mislead; for testing the harness only).
+    #[arg(long)]
+    allow_debug: bool,
+}
+
+/// The TOML run file.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RunFile {
+    preset: Option<String>,
+    backends: Option<Vec<String>>,
+    stores: Option<BTreeMap<String, String>>,
+    engine_memory: Option<String>,
+    workload: Option<toml::Table>,
+    #[serde(default)]
+    backend: BTreeMap<String, toml::Table>,
+}
+
+struct Plan {
+    preset: String,
+    workload: StellarConfig,
+    /// Each run: label and the backend of each store.
+    runs: Vec<(String, [BackendSpec; 3])>,
+}
+
+fn merge_table(into: &mut toml::Table, from: &toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge_table(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+fn plan(args: &Args) -> anyhow::Result<Plan> {
+    let file: RunFile = match &args.config {
+        Some(p) => {
+            let text = fs::read_to_string(p)
+                .with_context(|| format!("reading run file {}", p.display()))?;
+            toml::from_str(&text).with_context(|| format!("run file {}", p.display()))?
+        }
+        None => RunFile::default(),
+    };
+    let preset_name = args
+        .preset
+        .clone()
+        .or(file.preset.clone())
+        .unwrap_or_else(|| "quick".into());
+    let preset = presets::get(&preset_name).with_context(|| {
+        format!(
+            "unknown preset `{preset_name}`; accepted: {}",
+            presets::NAMES.join(", ")
+        )
+    })?;
+
+    let mut workload = preset.workload;
+    if let Some(t) = &file.workload {
+        let mut base = toml::Table::try_from(&workload)?;
+        merge_table(&mut base, t);
+        workload = base.try_into().context("run file [workload]")?;
+    }
+    if let Some(v) = args.ledgers {
+        workload.ledgers = v;
+    }
+    if let Some(v) = args.batch_ledgers {
+        workload.batch_ledgers = v;
+    }
+    if let Some(v) = args.commit_ledgers {
+        workload.commit_ledgers = v;
+    }
+    if let Some(v) = args.seed {
+        workload.seed = v;
+    }
+    if let Some(c) = &args.compaction {
+        workload.compaction = match c.as_str() {
+            "manual" => CompactionStrategy::Manual,
+            "background" => CompactionStrategy::Background,
+            "none" => CompactionStrategy::None,
+            other => bail!(
+                "unknown compaction strategy `{other}`; accepted: {}",
+                CompactionStrategy::NAMES
+            ),
+        };
+    }
+    if args.sync {
+        workload.durability = Durability::Sync;
+    }
+    if let Some(v) = args.streaming_ledgers {
+        workload.streaming.ledgers = v;
+    }
+    if let Some(v) = args.close_interval_ms {
+        workload.streaming.close_interval_ms = v;
+    }
+    if let Some(v) = args.lookup_workers {
+        workload.streaming.lookup_workers = v;
+    }
+    workload.validate()?;
+
+    let memory = match args.engine_memory.as_ref().or(file.engine_memory.as_ref()) {
+        Some(s) => Some(size::parse(s).map_err(anyhow::Error::msg)?),
+        None => preset.engine_memory,
+    };
+    let spec = |name: &str| -> anyhow::Result<BackendSpec> {
+        let mut s = BackendSpec::by_name(name)?;
+        if let Some(m) = memory {
+            s.scale_memory(m);
+        }
+        if workload.compaction == CompactionStrategy::None
+            && let EngineConfig::Rocksdb(c) = &mut s.config
+        {
+            c.disable_auto_compactions = true;
+        }
+        if let Some(t) = file.backend.get(name) {
+            s.apply_overrides(t)?;
+        }
+        Ok(s)
+    };
+    for name in file.backend.keys() {
+        BackendSpec::by_name(name).with_context(|| "run file [backend.NAME] table".to_string())?;
+    }
+
+    let mut runs = Vec::new();
+    let hybrid: Vec<(String, String)> = if !args.stores.is_empty() {
+        args.stores
+            .iter()
+            .map(|s| {
+                s.split_once('=')
+                    .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                    .with_context(|| {
+                        format!("--store `{s}`: write STORE=BACKEND, e.g. txdata=mdbx")
+                    })
+            })
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        file.stores
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    };
+    if !hybrid.is_empty() {
+        if args.backends.is_some() || args.backend.is_some() {
+            bail!("--store builds one hybrid run; do not combine it with --backends or --backend");
+        }
+        let mut chosen: [Option<BackendSpec>; 3] = [None, None, None];
+        for (store, backend) in &hybrid {
+            let i = STORES.iter().position(|s| s == store).with_context(|| {
+                format!("unknown store `{store}`; accepted: {}", STORES.join(", "))
+            })?;
+            if chosen[i].is_some() {
+                bail!("store `{store}` is given twice");
+            }
+            chosen[i] = Some(spec(backend)?);
+        }
+        let missing: Vec<&str> = (0..3)
+            .filter(|&i| chosen[i].is_none())
+            .map(|i| STORES[i])
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "a hybrid run needs a backend for every store; missing: {}",
+                missing.join(", ")
+            );
+        }
+        let [a, b, c] = chosen.map(|s| s.expect("checked above"));
+        let label = format!("ledgers={},txdata={},txindex={}", a.name, b.name, c.name);
+        runs.push((label, [a, b, c]));
+    } else {
+        let list = match (&args.backends, &args.backend, &file.backends) {
+            (Some(l), _, _) => l.clone(),
+            (None, Some(b), _) => b.clone(),
+            (None, None, Some(v)) => v.join(","),
+            (None, None, None) => registry::DEFAULT_BACKENDS.join(","),
+        };
+        for s in registry::parse_list(&list)? {
+            let name = s.name.clone();
+            runs.push((name.clone(), [spec(&name)?, spec(&name)?, spec(&name)?]));
+        }
+    }
+    Ok(Plan {
+        preset: preset_name,
+        workload,
+        runs,
+    })
+}
+
+struct Progress {
+    bar: ProgressBar,
+    jsonl: BufWriter<File>,
+    jsonl_path: PathBuf,
+    started: Instant,
+    ledgers: u64,
+    tty: bool,
+    label: String,
+    write_error: Option<std::io::Error>,
+}
+
+impl Observer for Progress {
+    fn batch_done(&mut self, rec: &BatchRecord, total: u32) {
+        self.ledgers += u64::from(rec.ledgers);
+        let line = serde_json::to_string(rec).unwrap_or_default();
+        // Flushed per line: a killed run keeps every finished batch.
+        if let Err(e) = writeln!(self.jsonl, "{line}").and_then(|_| self.jsonl.flush()) {
+            self.write_error.get_or_insert(e);
+        }
+        let rate = self.ledgers as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+        let msg = format!(
+            "{rate:.1} ledgers/s, batch {:.2}s, txdata compact {}",
+            rec.total_secs,
+            rec.stores[1]
+                .compact_secs
+                .map_or("-".to_string(), |s| format!("{s:.2}s"))
+        );
+        self.bar.set_length(u64::from(total));
+        self.bar.set_position(u64::from(rec.batch));
+        self.bar.set_message(msg.clone());
+        let step = (total / 10).max(1);
+        if !self.tty && (rec.batch % step == 0 || rec.batch == total) {
+            eprintln!("[{}] batch {}/{}: {msg}", self.label, rec.batch, total);
+        }
+    }
+
+    fn phase(&mut self, name: &str) {
+        self.bar.set_message(format!("{name}..."));
+        if !self.tty {
+            eprintln!("[{}] {name}...", self.label);
+        }
+    }
+}
+
+/// Runs `kvbench run stellar`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if cfg!(debug_assertions) && !args.allow_debug {
+        bail!(
+            "this kvbench is a debug build: engines and generators run many times slower unoptimised, so its \
+             figures would mislead. Build with `cargo run --release -- run ...`, or pass --allow-debug to test the harness"
+        );
+    }
+    let plan = plan(&args)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("kvbench-runs").join(format!("stellar-{}", timefmt::now_stamp()))
+    });
+    let rundir = RunDir::create(&out, args.force)?;
+    let jsonl_path = out.join("batches.jsonl");
+    let mut result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        workload: "stellar".into(),
+        preset: Some(plan.preset.clone()),
+        seed: plan.workload.seed,
+        started_at: timefmt::now_rfc3339(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        env: EnvInfo::capture(&out),
+        config: serde_json::to_value(&plan.workload)?,
+        runs: Vec::new(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    eprintln!(
+        "kvbench: stellar preset {} ({} ledgers, batches of {}, compaction {:?}), seed {}, {} run(s); output in {}",
+        plan.preset,
+        plan.workload.ledgers,
+        plan.workload.batch_ledgers,
+        plan.workload.compaction,
+        plan.workload.seed,
+        plan.runs.len(),
+        out.display()
+    );
+    let mut failed = false;
+    for (label, specs) in &plan.runs {
+        let run = run_one(
+            &plan,
+            label,
+            specs,
+            &rundir,
+            &jsonl_path,
+            tty,
+            args.keep_stores,
+            &mut result.env,
+        );
+        if let Some(e) = &run.error {
+            failed = true;
+            eprintln!("[{label}] failed: {e}");
+        }
+        result.runs.push(run);
+        // Rewritten after every backend so a later crash keeps the earlier runs.
+        write_json(&out.join("results.json"), &result)?;
+    }
+    let summary = table::stellar_summary(&result);
+    println!("{summary}");
+    fs::write(out.join("summary.md"), &summary)
+        .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
+    eprintln!("results: {}", out.join("results.json").display());
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_json(path: &Path, value: &RunResult) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    fs::write(&tmp, serde_json::to_vec_pretty(value)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    plan: &Plan,
+    label: &str,
+    specs: &[BackendSpec; 3],
+    rundir: &RunDir,
+    jsonl_path: &Path,
+    tty: bool,
+    keep_stores: bool,
+    env: &mut EnvInfo,
+) -> BackendRun {
+    let mut run = BackendRun {
+        label: label.to_string(),
+        stores: Vec::new(),
+        batches: Vec::new(),
+        summary: None,
+        streaming: None,
+        error: None,
+    };
+    let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
+    let mut dirs = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let dir = match rundir.store_dir(label, STORES[i]) {
+            Ok(d) => d,
+            Err(e) => {
+                run.error = Some(e.to_string());
+                return run;
+            }
+        };
+        match spec.open(&dir) {
+            Ok(s) => opened.push(s),
+            Err(e) => {
+                run.error = Some(format!("opening store `{}`: {e}", STORES[i]));
+                return run;
+            }
+        }
+        let version = spec.engine_version(&dir);
+        if let Some(v) = &version {
+            let engine = opened[i].engine().to_string();
+            env.engine_versions.insert(engine, v.clone());
+        }
+        run.stores.push(StoreSetup {
+            store: STORES[i].to_string(),
+            backend: spec.name.clone(),
+            engine_version: version,
+            config: serde_json::to_value(&spec.config).unwrap_or_default(),
+        });
+        dirs.push(dir);
+    }
+    let jsonl = match fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(jsonl_path)
+    {
+        Ok(f) => BufWriter::new(f),
+        Err(e) => {
+            run.error = Some(format!("opening {}: {e}", jsonl_path.display()));
+            return run;
+        }
+    };
+    let bar = if tty {
+        ProgressBar::new(u64::from(
+            plan.workload
+                .ledgers
+                .div_ceil(u64::from(plan.workload.batch_ledgers)) as u32,
+        ))
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>18} [{bar:30}] {pos}/{len} batches, ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(label.to_string());
+    let mut progress = Progress {
+        bar,
+        jsonl,
+        jsonl_path: jsonl_path.to_path_buf(),
+        started: Instant::now(),
+        ledgers: 0,
+        tty,
+        label: label.to_string(),
+        write_error: None,
+    };
+    let stores: [&dyn KvStore; 3] = [&*opened[0], &*opened[1], &*opened[2]];
+    let outcome = stellar::run(&plan.workload, label, stores, &mut progress);
+    progress.bar.finish_and_clear();
+    run.batches = outcome.batches;
+    run.summary = outcome.summary;
+    run.streaming = outcome.streaming;
+    if let Some(e) = outcome.error {
+        let hint = if e.is_full() {
+            " (out of space: free disk, raise the store's size setting, or use a smaller --ledgers; the batches so far are kept)"
+        } else {
+            ""
+        };
+        run.error = Some(format!("{e}{hint}"));
+    }
+    if let Some(e) = progress.write_error {
+        run.error
+            .get_or_insert(format!("writing {}: {e}", progress.jsonl_path.display()));
+    }
+    for (i, s) in opened.into_iter().enumerate() {
+        if let Err(e) = s.close() {
+            run.error
+                .get_or_insert(format!("closing store `{}`: {e}", STORES[i]));
+        }
+    }
+    if !keep_stores {
+        for d in &dirs {
+            if let Err(e) = rundir.remove_store_dir(d) {
+                eprintln!("warning: {e}");
+            }
+        }
+    }
+    run
+}

@@ -1,0 +1,113 @@
+//! Markdown tables printed at the end of a run.
+
+use std::fmt::Write;
+
+use kvbench_driver::results::{BackendRun, BatchRecord, RunResult};
+
+use crate::size::mib;
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "n/a".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// The end-of-run summary: one row per backend run, then the per-batch
+/// figures of the first, middle and last batch of each run.
+pub fn stellar_summary(r: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "## Stellar ingestion: preset {}, seed {}, {} ledgers in batches of {}\n",
+        r.preset.as_deref().unwrap_or("custom"),
+        r.seed,
+        r.config["ledgers"],
+        r.config["batch_ledgers"]
+    );
+    let _ = writeln!(
+        s,
+        "| run | ledgers | txs | wall s | ledgers/s | txdata compact first -> last s | disk MiB ledgers / txdata / txindex | txdata space amp | txdata write amp (engine) | 1-step lookup p50 / p99 us | 2-step lookup p50 / p99 us | mismatches | error |"
+    );
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for run in &r.runs {
+        let _ = writeln!(s, "{}", row(run));
+    }
+    for run in &r.runs {
+        if run.batches.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "\n### {}: per batch (seconds)\n", run.label);
+        let _ = writeln!(
+            s,
+            "| batch | total | gen | compress | writer wait | ledgers write / flush / compact | txdata write / flush / compact | txindex write / flush / compact | txdata disk MiB |"
+        );
+        let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for b in sample(&run.batches) {
+            let st = |i: usize| {
+                let x = &b.stores[i];
+                format!(
+                    "{:.2} / {:.2} / {}",
+                    x.write_secs,
+                    x.flush_secs,
+                    opt(x.compact_secs, 2)
+                )
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} |",
+                b.batch,
+                b.total_secs,
+                b.generate_secs,
+                b.compress_secs,
+                b.writer_wait_secs,
+                st(0),
+                st(1),
+                st(2),
+                mib(b.stores[1].disk.allocated_bytes)
+            );
+        }
+    }
+    s
+}
+
+fn row(run: &BackendRun) -> String {
+    let err = run.error.as_deref().unwrap_or("");
+    let Some(sum) = &run.summary else {
+        return format!("| {} | | | | | | | | | | | | {err} |", run.label);
+    };
+    let td = &sum.stores["txdata"];
+    let disk = ["ledgers", "txdata", "txindex"]
+        .iter()
+        .map(|n| mib(sum.stores[*n].disk_allocated_bytes))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let compact = td
+        .compact_first_last_secs
+        .map_or("n/a".to_string(), |(a, b)| format!("{a:.2} -> {b:.2}"));
+    let (one, two, bad) = match &run.streaming {
+        Some(st) => (
+            format!("{:.0} / {:.0}", st.one_step.p50_us, st.one_step.p99_us),
+            format!("{:.0} / {:.0}", st.two_step.p50_us, st.two_step.p99_us),
+            st.mismatches.to_string(),
+        ),
+        None => ("n/a".into(), "n/a".into(), "n/a".into()),
+    };
+    format!(
+        "| {} | {} | {} | {:.1} | {:.1} | {compact} | {disk} | {:.2} | {} | {one} | {two} | {bad} | {err} |",
+        run.label,
+        sum.ledgers,
+        sum.txs,
+        sum.wall_secs,
+        sum.ledgers_per_sec,
+        td.space_amp,
+        opt(td.write_amp_engine, 2),
+    )
+}
+
+/// First, middle and last batch, like the Stellar report's table.
+fn sample(batches: &[BatchRecord]) -> Vec<&BatchRecord> {
+    let mut idx = vec![0, batches.len() / 2, batches.len() - 1];
+    idx.dedup();
+    idx.into_iter().map(|i| &batches[i]).collect()
+}

@@ -1,0 +1,177 @@
+//! The `kvbench` binary as a user meets it: runs, outputs, and bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kvbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run kvbench")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn smoke_run_on_every_backend_writes_results() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "rocksdb-leveled,rocksdb-fifo,rocksdb-universal,lmdb,mdbx,mem",
+            "--out",
+            "out",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = t.path().join("out");
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).expect("results.json"))
+            .expect("json");
+    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["seed"], 42);
+    assert!(
+        results["env"]["rustc"]
+            .as_str()
+            .expect("rustc")
+            .starts_with("rustc")
+    );
+    let runs = results["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 6);
+    for r in runs {
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["summary"]["ledgers"], 40);
+        assert_eq!(r["streaming"]["mismatches"], 0);
+    }
+    let lines = std::fs::read_to_string(out.join("batches.jsonl")).expect("jsonl");
+    assert_eq!(lines.lines().count(), 6 * 4, "one line per batch per run");
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary.contains("| rocksdb-leveled |") && summary.contains("| mdbx |"),
+        "{summary}"
+    );
+    // Stores are removed after each run; results stay.
+    assert!(!out.join("stores/lmdb/txdata").exists());
+}
+
+#[test]
+fn hybrid_run_puts_each_store_on_its_engine() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--store",
+            "ledgers=rocksdb-leveled",
+            "--store",
+            "txdata=mdbx",
+            "--store",
+            "txindex=lmdb",
+            "--out",
+            "h",
+            "--keep-stores",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stores = t
+        .path()
+        .join("h/stores/ledgers_rocksdb-leveled_txdata_mdbx_txindex_lmdb");
+    let marker =
+        |s: &str| std::fs::read_to_string(stores.join(s).join("KVBENCH_STORE")).expect("marker");
+    assert_eq!(marker("ledgers").trim(), "rocksdb");
+    assert_eq!(marker("txdata").trim(), "mdbx");
+    assert_eq!(marker("txindex").trim(), "lmdb");
+}
+
+#[test]
+fn bad_names_are_refused_with_what_is_accepted() {
+    let t = tempfile::tempdir().expect("tempdir");
+    for (args, want) in [
+        (vec!["--backends", "rocksdb"], "accepted: rocksdb-leveled"),
+        (vec!["--preset", "huge"], "accepted: smoke, quick"),
+        (
+            vec!["--store", "blocks=lmdb"],
+            "accepted: ledgers, txdata, txindex",
+        ),
+        (vec!["--store", "txdata=lmdb"], "missing: ledgers, txindex"),
+        (
+            vec!["--compaction", "sometimes"],
+            "accepted: manual, background, none",
+        ),
+        (vec!["--engine-memory", "lots"], "not a size"),
+    ] {
+        let mut a = vec!["run", "stellar"];
+        a.extend(args.iter());
+        let o = kvbench(&a, t.path());
+        assert_eq!(o.status.code(), Some(1), "{a:?}");
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+    assert!(
+        !t.path().join("kvbench-runs").exists(),
+        "nothing written on bad input"
+    );
+}
+
+#[test]
+fn a_foreign_output_directory_is_refused_and_untouched() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let dir = t.path().join("mine");
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::write(dir.join("notes.txt"), "keep").expect("write");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backend",
+            "mem",
+            "--out",
+            "mine",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&dir).expect("read").count(), 1);
+}
+
+#[test]
+fn run_file_sets_values_and_refuses_typos() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("run.toml"),
+        "preset = \"smoke\"\nbackends = [\"mem\"]\n[workload]\nledgers = 12\nbatch_ledgers = 4\n[workload.streaming]\nledgers = 0\n",
+    )
+    .expect("write");
+    let o = kvbench(
+        &[
+            "run", "stellar", "--config", "run.toml", "--seed", "9", "--out", "r",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("r/results.json")).expect("read"))
+            .expect("json");
+    assert_eq!(r["seed"], 9, "flags override the file");
+    assert_eq!(r["runs"][0]["summary"]["batches"], 3);
+    assert!(r["runs"][0].get("streaming").is_none());
+
+    std::fs::write(t.path().join("typo.toml"), "[workload]\nledgerz = 12\n").expect("write");
+    let o = kvbench(&["run", "stellar", "--config", "typo.toml"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("ledgerz"), "{}", stderr(&o));
+}

@@ -1,0 +1,203 @@
+//! The Stellar batch protocol end to end on the in-memory backend.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use kvbench_core::{
+    Batch, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
+};
+use kvbench_driver::results::BatchRecord;
+use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig, StreamingConfig};
+use kvbench_mem::{Mem, MemConfig, MemStore};
+use kvbench_workload::stellar::{StellarGen, StellarProfile};
+
+fn small() -> StellarConfig {
+    StellarConfig {
+        ledgers: 23,
+        batch_ledgers: 5,
+        commit_ledgers: 2,
+        verify_txs: 50,
+        workers: 2,
+        profile: StellarProfile {
+            tx_per_ledger_mean: 20.0,
+            ..StellarProfile::default()
+        },
+        streaming: StreamingConfig {
+            ledgers: 4,
+            close_interval_ms: 0,
+            lookup_workers: 2,
+        },
+        ..StellarConfig::default()
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    batches: Vec<u32>,
+    phases: Vec<String>,
+}
+
+impl Observer for Seen {
+    fn batch_done(&mut self, rec: &BatchRecord, total: u32) {
+        assert_eq!(total, 5);
+        self.batches.push(rec.batch);
+    }
+    fn phase(&mut self, name: &str) {
+        self.phases.push(name.to_string());
+    }
+}
+
+fn open3(dir: &std::path::Path) -> [MemStore; 3] {
+    let cfg = MemConfig { persist: false };
+    ["ledgers", "txdata", "txindex"].map(|s| Mem::open(&dir.join(s), &cfg).expect("open"))
+}
+
+#[test]
+fn ingests_every_ledger_in_batches_and_reads_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open3(dir.path());
+    let cfg = small();
+    let mut seen = Seen::default();
+    let out = stellar::run(&cfg, "mem", [&s[0], &s[1], &s[2]], &mut seen);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert_eq!(seen.batches, vec![1, 2, 3, 4, 5]);
+    assert_eq!(seen.phases, vec!["verify", "streaming"]);
+    let ledgers: Vec<u32> = out.batches.iter().map(|b| b.ledgers).collect();
+    assert_eq!(ledgers, vec![5, 5, 5, 5, 3]);
+
+    let g = StellarGen::new(cfg.seed, cfg.profile.clone()).expect("gen");
+    let first = cfg.profile.first_ledger;
+    let txs: u64 = (first..first + 23).map(|q| u64::from(g.tx_count(q))).sum();
+    let sum = out.summary.as_ref().expect("summary");
+    assert_eq!(sum.txs, txs);
+    assert_eq!(sum.ledgers, 23);
+    // Every store holds exactly what was written (plus the streamed ledgers).
+    let streamed: u64 = (first + 23..first + 27)
+        .map(|q| u64::from(g.tx_count(q)))
+        .sum();
+    assert_eq!(s[0].stats().expect("stats").entries, Some(27));
+    assert_eq!(s[1].stats().expect("stats").entries, Some(txs + streamed));
+    assert_eq!(s[2].stats().expect("stats").entries, Some(txs + streamed));
+    let td = &sum.stores["txdata"];
+    let raw: u64 = out.batches.iter().map(|b| b.stores[1].raw_bytes).sum();
+    assert!(td.logical_bytes < raw / 2, "txdata is stored compressed");
+    assert!(td.compact_secs.is_none(), "mem has no manual compaction");
+
+    let st = out.streaming.expect("streaming ran");
+    assert_eq!(st.mismatches, 0);
+    assert_eq!(st.ledgers, 4);
+    assert!(st.one_step.count > 0 && st.two_step.count > 0);
+    assert!(st.one_step.p50_us <= st.one_step.p99_us);
+}
+
+#[test]
+fn the_same_seed_writes_the_same_bytes() {
+    let run = |seed| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = open3(dir.path());
+        let cfg = StellarConfig {
+            seed,
+            streaming: StreamingConfig {
+                ledgers: 0,
+                ..StreamingConfig::default()
+            },
+            ..small()
+        };
+        let out = stellar::run(&cfg, "mem", [&s[0], &s[1], &s[2]], &mut Seen::default());
+        assert!(out.error.is_none());
+        let mut all = Vec::new();
+        s[1].scan(b"", &mut |k, v| {
+            all.push((k.to_vec(), v.to_vec()));
+            true
+        })
+        .expect("scan");
+        all
+    };
+    assert_eq!(run(5), run(5));
+    assert_ne!(run(5), run(6));
+}
+
+/// A store that reports itself full after a number of writes.
+struct Filling {
+    inner: MemStore,
+    writes_left: AtomicU32,
+}
+
+impl KvStore for Filling {
+    fn engine(&self) -> &'static str {
+        "filling"
+    }
+    fn path(&self) -> &std::path::Path {
+        self.inner.path()
+    }
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.inner.get_into(key, out)
+    }
+    fn write(&self, batch: &Batch, d: Durability) -> Result<()> {
+        if self.writes_left.fetch_sub(1, Ordering::SeqCst) == 0 {
+            return Err(Error::Full {
+                engine: "filling",
+                op: Op::Write,
+                path: self.inner.path().to_path_buf(),
+                setting: "size",
+                message: "test cap".into(),
+            });
+        }
+        self.inner.write(batch, d)
+    }
+    fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        self.inner.scan(start, visit)
+    }
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    fn stats(&self) -> Result<EngineStats> {
+        self.inner.stats()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_full_store_ends_the_run_keeping_finished_batches() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let [a, b, c] = open3(dir.path());
+    // Three commits per batch (5 ledgers, 2 per commit): fail in batch 3.
+    let full = Filling {
+        inner: b,
+        writes_left: AtomicU32::new(7),
+    };
+    let cfg = StellarConfig {
+        compaction: CompactionStrategy::Background,
+        ..small()
+    };
+    let out = stellar::run(&cfg, "filling", [&a, &full, &c], &mut Seen::default());
+    let err = out.error.expect("the run must fail");
+    assert!(err.is_full(), "{err}");
+    assert!(err.to_string().contains("txdata"), "{err}");
+    assert_eq!(out.batches.len(), 2);
+    assert_eq!(out.summary.expect("partial summary").ledgers, 10);
+    assert!(out.streaming.is_none());
+}
+
+#[test]
+fn bad_configs_are_refused_before_writing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open3(dir.path());
+    let cfg = StellarConfig {
+        batch_ledgers: 0,
+        ..small()
+    };
+    let out = stellar::run(&cfg, "mem", [&s[0], &s[1], &s[2]], &mut Seen::default());
+    assert!(
+        out.error
+            .expect("refused")
+            .to_string()
+            .contains("batch_ledgers")
+    );
+    assert!(out.batches.is_empty());
+    assert_eq!(s[0].stats().expect("stats").entries, Some(0));
+}
