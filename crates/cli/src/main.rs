@@ -32,7 +32,7 @@ enum Command {
 #[derive(Subcommand)]
 enum Workload {
     /// Stellar ledger ingestion: ledgers, txdata and txindex stores, batch by batch.
-    Stellar(stellar_cmd::Args),
+    Stellar(Box<stellar_cmd::Args>),
 }
 
 fn main() -> ExitCode {
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run { workload } => match workload {
-            Workload::Stellar(args) => stellar_cmd::run(args),
+            Workload::Stellar(args) => stellar_cmd::run(*args),
         },
     };
     match result {

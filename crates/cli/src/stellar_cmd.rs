@@ -297,7 +297,7 @@ impl Observer for Progress {
         self.bar.set_position(u64::from(rec.batch));
         self.bar.set_message(msg.clone());
         let step = (total / 10).max(1);
-        if !self.tty && (rec.batch % step == 0 || rec.batch == total) {
+        if !self.tty && (rec.batch.is_multiple_of(step) || rec.batch == total) {
             eprintln!("[{}] batch {}/{}: {msg}", self.label, rec.batch, total);
         }
     }

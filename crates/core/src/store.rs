@@ -29,6 +29,17 @@ pub struct Capabilities {
     pub persistent: bool,
 }
 
+impl Capabilities {
+    /// A persistent, ordered store without manual compaction or eviction:
+    /// the copy-on-write B+trees (LMDB, MDBX).
+    pub const BTREE: Capabilities = Capabilities {
+        ordered_iteration: true,
+        manual_compaction: false,
+        evicts_oldest: false,
+        persistent: true,
+    };
+}
+
 /// An open store: the object-safe half of the trait family, so the driver can
 /// hold stores of different engines at once (the Stellar workload may put
 /// each of its three stores on another engine). Dynamic dispatch costs one

@@ -3,7 +3,6 @@
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, WithoutTls};
@@ -53,9 +52,6 @@ pub struct LmdbStore {
     db: Database<'static, Bytes, Bytes>,
     cfg: LmdbConfig,
     path: PathBuf,
-    // LMDB allows one writer; holding this also keeps writers off the env
-    // while `close` runs.
-    writer: Mutex<()>,
 }
 
 /// The linked LMDB library's version, e.g. `0.9.70`.
@@ -136,7 +132,6 @@ impl KvBackend for Lmdb {
             db,
             cfg: cfg.clone(),
             path: dir.to_path_buf(),
-            writer: Mutex::new(()),
         })
     }
 }
@@ -144,15 +139,6 @@ impl KvBackend for Lmdb {
 impl LmdbStore {
     fn err(&self, op: Op, e: heed::Error) -> Error {
         map_err(op, &self.path, e)
-    }
-
-    fn poisoned(&self, op: Op) -> Error {
-        Error::Engine {
-            engine: ENGINE,
-            op,
-            path: self.path.clone(),
-            message: "writer lock poisoned by a panicking thread".into(),
-        }
     }
 }
 
@@ -182,7 +168,6 @@ impl KvStore for LmdbStore {
     }
 
     fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
-        let _w = self.writer.lock().map_err(|_| self.poisoned(Op::Write))?;
         let mut wtxn = self.env.write_txn().map_err(|e| self.err(Op::Write, e))?;
         for op in batch.iter() {
             // An error drops `wtxn`, which aborts it: nothing of the batch lands.
@@ -243,12 +228,7 @@ impl KvStore for LmdbStore {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            ordered_iteration: true,
-            manual_compaction: false,
-            evicts_oldest: false,
-            persistent: true,
-        }
+        Capabilities::BTREE
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -256,8 +236,7 @@ impl KvStore for LmdbStore {
         this.env
             .force_sync()
             .map_err(|e| map_err(Op::Close, &this.path, e))?;
-        let LmdbStore { env, writer, .. } = this;
-        drop(writer);
+        let env = this.env;
         // Wait until the environment is really closed, so a reopen in this
         // process does not meet heed's "already opened" guard.
         env.prepare_for_closing().wait();

@@ -32,7 +32,7 @@ impl Default for Geometry {
         Self {
             lower: 1 << 20,
             upper: 64 << 30,
-            growth_step: 64 << 20,
+            growth_step: 16 << 20,
         }
     }
 }
@@ -85,6 +85,8 @@ pub fn engine_version() -> String {
     let v = unsafe { &mdbx_sys::mdbx_version };
     format!("{}.{}.{}", v.major, v.minor, v.patch)
 }
+
+type Pair<'a> = (std::borrow::Cow<'a, [u8]>, std::borrow::Cow<'a, [u8]>);
 
 /// The MDBX backend.
 pub struct Mdbx;
@@ -249,7 +251,6 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
             }
             .map_err(|e| self.err(Op::Write, e))?;
         }
-        drop(table);
         txn.commit().map_err(|e| self.err(Op::Write, e))?;
         if durability == Durability::Sync && !self.syncs_by_itself() {
             self.db.sync(true).map_err(|e| self.err(Op::Write, e))?;
@@ -264,7 +265,7 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
             .map_err(|e| self.err(Op::Iterate, e))?;
         let table = txn.open_table(None).map_err(|e| self.err(Op::Iterate, e))?;
         let mut cur = txn.cursor(&table).map_err(|e| self.err(Op::Iterate, e))?;
-        let mut item: Option<(std::borrow::Cow<'_, [u8]>, std::borrow::Cow<'_, [u8]>)> =
+        let mut item: Option<Pair<'_>> =
             cur.set_range(start).map_err(|e| self.err(Op::Iterate, e))?;
         while let Some((k, v)) = item {
             if !visit(&k, &v) {
@@ -302,12 +303,7 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            ordered_iteration: true,
-            manual_compaction: false,
-            evicts_oldest: false,
-            persistent: true,
-        }
+        Capabilities::BTREE
     }
 
     fn close(self: Box<Self>) -> Result<()> {

@@ -24,7 +24,7 @@ const SNAPSHOT: &str = "snapshot.kvm";
 const MAGIC: &[u8; 8] = b"KVBMEM01";
 
 /// Settings of the in-memory backend.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemConfig {
     /// Write a snapshot file on flush and close and load it on open.
