@@ -312,12 +312,7 @@ impl Observer for Progress {
 
 /// Runs `kvbench run stellar`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if cfg!(debug_assertions) && !args.allow_debug {
-        bail!(
-            "this kvbench is a debug build: engines and generators run many times slower unoptimised, so its \
-             figures would mislead. Build with `cargo run --release -- run ...`, or pass --allow-debug to test the harness"
-        );
-    }
+    check_build(cfg!(debug_assertions), args.allow_debug)?;
     let plan = plan(&args)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("kvbench-runs").join(format!("stellar-{}", timefmt::now_stamp()))
@@ -377,6 +372,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Refuses to benchmark from a debug build unless allowed.
+fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
+    if debug && !allow_debug {
+        bail!(
+            "this kvbench is a debug build: engines and generators run many times slower unoptimised, so its \
+             figures would mislead. Build with `cargo build --release --workspace`, or pass --allow-debug to test the harness"
+        );
+    }
+    Ok(())
 }
 
 fn write_json(path: &Path, value: &RunResult) -> anyhow::Result<()> {
@@ -506,4 +512,20 @@ fn run_one(
         }
     }
     run
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn debug_builds_refuse_unless_allowed() {
+        let e = super::check_build(true, false)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("debug build") && e.contains("--allow-debug"),
+            "{e}"
+        );
+        assert!(super::check_build(true, true).is_ok());
+        assert!(super::check_build(false, false).is_ok());
+    }
 }
