@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod pointreads_cmd;
 mod presets;
 mod registry;
 mod size;
@@ -33,6 +34,8 @@ enum Command {
 enum Workload {
     /// Stellar ledger ingestion: ledgers, txdata and txindex stores, batch by batch.
     Stellar(Box<stellar_cmd::Args>),
+    /// Point reads of random 32-byte keys: device IO per GET before and after a full compaction.
+    PointReads(Box<pointreads_cmd::Args>),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         }
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
+            Workload::PointReads(args) => pointreads_cmd::run(*args),
         },
     };
     match result {

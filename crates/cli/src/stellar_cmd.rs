@@ -375,7 +375,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Refuses to benchmark from a debug build unless allowed.
-fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
+pub fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
     if debug && !allow_debug {
         bail!(
             "this kvbench is a debug build: engines and generators run many times slower unoptimised, so its \

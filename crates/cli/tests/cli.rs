@@ -175,3 +175,61 @@ fn run_file_sets_values_and_refuses_typos() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("ledgerz"), "{}", stderr(&o));
 }
+
+#[test]
+fn point_reads_measure_every_backend_and_verify_values() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "point-reads",
+            "--keys",
+            "20000",
+            "--reads",
+            "500",
+            "--missing-reads",
+            "100",
+            "--backends",
+            "rocksdb-leveled,lmdb",
+            "--engine-memory",
+            "16MiB",
+            "--out",
+            "p",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("p/results.json")).expect("read"))
+            .expect("json");
+    let runs = r["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        assert_eq!(run["before_compaction"]["mismatches"], 0, "{run}");
+        assert_eq!(run["before_compaction"]["reads"], 500);
+        // Device figures are present exactly when a private device was used.
+        let has_device = run["device_meter"]
+            .as_str()
+            .expect("meter")
+            .starts_with("private loop device");
+        assert_eq!(
+            run["before_compaction"]
+                .get("device_reads_per_get")
+                .is_some(),
+            has_device,
+            "{run}"
+        );
+    }
+    assert!(
+        runs[0].get("after_compaction").is_some(),
+        "RocksDB is measured after a full compaction"
+    );
+    assert!(
+        runs[1].get("after_compaction").is_none(),
+        "LMDB has no compaction"
+    );
+    assert!(
+        !t.path().join("p/devices/lmdb").exists(),
+        "loop mounts are removed"
+    );
+}

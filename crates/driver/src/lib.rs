@@ -5,6 +5,7 @@
 //! rendered from the files this crate writes.
 
 pub mod env;
+pub mod pointreads;
 pub mod results;
 pub mod rundir;
 pub mod stellar;
