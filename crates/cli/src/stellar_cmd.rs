@@ -487,10 +487,19 @@ fn run_one(
     run.summary = outcome.summary;
     run.streaming = outcome.streaming;
     if let Some(e) = outcome.error {
-        let hint = if e.is_full() {
-            " (out of space: free disk, raise the store's size setting, or use a smaller --ledgers; the batches so far are kept)"
-        } else {
-            ""
+        // Engines do not all say ENOSPC (LMDB reports EIO when pwrite finds
+        // the disk full), so look at the filesystem itself too.
+        let nearly_full = dirs
+            .iter()
+            .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
+            .min()
+            .filter(|free| *free < 64 << 20);
+        let hint = match (e.is_full(), nearly_full) {
+            (_, Some(free)) => format!(
+                " (the filesystem holding the stores has {free} bytes free: free disk or use a smaller --ledgers; the batches so far are kept)"
+            ),
+            (true, None) => " (out of space: raise the store's size setting or use a smaller --ledgers; the batches so far are kept)".into(),
+            (false, None) => String::new(),
         };
         run.error = Some(format!("{e}{hint}"));
     }

@@ -233,3 +233,49 @@ fn point_reads_measure_every_backend_and_verify_values() {
         "loop mounts are removed"
     );
 }
+
+#[test]
+fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
+    use kvbench_meter::loopdev::LoopFs;
+    if let Err(e) = LoopFs::available() {
+        eprintln!("not run: {e}");
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let fs = LoopFs::create(&t.path().join("img"), &t.path().join("mnt"), 200 << 20, 128)
+        .expect("loop fs");
+    let out = fs.path().join("run");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "quick",
+            "--backends",
+            "lmdb,rocksdb-leveled",
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            out.to_str().expect("utf8"),
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bytes free"), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).expect("results kept"))
+            .expect("json");
+    for run in r["runs"].as_array().expect("runs") {
+        assert!(
+            run["error"]
+                .as_str()
+                .expect("error recorded")
+                .contains("free"),
+            "{run}"
+        );
+        assert!(
+            !run["batches"].as_array().expect("batches").is_empty(),
+            "finished batches are kept"
+        );
+    }
+}

@@ -128,6 +128,12 @@ mod tests {
     }
 
     #[test]
+    fn free_bytes_of_tmp_is_positive_and_missing_paths_fail() {
+        assert!(free_bytes(&std::env::temp_dir()).expect("statvfs") > 0);
+        assert!(free_bytes(Path::new("/no/such/kvbench/path")).is_err());
+    }
+
+    #[test]
     fn dir_usage_counts_allocated_blocks_not_length() {
         let d = tmp("usage");
         fs::create_dir_all(d.join("sub")).expect("mkdir");
@@ -144,4 +150,18 @@ mod tests {
         );
         fs::remove_dir_all(&d).expect("cleanup");
     }
+}
+
+/// Bytes available to unprivileged writers on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path has a NUL byte"))?;
+    // SAFETY: an all-zero statvfs is valid; statvfs only writes into it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` is writable.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
