@@ -92,6 +92,20 @@ pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
     }
 }
 
+/// Bytes available to unprivileged writers on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path has a NUL byte"))?;
+    // SAFETY: an all-zero statvfs is valid; statvfs only writes into it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` is writable.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,18 +164,4 @@ mod tests {
         );
         fs::remove_dir_all(&d).expect("cleanup");
     }
-}
-
-/// Bytes available to unprivileged writers on the filesystem holding `path`.
-pub fn free_bytes(path: &Path) -> io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path has a NUL byte"))?;
-    // SAFETY: an all-zero statvfs is valid; statvfs only writes into it.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `st` is writable.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
