@@ -12,11 +12,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kvbench_core::{Durability, KvStore};
 use kvbench_driver::env::EnvInfo;
 use kvbench_driver::results::{BackendRun, BatchRecord, RunResult, SCHEMA_VERSION, StoreSetup};
-use kvbench_driver::rundir::RunDir;
+use kvbench_driver::rundir::{RunDir, sanitize};
 use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig};
 use kvbench_driver::timefmt;
 use kvbench_workload::stellar::STORES;
 use serde::Deserialize;
+
+use kvbench_meter::loopdev::LoopFs;
+use kvbench_meter::rusage::Usage;
 
 use crate::registry::{self, BackendSpec, EngineConfig};
 use crate::{presets, size, table};
@@ -78,6 +81,12 @@ pub struct Args {
     /// Keep the store directories after each backend (default: removed to free disk).
     #[arg(long)]
     keep_stores: bool,
+    /// Private device per store: auto (a loop device when root and available), loop, none.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Size of each private device (sparse); default from the workload's size.
+    #[arg(long, value_name = "SIZE")]
+    device_size: Option<String>,
     /// Run even from a debug build (its numbers mislead; for testing the harness only).
     #[arg(long)]
     allow_debug: bool,
@@ -98,6 +107,8 @@ struct RunFile {
 
 struct Plan {
     preset: String,
+    /// Private device size per store, when stores get private devices.
+    device_size: Option<u64>,
     workload: StellarConfig,
     /// Each run: label and the backend of each store.
     runs: Vec<(String, [BackendSpec; 3])>,
@@ -259,11 +270,40 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
             runs.push((name.clone(), [spec(&name)?, spec(&name)?, spec(&name)?]));
         }
     }
+    let device_size = match args.device.as_str() {
+        "none" => None,
+        mode @ ("auto" | "loop") => match LoopFs::available() {
+            Ok(()) => {
+                if args.keep_stores {
+                    bail!(
+                        "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
+                    );
+                }
+                Some(match &args.device_size {
+                    Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
+                    None => estimate_device_size(&workload),
+                })
+            }
+            Err(e) if mode == "loop" => bail!("--device loop: {e}"),
+            Err(_) => None,
+        },
+        other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
+    };
     Ok(Plan {
         preset: preset_name,
+        device_size,
         workload,
         runs,
     })
+}
+
+/// A sparse device size that holds the largest store with room for space
+/// amplification and compaction's temporary copies.
+fn estimate_device_size(w: &StellarConfig) -> u64 {
+    let ledgers = w.ledgers + w.streaming.ledgers;
+    let txs = ledgers as f64 * w.profile.tx_per_ledger_mean;
+    let largest = (ledgers as f64 * 170e3).max(txs * 1.3e3);
+    (largest * 5.0) as u64 + (512 << 20)
 }
 
 struct Progress {
@@ -313,11 +353,31 @@ impl Observer for Progress {
 /// Runs `kvbench run stellar`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_build(cfg!(debug_assertions), args.allow_debug)?;
-    let plan = plan(&args)?;
+    let mut plan = plan(&args)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("kvbench-runs").join(format!("stellar-{}", timefmt::now_stamp()))
     });
     let rundir = RunDir::create(&out, args.force)?;
+    if let Some(size) = plan.device_size {
+        // Images are sparse, but a store that outgrows the free space under
+        // its image gets I/O errors instead of ENOSPC: refuse that setup.
+        let free = kvbench_core::fsutil::free_bytes(&out).unwrap_or(0);
+        if free < size.saturating_mul(3) {
+            let msg = format!(
+                "{} has {} MiB free, less than three private devices of {} MiB",
+                out.display(),
+                free >> 20,
+                size >> 20
+            );
+            if args.device == "loop" {
+                bail!("--device loop: {msg}; give --device-size or free disk");
+            }
+            eprintln!(
+                "kvbench: {msg}; stores share the data directory instead (device figures absent)"
+            );
+            plan.device_size = None;
+        }
+    }
     let jsonl_path = out.join("batches.jsonl");
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,
@@ -409,18 +469,48 @@ fn run_one(
         stores: Vec::new(),
         batches: Vec::new(),
         summary: None,
+        usage: None,
+        device_meter: None,
         streaming: None,
         error: None,
     };
     let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
     let mut dirs = Vec::new();
+    let mut devices: Vec<LoopFs> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
-        let dir = match rundir.store_dir(label, STORES[i]) {
-            Ok(d) => d,
-            Err(e) => {
-                run.error = Some(e.to_string());
-                return run;
+        let dir = match plan.device_size {
+            Some(size) => {
+                let root = rundir.path().join("devices").join(sanitize(label));
+                let made = fs::create_dir_all(&root)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|_| {
+                        Ok(LoopFs::create(
+                            &root.join(format!("{}.img", STORES[i])),
+                            &root.join(STORES[i]),
+                            size,
+                            128,
+                        )?)
+                    });
+                match made {
+                    Ok(d) => {
+                        let store = d.path().join("store");
+                        devices.push(d);
+                        store
+                    }
+                    Err(e) => {
+                        run.error =
+                            Some(format!("private device for store `{}`: {e:#}", STORES[i]));
+                        return run;
+                    }
+                }
             }
+            None => match rundir.store_dir(label, STORES[i]) {
+                Ok(d) => d,
+                Err(e) => {
+                    run.error = Some(e.to_string());
+                    return run;
+                }
+            },
         };
         match spec.open(&dir) {
             Ok(s) => opened.push(s),
@@ -481,7 +571,17 @@ fn run_one(
         write_error: None,
     };
     let stores: [&dyn KvStore; 3] = [&*opened[0], &*opened[1], &*opened[2]];
-    let outcome = stellar::run(&plan.workload, label, stores, &mut progress);
+    let devs = [devices.first(), devices.get(1), devices.get(2)];
+    run.device_meter = Some(match devs[0] {
+        Some(_) => format!(
+            "private ext4 loop device per store ({}), direct I/O, read-ahead 128 KiB",
+            devices.iter().map(|d| d.device()).collect::<Vec<_>>().join(", ")
+        ),
+        None => "absent: stores share the data directory's filesystem (--device none, or no root/loop devices)".into(),
+    });
+    let usage0 = Usage::now();
+    let outcome = stellar::run(&plan.workload, label, stores, devs, &mut progress);
+    run.usage = Some(Usage::now().since(&usage0));
     progress.bar.finish_and_clear();
     run.batches = outcome.batches;
     run.summary = outcome.summary;
@@ -513,7 +613,9 @@ fn run_one(
                 .get_or_insert(format!("closing store `{}`: {e}", STORES[i]));
         }
     }
-    if !keep_stores {
+    // Unmounts and removes the private devices (after the stores closed).
+    drop(devices);
+    if !keep_stores && plan.device_size.is_none() {
         for d in &dirs {
             if let Err(e) = rundir.remove_store_dir(d) {
                 eprintln!("warning: {e}");

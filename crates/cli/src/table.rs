@@ -24,7 +24,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
     );
     let _ = writeln!(
         s,
-        "| run | ledgers | txs | wall s | ledgers/s | txdata compact first -> last s | disk MiB ledgers / txdata / txindex | txdata space amp | txdata write amp (engine) | 1-step lookup p50 / p99 us | 2-step lookup p50 / p99 us | mismatches | error |"
+        "| run | ledgers | txs | wall s | ledgers/s | txdata compact first -> last s | disk MiB ledgers / txdata / txindex | txdata space amp | txdata write amp (engine / device) | 1-step lookup p50 / p99 us | 2-step lookup p50 / p99 us | mismatches | error |"
     );
     let _ = writeln!(
         s,
@@ -93,15 +93,14 @@ fn row(run: &BackendRun) -> String {
         ),
         None => ("n/a".into(), "n/a".into(), "n/a".into()),
     };
-    format!(
-        "| {} | {} | {} | {:.1} | {:.1} | {compact} | {disk} | {:.2} | {} | {one} | {two} | {bad} | {err} |",
-        run.label,
-        sum.ledgers,
-        sum.txs,
-        sum.wall_secs,
-        sum.ledgers_per_sec,
-        td.space_amp,
+    let wa = format!(
+        "{} / {}",
         opt(td.write_amp_engine, 2),
+        opt(td.write_amp_device, 2)
+    );
+    format!(
+        "| {} | {} | {} | {:.1} | {:.1} | {compact} | {disk} | {:.2} | {wa} | {one} | {two} | {bad} | {err} |",
+        run.label, sum.ledgers, sum.txs, sum.wall_secs, sum.ledgers_per_sec, td.space_amp,
     )
 }
 

@@ -11,6 +11,11 @@ fn kvbench(args: &[&str], cwd: &Path) -> Output {
         .expect("run kvbench")
 }
 
+fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).expect("valid JSON")
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
@@ -33,9 +38,7 @@ fn smoke_run_on_every_backend_writes_results() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = t.path().join("out");
-    let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("results.json")).expect("results.json"))
-            .expect("json");
+    let results: serde_json::Value = read_json(&out.join("results.json"));
     assert_eq!(results["schema_version"], 1);
     assert_eq!(results["seed"], 42);
     assert!(
@@ -58,8 +61,29 @@ fn smoke_run_on_every_backend_writes_results() {
         summary.contains("| rocksdb-leveled |") && summary.contains("| mdbx |"),
         "{summary}"
     );
-    // Stores are removed after each run; results stay.
-    assert!(!out.join("stores/lmdb/txdata").exists());
+    // Stores (and their private devices) are removed after each run; results stay.
+    let mut left = Vec::new();
+    let mut stack = vec![out.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                left.push(
+                    p.strip_prefix(&out)
+                        .expect("below out")
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    left.sort();
+    assert_eq!(
+        left,
+        ["KVBENCH_RUN", "batches.jsonl", "results.json", "summary.md"]
+    );
 }
 
 #[test]
@@ -80,6 +104,8 @@ fn hybrid_run_puts_each_store_on_its_engine() {
             "--out",
             "h",
             "--keep-stores",
+            "--device",
+            "none",
         ],
         t.path(),
     );
@@ -163,9 +189,7 @@ fn run_file_sets_values_and_refuses_typos() {
         t.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(t.path().join("r/results.json")).expect("read"))
-            .expect("json");
+    let r: serde_json::Value = read_json(&t.path().join("r/results.json"));
     assert_eq!(r["seed"], 9, "flags override the file");
     assert_eq!(r["runs"][0]["summary"]["batches"], 3);
     assert!(r["runs"][0].get("streaming").is_none());
@@ -199,9 +223,7 @@ fn point_reads_measure_every_backend_and_verify_values() {
         t.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(t.path().join("p/results.json")).expect("read"))
-            .expect("json");
+    let r: serde_json::Value = read_json(&t.path().join("p/results.json"));
     let runs = r["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2);
     for run in runs {
@@ -262,9 +284,7 @@ fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("bytes free"), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("results.json")).expect("results kept"))
-            .expect("json");
+    let r: serde_json::Value = read_json(&out.join("results.json"));
     for run in r["runs"].as_array().expect("runs") {
         assert!(
             run["error"]

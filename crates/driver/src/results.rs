@@ -52,6 +52,13 @@ pub struct BackendRun {
     /// Totals over the run; absent when the run failed before a batch finished.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
+    /// CPU time, peak RSS and faults of the process during this run
+    /// (`getrusage`; peak RSS is the process's peak so far).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<kvbench_meter::rusage::Usage>,
+    /// Where each store's device figures come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_meter: Option<String>,
     /// Lookup phase after ingestion, when run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingResult>,
@@ -96,6 +103,10 @@ pub struct BatchRecord {
     pub writer_wait_secs: f64,
     /// Writer wall time of the batch: writes, flushes, compactions, seconds.
     pub total_secs: f64,
+    /// Bytes the whole process caused to be written to storage during the
+    /// batch (`/proc/self/io` write_bytes: misses mmap writeback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_write_bytes: Option<u64>,
     /// Per store, in write order.
     pub stores: Vec<StoreBatch>,
 }
@@ -132,6 +143,16 @@ pub struct StoreBatch {
     /// compaction + WAL, or MDBX pages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine_write_bytes: Option<u64>,
+    /// Bytes written to this store's private device during the batch, after
+    /// `syncfs` (`/sys/block/<loop>/stat`); absent without a private device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_write_bytes: Option<u64>,
+    /// Bytes read from this store's private device during the batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Time spent in `syncfs` after the batch, seconds (not in the engine times).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_secs: Option<f64>,
     /// Engine state after the batch.
     pub engine: EngineStats,
     /// Disk usage after the batch.
@@ -180,6 +201,10 @@ pub struct StoreSummary {
     /// Engine-reported write amplification: engine bytes / logical bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_amp_engine: Option<f64>,
+    /// Device write amplification: private-device bytes written / logical
+    /// bytes; absent without a private device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_amp_device: Option<f64>,
     /// Space amplification: allocated bytes / logical bytes written. Every
     /// key is written once in this workload, so logical bytes are live bytes.
     pub space_amp: f64,

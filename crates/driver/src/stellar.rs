@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, bounded};
 use hdrhistogram::Histogram;
 use kvbench_core::{Batch, Durability, EngineStats, KvStore};
+use kvbench_meter::blockdev::BlockStat;
+use kvbench_meter::loopdev::LoopFs;
+use kvbench_meter::proc_io::ProcIo;
 use kvbench_workload::rng::{Rng, stream};
 use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find_tx};
 use serde::{Deserialize, Serialize};
@@ -159,6 +162,9 @@ pub struct Outcome {
 /// The three stores, in [`STORES`] order.
 pub type Stores<'a> = [&'a dyn KvStore; 3];
 
+/// Each store's private device, when it has one, in [`STORES`] order.
+pub type Devices<'a> = [Option<&'a LoopFs>; 3];
+
 struct Chunk {
     batch: u32,
     ledgers: u32,
@@ -269,6 +275,7 @@ pub fn run(
     cfg: &StellarConfig,
     label: &str,
     stores: Stores<'_>,
+    devices: Devices<'_>,
     observer: &mut dyn Observer,
 ) -> Outcome {
     let mut out = Outcome {
@@ -289,7 +296,15 @@ pub fn run(
         }
     };
     let started = Instant::now();
-    if let Err(e) = ingest(cfg, &gen_, label, stores, observer, &mut out.batches) {
+    if let Err(e) = ingest(
+        cfg,
+        &gen_,
+        label,
+        stores,
+        devices,
+        observer,
+        &mut out.batches,
+    ) {
         out.error = Some(e);
     }
     let wall = started.elapsed().as_secs_f64();
@@ -313,11 +328,13 @@ pub fn run(
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ingest(
     cfg: &StellarConfig,
     gen_: &StellarGen,
     label: &str,
     stores: Stores<'_>,
+    devices: Devices<'_>,
     observer: &mut dyn Observer,
     records: &mut Vec<BatchRecord>,
 ) -> Result<(), DriverError> {
@@ -361,6 +378,7 @@ fn ingest(
             cfg,
             label,
             stores,
+            devices,
             plan,
             &rxs,
             observer,
@@ -378,6 +396,7 @@ fn write_batches(
     cfg: &StellarConfig,
     label: &str,
     stores: Stores<'_>,
+    devices: Devices<'_>,
     plan: Plan,
     rxs: &[Receiver<Result<Chunk, DriverError>>],
     observer: &mut dyn Observer,
@@ -389,6 +408,19 @@ fn write_batches(
     for (i, s) in stores.iter().enumerate() {
         prev.push(s.stats().map_err(store_err(i))?);
     }
+    let device_err = |i: usize| {
+        move |e: kvbench_meter::MeterError| {
+            DriverError::Config(format!("device meter of store `{}`: {e}", STORES[i]))
+        }
+    };
+    let mut prev_dev: [Option<BlockStat>; 3] = [None, None, None];
+    for (i, d) in devices.iter().enumerate() {
+        if let Some(d) = d {
+            d.sync().map_err(device_err(i))?;
+            prev_dev[i] = Some(d.stat().map_err(device_err(i))?);
+        }
+    }
+    let mut prev_io = ProcIo::now().ok();
     let mut k = 0u64;
     for b in 0..u64::from(total_batches) {
         let batch_start = Instant::now();
@@ -406,6 +438,9 @@ fn write_batches(
                 compact_read_bytes: None,
                 compact_write_bytes: None,
                 engine_write_bytes: None,
+                device_write_bytes: None,
+                device_read_bytes: None,
+                sync_secs: None,
                 engine: EngineStats::default(),
                 disk: Default::default(),
             })
@@ -451,6 +486,25 @@ fn write_batches(
             }
         }
         let total_secs = batch_start.elapsed().as_secs_f64();
+        for (i, d) in devices.iter().enumerate() {
+            let Some(d) = d else { continue };
+            // syncfs first, so writeback the engine left to the kernel (mmap
+            // pages, unsynced files) is counted in the batch that caused it.
+            let t = Instant::now();
+            d.sync().map_err(device_err(i))?;
+            let now = d.stat().map_err(device_err(i))?;
+            let r = &mut rec_stores[i];
+            r.sync_secs = Some(t.elapsed().as_secs_f64());
+            if let Some(p) = prev_dev[i] {
+                let delta = now.since(&p);
+                r.device_write_bytes = Some(delta.write_bytes());
+                r.device_read_bytes = Some(delta.read_bytes());
+            }
+            prev_dev[i] = Some(now);
+        }
+        let io_now = ProcIo::now().ok();
+        let process_write_bytes = prev_io.zip(io_now).map(|(a, b)| b.since(&a).write_bytes);
+        prev_io = io_now;
         for (i, store) in stores.iter().enumerate() {
             let now = store.stats().map_err(store_err(i))?;
             let r = &mut rec_stores[i];
@@ -473,6 +527,7 @@ fn write_batches(
             compress_secs: comp_secs,
             writer_wait_secs: wait_secs,
             total_secs,
+            process_write_bytes,
             stores: rec_stores,
         };
         observer.batch_done(&rec, total_batches);
@@ -495,6 +550,8 @@ fn summarize(batches: &[BatchRecord], wall: f64, strategy: CompactionStrategy) -
             .collect();
         let engine_bytes: Option<u64> =
             batches.iter().map(|b| b.stores[i].engine_write_bytes).sum();
+        let device_bytes: Option<u64> =
+            batches.iter().map(|b| b.stores[i].device_write_bytes).sum();
         let end = &last.stores[i];
         let compact_secs = (strategy == CompactionStrategy::Manual && !compacts.is_empty())
             .then(|| compacts.iter().sum());
@@ -511,6 +568,7 @@ fn summarize(batches: &[BatchRecord], wall: f64, strategy: CompactionStrategy) -
                 disk_allocated_bytes: end.disk.allocated_bytes,
                 disk_apparent_bytes: end.disk.apparent_bytes,
                 write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
+                write_amp_device: device_bytes.map(|e| e as f64 / logical.max(1) as f64),
                 space_amp: end.disk.allocated_bytes as f64 / logical.max(1) as f64,
             },
         );

@@ -57,7 +57,13 @@ fn ingests_every_ledger_in_batches_and_reads_back() {
     let s = open3(dir.path());
     let cfg = small();
     let mut seen = Seen::default();
-    let out = stellar::run(&cfg, "mem", [&s[0], &s[1], &s[2]], &mut seen);
+    let out = stellar::run(
+        &cfg,
+        "mem",
+        [&s[0], &s[1], &s[2]],
+        [None, None, None],
+        &mut seen,
+    );
     assert!(out.error.is_none(), "{:?}", out.error);
     assert_eq!(seen.batches, vec![1, 2, 3, 4, 5]);
     assert_eq!(seen.phases, vec!["verify", "streaming"]);
@@ -102,7 +108,13 @@ fn the_same_seed_writes_the_same_bytes() {
             },
             ..small()
         };
-        let out = stellar::run(&cfg, "mem", [&s[0], &s[1], &s[2]], &mut Seen::default());
+        let out = stellar::run(
+            &cfg,
+            "mem",
+            [&s[0], &s[1], &s[2]],
+            [None, None, None],
+            &mut Seen::default(),
+        );
         assert!(out.error.is_none());
         let mut all = Vec::new();
         s[1].scan(b"", &mut |k, v| {
@@ -174,7 +186,13 @@ fn a_full_store_ends_the_run_keeping_finished_batches() {
         compaction: CompactionStrategy::Background,
         ..small()
     };
-    let out = stellar::run(&cfg, "filling", [&a, &full, &c], &mut Seen::default());
+    let out = stellar::run(
+        &cfg,
+        "filling",
+        [&a, &full, &c],
+        [None, None, None],
+        &mut Seen::default(),
+    );
     let err = out.error.expect("the run must fail");
     assert!(err.is_full(), "{err}");
     assert!(err.to_string().contains("txdata"), "{err}");
@@ -191,7 +209,13 @@ fn bad_configs_are_refused_before_writing() {
         batch_ledgers: 0,
         ..small()
     };
-    let out = stellar::run(&cfg, "mem", [&s[0], &s[1], &s[2]], &mut Seen::default());
+    let out = stellar::run(
+        &cfg,
+        "mem",
+        [&s[0], &s[1], &s[2]],
+        [None, None, None],
+        &mut Seen::default(),
+    );
     assert!(
         out.error
             .expect("refused")
