@@ -255,15 +255,17 @@ fn table(r: &PointResults) -> String {
     for run in &r.runs {
         let mut row = |state: &str, c: &GetCost| {
             s.push_str(&format!(
-                "| {} | {state} | {} | {} | {:.2} | {} | {} | {:.0} / {:.0} | {} |\n",
+                "| {} | {state} | {} | {} | {:.2} | {} | {} | {} | {} |\n",
                 run.backend,
                 f(c.device_reads_per_get),
                 f(c.device_bytes_per_get.map(|b| b / 1024.0)),
                 c.major_faults_per_get,
                 f(c.engine_block_misses_per_get),
                 f(c.device_reads_per_missing_get),
-                c.latency.p50_us,
-                c.latency.p99_us,
+                c.latency.as_ref().map_or("n/a".to_string(), |l| format!(
+                    "{:.0} / {:.0}",
+                    l.p50_us, l.p99_us
+                )),
                 c.mismatches
             ));
         };

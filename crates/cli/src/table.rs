@@ -87,8 +87,8 @@ fn row(run: &BackendRun) -> String {
         .map_or("n/a".to_string(), |(a, b)| format!("{a:.2} -> {b:.2}"));
     let (one, two, bad) = match &run.streaming {
         Some(st) => (
-            format!("{:.0} / {:.0}", st.one_step.p50_us, st.one_step.p99_us),
-            format!("{:.0} / {:.0}", st.two_step.p50_us, st.two_step.p99_us),
+            pct(&st.one_step),
+            pct(&st.two_step),
             st.mismatches.to_string(),
         ),
         None => ("n/a".into(), "n/a".into(), "n/a".into()),
@@ -102,6 +102,12 @@ fn row(run: &BackendRun) -> String {
         "| {} | {} | {} | {:.1} | {:.1} | {compact} | {disk} | {:.2} | {wa} | {one} | {two} | {bad} | {err} |",
         run.label, sum.ledgers, sum.txs, sum.wall_secs, sum.ledgers_per_sec, td.space_amp,
     )
+}
+
+fn pct(l: &Option<kvbench_driver::results::Latency>) -> String {
+    l.as_ref().map_or("n/a".to_string(), |l| {
+        format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
+    })
 }
 
 /// First, middle and last batch, like the Stellar report's table.

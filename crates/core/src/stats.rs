@@ -115,7 +115,7 @@ impl EngineStats {
     /// engine does not count it.
     pub fn engine_write_bytes(&self) -> Option<u64> {
         if let (Some(f), Some(c)) = (self.flush_write_bytes, self.compaction_write_bytes) {
-            return Some(f + c + self.wal_bytes.unwrap_or(0));
+            return self.wal_bytes.map(|w| f + c + w);
         }
         match (self.page_ops, self.page_size) {
             (Some(p), Some(ps)) => Some((p.newly + p.cow) * u64::from(ps)),

@@ -17,7 +17,8 @@ pub struct EnvInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_model: Option<String>,
     /// Logical CPUs available to the process.
-    pub cores: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cores: Option<usize>,
     /// Total RAM, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ram_bytes: Option<u64>,
@@ -66,9 +67,7 @@ impl EnvInfo {
                     .and_then(|l| l.split(':').nth(1))
                     .map(|s| s.trim().to_string())
             }),
-            cores: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            cores: std::thread::available_parallelism().map(|n| n.get()).ok(),
             ram_bytes: fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
                 m.lines()
                     .find(|l| l.starts_with("MemTotal:"))
@@ -127,7 +126,7 @@ mod tests {
     #[test]
     fn captures_this_machine() {
         let e = EnvInfo::capture(Path::new("/tmp"));
-        assert!(e.cores >= 1);
+        assert!(e.cores.is_some_and(|c| c >= 1));
         assert!(e.ram_bytes.is_some_and(|r| r > 1 << 28));
         assert!(e.rustc.starts_with("rustc "), "{}", e.rustc);
         let fs = e.data_fs.expect("/tmp is on some mount");

@@ -127,7 +127,8 @@ pub struct GetCost {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_bytes_per_get: Option<f64>,
     /// Bytes the process caused to be read from storage per GET (`/proc/self/io`).
-    pub process_bytes_per_get: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_bytes_per_get: Option<f64>,
     /// Major page faults per GET (`getrusage`): the reads of mmap engines.
     pub major_faults_per_get: f64,
     /// The engine's own count per GET (RocksDB block-cache misses); absent
@@ -135,7 +136,8 @@ pub struct GetCost {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine_block_misses_per_get: Option<f64>,
     /// GET latency.
-    pub latency: Latency,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
     /// Missing-key GETs measured.
     pub missing_reads: u64,
     /// Device reads per missing-key GET.
@@ -193,9 +195,7 @@ pub fn measure(
         reads: cfg.reads,
         device_reads_per_get: dev.map(|d| d.read_ios as f64 / n),
         device_bytes_per_get: dev.map(|d| d.read_bytes() as f64 / n),
-        process_bytes_per_get: io0
-            .zip(io1)
-            .map_or(0.0, |(a, b)| b.since(&a).read_bytes as f64 / n),
+        process_bytes_per_get: io0.zip(io1).map(|(a, b)| b.since(&a).read_bytes as f64 / n),
         major_faults_per_get: ru1.since(&ru0).major_faults as f64 / n,
         engine_block_misses_per_get: engine0
             .zip(engine1)

@@ -222,12 +222,15 @@ pub struct StreamingResult {
     pub wall_secs: f64,
     /// Lookup worker threads.
     pub lookup_workers: usize,
-    /// Latency of one-step lookups (`txdata`).
-    pub one_step: Latency,
+    /// Latency of one-step lookups (`txdata`); absent when none completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_step: Option<Latency>,
     /// Latency of two-step lookups (`txindex`, then `ledgers`).
-    pub two_step: Latency,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub two_step: Option<Latency>,
     /// Latency of one ledger's commit to all three stores.
-    pub ledger_commit: Latency,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_commit: Option<Latency>,
     /// Values read that differed from what was written (must be 0).
     pub mismatches: u64,
     /// Per-second samples.
@@ -254,10 +257,14 @@ pub struct Latency {
 }
 
 impl Latency {
-    /// Summarises an HDR histogram recorded in nanoseconds.
-    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Self {
+    /// Summarises an HDR histogram recorded in nanoseconds; `None` when it
+    /// is empty, so no percentile is ever reported as 0 for want of samples.
+    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Option<Self> {
+        if h.is_empty() {
+            return None;
+        }
         let us = |v: u64| v as f64 / 1000.0;
-        Self {
+        Some(Self {
             count: h.len(),
             p50_us: us(h.value_at_quantile(0.5)),
             p90_us: us(h.value_at_quantile(0.9)),
@@ -265,7 +272,7 @@ impl Latency {
             p999_us: us(h.value_at_quantile(0.999)),
             max_us: us(h.max()),
             mean_us: h.mean() / 1000.0,
-        }
+        })
     }
 }
 

@@ -91,8 +91,13 @@ fn ingests_every_ledger_in_batches_and_reads_back() {
     let st = out.streaming.expect("streaming ran");
     assert_eq!(st.mismatches, 0);
     assert_eq!(st.ledgers, 4);
-    assert!(st.one_step.count > 0 && st.two_step.count > 0);
-    assert!(st.one_step.p50_us <= st.one_step.p99_us);
+    let (one, two) = (
+        st.one_step.expect("lookups ran"),
+        st.two_step.expect("lookups ran"),
+    );
+    assert!(one.count > 0 && two.count > 0);
+    assert!(one.p50_us <= one.p99_us);
+    assert!(st.ledger_commit.expect("commits ran").count == 4);
 }
 
 #[test]

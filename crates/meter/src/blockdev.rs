@@ -18,8 +18,9 @@ pub struct BlockStat {
     pub write_ios: u64,
     /// Sectors written.
     pub write_sectors: u64,
-    /// Flush requests completed (absent on old kernels: 0 there).
-    pub flush_ios: u64,
+    /// Flush requests completed; absent on kernels before 5.5.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_ios: Option<u64>,
 }
 
 impl BlockStat {
@@ -45,7 +46,7 @@ impl BlockStat {
             read_sectors: f[2],
             write_ios: f[4],
             write_sectors: f[6],
-            flush_ios: f.get(15).copied().unwrap_or(0),
+            flush_ios: f.get(15).copied(),
         })
     }
 
@@ -79,7 +80,10 @@ impl BlockStat {
             read_sectors: self.read_sectors.saturating_sub(earlier.read_sectors),
             write_ios: self.write_ios.saturating_sub(earlier.write_ios),
             write_sectors: self.write_sectors.saturating_sub(earlier.write_sectors),
-            flush_ios: self.flush_ios.saturating_sub(earlier.flush_ios),
+            flush_ios: self
+                .flush_ios
+                .zip(earlier.flush_ios)
+                .map(|(a, b)| a.saturating_sub(b)),
         }
     }
 }
@@ -102,7 +106,14 @@ mod tests {
                 s.write_bytes(),
                 s.flush_ios
             ),
-            (100, 8000 * 512, 40, 320 * 512, 7)
+            (100, 8000 * 512, 40, 320 * 512, Some(7))
+        );
+        std::fs::write(&p, "1 2 3 4 5 6 7 8 9 10 11\n").expect("write");
+        assert_eq!(
+            BlockStat::read(p.to_str().expect("utf8"))
+                .expect("old kernel")
+                .flush_ios,
+            None
         );
         std::fs::write(&p, "1 2 3\n").expect("write");
         assert!(BlockStat::read(p.to_str().expect("utf8")).is_err());

@@ -364,12 +364,14 @@ impl KvStore for RocksStore {
             Compaction::Fifo { .. } => 1,
             _ => 7,
         };
-        let mut files = Vec::with_capacity(levels);
+        // All levels or none: a level RocksDB does not report is not 0 files.
+        let mut files = Some(Vec::with_capacity(levels));
         for l in 0..levels {
-            files.push(
-                self.prop(&format!("rocksdb.num-files-at-level{l}"))?
-                    .unwrap_or(0),
-            );
+            let n = self.prop(&format!("rocksdb.num-files-at-level{l}"))?;
+            files = files.zip(n).map(|(mut v, n)| {
+                v.push(n);
+                v
+            });
         }
         let mut extra = std::collections::BTreeMap::new();
         for (name, prop) in [
@@ -394,7 +396,7 @@ impl KvStore for RocksStore {
             block_cache_misses: t(Ticker::BlockCacheMiss),
             block_cache_hits: t(Ticker::BlockCacheHit),
             write_stopped: self.prop("rocksdb.is-write-stopped")?.map(|v| v != 0),
-            files_per_level: Some(files),
+            files_per_level: files,
             pending_compaction_bytes: self.prop("rocksdb.estimate-pending-compaction-bytes")?,
             sst_bytes: self.prop("rocksdb.live-sst-files-size")?,
             memtable_bytes: self.prop("rocksdb.cur-size-all-mem-tables")?,
