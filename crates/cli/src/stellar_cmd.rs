@@ -18,6 +18,7 @@ use kvbench_driver::timefmt;
 use kvbench_workload::stellar::STORES;
 use serde::Deserialize;
 
+use kvbench_meter::cgroup::{self, MemoryLimit};
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_meter::rusage::Usage;
 
@@ -63,6 +64,10 @@ pub struct Args {
     /// Memory budget of each engine (memtables, block cache), e.g. 64MiB.
     #[arg(long, value_name = "SIZE")]
     engine_memory: Option<String>,
+    /// Place each run in a memory cgroup of SIZE (page cache and engine
+    /// caches together), after dropping the page cache; needs root.
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
     /// Ledgers streamed after ingestion with concurrent lookups (0 skips).
     #[arg(long)]
     streaming_ledgers: Option<u64>,
@@ -107,6 +112,8 @@ struct RunFile {
 
 struct Plan {
     preset: String,
+    /// Memory cgroup limit per run, bytes.
+    memory_limit: Option<u64>,
     /// Private device size per store, when stores get private devices.
     device_size: Option<u64>,
     workload: StellarConfig,
@@ -289,8 +296,17 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         },
         other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
     };
+    let memory_limit = match &args.memory_limit {
+        Some(s) => {
+            let b = size::parse(s).map_err(anyhow::Error::msg)?;
+            MemoryLimit::available().context("--memory-limit")?;
+            Some(b)
+        }
+        None => None,
+    };
     Ok(Plan {
         preset: preset_name,
+        memory_limit,
         device_size,
         workload,
         runs,
@@ -471,12 +487,31 @@ fn run_one(
         summary: None,
         usage: None,
         device_meter: None,
+        memory_limit_bytes: plan.memory_limit,
+        memory_peak_bytes: None,
         streaming: None,
         error: None,
     };
+    // Entered before the stores open, so their caches are charged too;
+    // left after they close (the guard drops last).
+    let limit = match plan.memory_limit {
+        Some(bytes) => {
+            let entered = cgroup::drop_caches().and_then(|_| MemoryLimit::enter(bytes));
+            match entered {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    run.error = Some(format!("--memory-limit: {e}"));
+                    return run;
+                }
+            }
+        }
+        None => None,
+    };
+    // Declared before the stores so that on an early return the stores
+    // drop (close) first and the devices unmount after.
+    let mut devices: Vec<LoopFs> = Vec::new();
     let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
     let mut dirs = Vec::new();
-    let mut devices: Vec<LoopFs> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let dir = match plan.device_size {
             Some(size) => {
@@ -615,6 +650,10 @@ fn run_one(
     }
     // Unmounts and removes the private devices (after the stores closed).
     drop(devices);
+    if let Some(g) = &limit {
+        run.memory_peak_bytes = g.max_usage().ok();
+    }
+    drop(limit);
     if !keep_stores && plan.device_size.is_none() {
         for d in &dirs {
             if let Err(e) = rundir.remove_store_dir(d) {

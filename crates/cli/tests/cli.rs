@@ -299,3 +299,39 @@ fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
         );
     }
 }
+
+#[test]
+fn memory_limited_runs_record_their_limit_and_leave_no_cgroup() {
+    if let Err(e) = kvbench_meter::cgroup::MemoryLimit::available() {
+        eprintln!("not run: {e}");
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "lmdb",
+            "--memory-limit",
+            "512MiB",
+            "--out",
+            "m",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("m/results.json"));
+    let run = &r["runs"][0];
+    assert_eq!(run["memory_limit_bytes"], 512u64 << 20);
+    let peak = run["memory_peak_bytes"].as_u64().expect("peak measured");
+    assert!(peak > 0 && peak <= 512 << 20, "{peak}");
+    let left: Vec<_> = std::fs::read_dir("/sys/fs/cgroup/memory")
+        .expect("cgroup root")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kvbench-"))
+        .collect();
+    assert!(left.is_empty(), "cgroups left behind: {left:?}");
+}

@@ -59,6 +59,12 @@ pub struct BackendRun {
     /// Where each store's device figures come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_meter: Option<String>,
+    /// Memory cgroup limit the run was placed under (page cache included), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
+    /// Peak memory charged to that cgroup, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_peak_bytes: Option<u64>,
     /// Lookup phase after ingestion, when run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingResult>,
