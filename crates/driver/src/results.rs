@@ -189,7 +189,7 @@ pub struct StoreSummary {
     pub logical_bytes: u64,
     /// Bytes before app compression.
     pub raw_bytes: u64,
-    /// Seconds in writes, flushes and compactions.
+    /// Seconds in batch commits.
     pub write_secs: f64,
     /// Seconds in flushes.
     pub flush_secs: f64,
