@@ -4,8 +4,10 @@
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 
+# bindgen needs the shared library and clang's builtin headers (stddef.h).
 have_libclang() {
-  ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1
+  ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 &&
+    ls /usr/lib/llvm-*/lib/clang/*/include/stddef.h >/dev/null 2>&1
 }
 
 missing=()
