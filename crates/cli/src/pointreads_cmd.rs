@@ -76,8 +76,7 @@ struct PointRun {
     disk_allocated_bytes_after: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     after_compaction: Option<GetCost>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    engine_before: Option<kvbench_core::EngineStats>,
+    engine_before: kvbench_core::EngineStats,
 }
 
 #[derive(Serialize)]
@@ -209,7 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             compact_secs: None,
             disk_allocated_bytes_after: None,
             after_compaction: None,
-            engine_before: Some(engine_before),
+            engine_before,
         };
         let store = spec.open(&store_dir)?;
         if store.capabilities().manual_compaction {

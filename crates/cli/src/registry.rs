@@ -105,8 +105,10 @@ impl BackendSpec {
     }
 
     /// Scales the engine's memory budget (memtables, caches) to `bytes`, for
-    /// presets that shrink a workload while keeping its shape. LMDB and MDBX
-    /// have no memory settings of their own: they use the page cache.
+    /// presets that shrink a workload while keeping its shape. RocksDB's
+    /// background jobs drop to at most 4 too: the report's 20 assume a big
+    /// machine. LMDB and MDBX have no memory settings of their own: they use
+    /// the page cache. Every change lands in the recorded config.
     pub fn scale_memory(&mut self, bytes: u64) {
         if let EngineConfig::Rocksdb(c) = &mut self.config {
             // The report: 512 MiB x 6 memtables; keep the count, scale the size.

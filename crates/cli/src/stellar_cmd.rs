@@ -274,7 +274,8 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         };
         for s in registry::parse_list(&list)? {
             let name = s.name.clone();
-            runs.push((name.clone(), [spec(&name)?, spec(&name)?, spec(&name)?]));
+            let one = spec(&name)?;
+            runs.push((name, [one.clone(), one.clone(), one]));
         }
     }
     let device_size = match args.device.as_str() {

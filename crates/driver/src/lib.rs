@@ -34,6 +34,15 @@ pub enum DriverError {
         #[source]
         source: std::io::Error,
     },
+    /// A store's device meter failed.
+    #[error("device meter of store `{store}`: {source}")]
+    Meter {
+        /// Store name.
+        store: String,
+        /// The meter's error.
+        #[source]
+        source: kvbench_meter::MeterError,
+    },
     /// The run's configuration is wrong.
     #[error("{0}")]
     Config(String),

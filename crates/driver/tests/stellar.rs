@@ -46,6 +46,11 @@ impl Observer for Seen {
     }
 }
 
+/// Runs the workload on three in-memory stores without device meters.
+fn run_mem(cfg: &StellarConfig, s: &[MemStore; 3], seen: &mut Seen) -> stellar::Outcome {
+    stellar::run(cfg, "mem", [&s[0], &s[1], &s[2]], [None, None, None], seen)
+}
+
 fn open3(dir: &std::path::Path) -> [MemStore; 3] {
     let cfg = MemConfig { persist: false };
     ["ledgers", "txdata", "txindex"].map(|s| Mem::open(&dir.join(s), &cfg).expect("open"))
@@ -57,13 +62,7 @@ fn ingests_every_ledger_in_batches_and_reads_back() {
     let s = open3(dir.path());
     let cfg = small();
     let mut seen = Seen::default();
-    let out = stellar::run(
-        &cfg,
-        "mem",
-        [&s[0], &s[1], &s[2]],
-        [None, None, None],
-        &mut seen,
-    );
+    let out = run_mem(&cfg, &s, &mut seen);
     assert!(out.error.is_none(), "{:?}", out.error);
     assert_eq!(seen.batches, vec![1, 2, 3, 4, 5]);
     assert_eq!(seen.phases, vec!["verify", "streaming"]);
@@ -113,13 +112,7 @@ fn the_same_seed_writes_the_same_bytes() {
             },
             ..small()
         };
-        let out = stellar::run(
-            &cfg,
-            "mem",
-            [&s[0], &s[1], &s[2]],
-            [None, None, None],
-            &mut Seen::default(),
-        );
+        let out = run_mem(&cfg, &s, &mut Seen::default());
         assert!(out.error.is_none());
         let mut all = Vec::new();
         s[1].scan(b"", &mut |k, v| {
@@ -214,13 +207,7 @@ fn bad_configs_are_refused_before_writing() {
         batch_ledgers: 0,
         ..small()
     };
-    let out = stellar::run(
-        &cfg,
-        "mem",
-        [&s[0], &s[1], &s[2]],
-        [None, None, None],
-        &mut Seen::default(),
-    );
+    let out = run_mem(&cfg, &s, &mut Seen::default());
     assert!(
         out.error
             .expect("refused")
