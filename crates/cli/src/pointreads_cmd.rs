@@ -34,9 +34,20 @@ pub struct Args {
     /// Backends, comma-separated.
     #[arg(long, default_value = "rocksdb-leveled,lmdb,mdbx")]
     backends: String,
-    /// Memory cgroup limit during reads (page cache + heap), e.g. 256MiB; none by default.
+    /// Cache states to measure, comma-separated: cold (store closed, page
+    /// cache dropped, reopened), limited (cold, then read inside a memory
+    /// cgroup of --memory-limit), warm (the same GETs again, right after a
+    /// pass that cached them). Default: cold, limited when --memory-limit is
+    /// set, warm.
+    #[arg(long, value_name = "LIST")]
+    cache: Option<String>,
+    /// Memory cgroup limit of the `limited` state (page cache + heap), e.g. 256MiB.
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
+    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable, e.g.
+    /// --set rocksdb-leveled.use_direct_reads=true.
+    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
+    sets: Vec<String>,
     /// Size of each private loop device; default 3x the data plus 512 MiB.
     #[arg(long, value_name = "SIZE")]
     device_size: Option<String>,
@@ -57,26 +68,80 @@ pub struct Args {
     allow_debug: bool,
 }
 
+/// The cache state a measurement ran under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheState {
+    /// Store closed, page cache dropped, store reopened.
+    Cold,
+    /// Cold, then read inside a memory cgroup (page cache and engine caches).
+    Limited,
+    /// The same GETs again, right after a pass that cached them.
+    Warm,
+}
+
+impl CacheState {
+    fn parse_list(list: &str, limit: Option<u64>) -> anyhow::Result<Vec<Self>> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let state = match name {
+                "cold" => Self::Cold,
+                "limited" => Self::Limited,
+                "warm" => Self::Warm,
+                other => {
+                    anyhow::bail!("unknown cache state `{other}`; accepted: cold, limited, warm")
+                }
+            };
+            if state == Self::Limited && limit.is_none() {
+                anyhow::bail!("cache state `limited` needs --memory-limit SIZE");
+            }
+            if !out.contains(&state) {
+                out.push(state);
+            }
+        }
+        if out.is_empty() {
+            anyhow::bail!("--cache names no state; accepted: cold, limited, warm");
+        }
+        Ok(out)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Cold => "cold",
+            Self::Limited => "limited",
+            Self::Warm => "warm",
+        }
+    }
+}
+
+/// One measurement: a phase (before or after the full compaction) under one
+/// cache state.
+#[derive(Serialize)]
+struct Measurement {
+    /// `before-compaction` or `after-compaction`.
+    phase: &'static str,
+    cache: CacheState,
+    /// Allocated bytes of the store when measured.
+    disk_allocated_bytes: u64,
+    cost: GetCost,
+}
+
 #[derive(Serialize)]
 struct PointRun {
     backend: String,
     config: serde_json::Value,
-    /// Cache state of the measurements.
-    cache: String,
     /// Where the device figures come from: a private loop device, or absent and why.
     device_meter: String,
     load_secs: f64,
     logical_bytes: u64,
-    disk_allocated_bytes_before: u64,
-    /// Cold: engine closed, page cache dropped, reopened; under the memory limit when set.
-    before_compaction: GetCost,
     #[serde(skip_serializing_if = "Option::is_none")]
     compact_secs: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    disk_allocated_bytes_after: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    after_compaction: Option<GetCost>,
-    engine_before: kvbench_core::EngineStats,
+    measurements: Vec<Measurement>,
+    /// Cache states requested but not measurable here, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped: Vec<String>,
+    /// Engine state after loading.
+    engine_after_load: kvbench_core::EngineStats,
 }
 
 #[derive(Serialize)]
@@ -110,6 +175,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(size::parse)
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    let default_states = if limit.is_some() {
+        "cold,limited,warm"
+    } else {
+        "cold,warm"
+    };
+    let states = CacheState::parse_list(args.cache.as_deref().unwrap_or(default_states), limit)?;
     let dev_size = match args.device_size.as_deref() {
         Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
         None => cfg.logical_bytes() * 3 + (512 << 20),
@@ -121,7 +192,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut specs = registry::parse_list(&args.backends)?;
     for s in &mut specs {
         s.scale_memory(memory);
+        // Background compaction off, so "before" is the L0-heavy state the
+        // study measured and reads do not race a compaction; the full
+        // compaction is the manual one below. `--set` may still turn it on.
+        if let EngineConfig::Rocksdb(c) = &mut s.config {
+            c.disable_auto_compactions = true;
+        }
     }
+    registry::apply_sets(&mut specs, &args.sets)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("kvbench-runs").join(format!("point-reads-{}", timefmt::now_stamp()))
     });
@@ -138,14 +216,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         memory_limit_bytes: limit,
         runs: Vec::new(),
     };
-    for mut spec in specs {
+    for spec in specs {
         eprintln!("[{}] loading {} keys...", spec.name, cfg.keys);
-        // Background compaction off, so "before" is the L0-heavy state the
-        // study measured and reads do not race a compaction; the full
-        // compaction is the manual one below.
-        if let EngineConfig::Rocksdb(c) = &mut spec.config {
-            c.disable_auto_compactions = true;
-        }
         let dev_root = rundir.path().join("devices");
         fs::create_dir_all(&dev_root)
             .with_context(|| format!("creating {}", dev_root.display()))?;
@@ -172,60 +244,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => rundir.store_dir(&spec.name, "points")?,
         };
         let device = || fs_guard.as_ref().and_then(|f| f.stat().ok());
-        let cache_note = std::cell::RefCell::new(String::from(
-            "cold: store closed, page cache dropped, store reopened",
-        ));
         let store = spec.open(&store_dir)?;
         let load_secs = pointreads::load(&cfg, &*store)?;
+        let engine_after_load = store.stats()?;
+        let can_compact = store.capabilities().manual_compaction;
         store.close()?;
-        let cold = |round: u64| -> anyhow::Result<(GetCost, kvbench_core::EngineStats, u64)> {
-            if let Some(f) = &fs_guard {
-                f.sync()?;
-            }
-            if let Err(e) = cgroup::drop_caches() {
-                cache_note.replace(format!("warm: page cache not dropped ({e})"));
-            }
-            let guard = limit.map(MemoryLimit::enter).transpose()?;
-            let store = spec.open(&store_dir)?;
-            let cost = pointreads::measure(&cfg, &*store, &device, round)?;
-            let stats = store.stats()?;
-            let disk = store.disk_usage()?.allocated_bytes;
-            store.close()?;
-            drop(guard);
-            Ok((cost, stats, disk))
-        };
-        eprintln!("[{}] reading cold (before compaction)...", spec.name);
-        let (before, engine_before, disk_before) = cold(0)?;
         let mut run = PointRun {
             backend: spec.name.clone(),
-            cache: String::new(),
             config: serde_json::to_value(&spec.config)?,
             device_meter,
             load_secs,
             logical_bytes: cfg.logical_bytes(),
-            disk_allocated_bytes_before: disk_before,
-            before_compaction: before,
             compact_secs: None,
-            disk_allocated_bytes_after: None,
-            after_compaction: None,
-            engine_before,
+            measurements: Vec::new(),
+            skipped: Vec::new(),
+            engine_after_load,
         };
-        let store = spec.open(&store_dir)?;
-        if store.capabilities().manual_compaction {
-            eprintln!("[{}] full compaction...", spec.name);
-            let t = std::time::Instant::now();
-            store.compact()?;
-            store.flush()?;
-            run.compact_secs = Some(t.elapsed().as_secs_f64());
-            store.close()?;
-            eprintln!("[{}] reading cold (after compaction)...", spec.name);
-            let (after, _, disk_after) = cold(1)?;
-            run.after_compaction = Some(after);
-            run.disk_allocated_bytes_after = Some(disk_after);
-        } else {
-            store.close()?;
+        let mut phases = vec!["before-compaction"];
+        if can_compact {
+            phases.push("after-compaction");
         }
-        run.cache = cache_note.into_inner();
+        for (round, phase) in phases.into_iter().enumerate() {
+            if phase == "after-compaction" {
+                eprintln!("[{}] full compaction...", spec.name);
+                let store = spec.open(&store_dir)?;
+                let t = std::time::Instant::now();
+                store.compact()?;
+                store.flush()?;
+                run.compact_secs = Some(t.elapsed().as_secs_f64());
+                store.close()?;
+            }
+            for &state in &states {
+                eprintln!("[{}] reading {} ({phase})...", spec.name, state.name());
+                if state != CacheState::Warm {
+                    if let Some(f) = &fs_guard {
+                        f.sync()?;
+                    }
+                    if let Err(e) = cgroup::drop_caches() {
+                        let why = format!("{phase} {}: page cache not dropped ({e})", state.name());
+                        eprintln!("[{}] skipped {why}", spec.name);
+                        run.skipped.push(why);
+                        continue;
+                    }
+                }
+                let guard = match state {
+                    CacheState::Limited => limit.map(MemoryLimit::enter).transpose()?,
+                    _ => None,
+                };
+                let store = spec.open(&store_dir)?;
+                if state == CacheState::Warm {
+                    // The warm-up pass reads the very keys measured next.
+                    pointreads::measure(&cfg, &*store, &device, round as u64)?;
+                }
+                let cost = pointreads::measure(&cfg, &*store, &device, round as u64)?;
+                let disk_allocated_bytes = store.disk_usage()?.allocated_bytes;
+                store.close()?;
+                drop(guard);
+                run.measurements.push(Measurement {
+                    phase,
+                    cache: state,
+                    disk_allocated_bytes,
+                    cost,
+                });
+            }
+        }
         results.runs.push(run);
         drop(fs_guard);
         fs::write(
@@ -234,6 +316,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?;
     }
     println!("{}", table(&results));
+    fs::write(out.join("summary.md"), table(&results))?;
     eprintln!("results: {}", out.join("results.json").display());
     Ok(ExitCode::SUCCESS)
 }
@@ -241,9 +324,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn table(r: &PointResults) -> String {
     let f = |v: Option<f64>| v.map_or("n/a".to_string(), |x| format!("{x:.2}"));
     let mut s = format!(
-        "## Point reads: {} keys of {} + {} bytes, {} cold GETs, memory limit {}\n\n\
-         | backend | state | device reads / GET | device KiB / GET | major faults / GET | engine block misses / GET | device reads / missing GET | p50 / p99 us | mismatches |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\n\
+         | backend | phase | cache | device reads / GET | device KiB / GET | major faults / GET | engine block misses / GET | device reads / missing GET | p50 / p99 us | disk MiB | mismatches |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         r.config.keys,
         r.config.key_bytes,
         r.config.value_bytes,
@@ -252,10 +335,13 @@ fn table(r: &PointResults) -> String {
             .map_or("none".to_string(), |b| format!("{} MiB", b >> 20)),
     );
     for run in &r.runs {
-        let mut row = |state: &str, c: &GetCost| {
+        for m in &run.measurements {
+            let c = &m.cost;
             s.push_str(&format!(
-                "| {} | {state} | {} | {} | {:.2} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {:.0} | {} |\n",
                 run.backend,
+                m.phase,
+                m.cache.name(),
                 f(c.device_reads_per_get),
                 f(c.device_bytes_per_get.map(|b| b / 1024.0)),
                 c.major_faults_per_get,
@@ -265,12 +351,12 @@ fn table(r: &PointResults) -> String {
                     "{:.0} / {:.0}",
                     l.p50_us, l.p99_us
                 )),
+                m.disk_allocated_bytes as f64 / (1 << 20) as f64,
                 c.mismatches
             ));
-        };
-        row("before compaction", &run.before_compaction);
-        if let Some(a) = &run.after_compaction {
-            row("after full compaction", a);
+        }
+        for why in &run.skipped {
+            s.push_str(&format!("\n{}: skipped {why}\n", run.backend));
         }
     }
     s

@@ -144,6 +144,35 @@ fn merge(into: &mut toml::Table, key: &str, value: toml::Value) {
     }
 }
 
+/// Applies `--set BACKEND.KEY=VALUE` overrides (VALUE in TOML syntax, e.g.
+/// `rocksdb-leveled.use_direct_reads=true`) to the named specs. A backend
+/// not in the run, a malformed line or an unknown key is an error, so a
+/// typo never silently runs the default.
+pub fn apply_sets(specs: &mut [BackendSpec], sets: &[String]) -> anyhow::Result<()> {
+    for line in sets {
+        let (lhs, value) = line.split_once('=').ok_or_else(|| {
+            anyhow::anyhow!("--set `{line}`: expected BACKEND.KEY=VALUE, e.g. rocksdb-leveled.use_direct_reads=true")
+        })?;
+        let (backend, key) = lhs.trim().split_once('.').ok_or_else(|| {
+            anyhow::anyhow!(
+                "--set `{line}`: expected BACKEND.KEY=VALUE (no `.` after the backend name)"
+            )
+        })?;
+        let spec = specs
+            .iter_mut()
+            .find(|s| s.name == backend)
+            .ok_or_else(|| {
+                anyhow::anyhow!("--set `{line}`: backend `{backend}` is not in this run")
+            })?;
+        let table: toml::Table =
+            toml::from_str(&format!("{key} = {}", value.trim())).map_err(|e| {
+                anyhow::anyhow!("--set `{line}`: value is not TOML ({e}); quote strings")
+            })?;
+        spec.apply_overrides(&table)?;
+    }
+    Ok(())
+}
+
 /// Parses a comma-separated backend list, refusing unknown and repeated names.
 pub fn parse_list(list: &str) -> Result<Vec<BackendSpec>, anyhow::Error> {
     let mut out: Vec<BackendSpec> = Vec::new();
@@ -199,5 +228,28 @@ mod tests {
             .expect_err("typo refused")
             .to_string();
         assert!(e.contains("write_bufer_size"), "{e}");
+    }
+
+    #[test]
+    fn set_lines_reach_the_named_backend_only() {
+        let mut specs = parse_list("rocksdb-leveled,lmdb").expect("known");
+        apply_sets(
+            &mut specs,
+            &["rocksdb-leveled.use_direct_reads=true".into()],
+        )
+        .expect("valid --set");
+        let EngineConfig::Rocksdb(c) = &specs[0].config else {
+            panic!("not rocksdb")
+        };
+        assert!(c.use_direct_reads);
+        for bad in [
+            "use_direct_reads=true",
+            "mdbx.write_map=true",
+            "lmdb.no_such_key=1",
+            "rocksdb-leveled.use_direct_reads",
+            "lmdb.map_size=abc",
+        ] {
+            assert!(apply_sets(&mut specs, &[bad.into()]).is_err(), "{bad}");
+        }
     }
 }

@@ -66,6 +66,7 @@ pub struct Args {
     engine_memory: Option<String>,
     /// Place each run in a memory cgroup of SIZE (page cache and engine
     /// caches together), after dropping the page cache; needs root.
+    /// `none` turns off a preset's default limit (month-scaled: 320MiB).
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
     /// Ledgers streamed after ingestion with concurrent lookups (0 skips).
@@ -297,13 +298,28 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         },
         other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
     };
-    let memory_limit = match &args.memory_limit {
+    let memory_limit = match args.memory_limit.as_deref() {
+        Some("none") => None,
         Some(s) => {
             let b = size::parse(s).map_err(anyhow::Error::msg)?;
             MemoryLimit::available().context("--memory-limit")?;
             Some(b)
         }
-        None => None,
+        // A preset's limit applies where cgroups work; elsewhere the run
+        // goes on unlimited, says so, and records no limit.
+        None => match preset.memory_limit {
+            Some(b) => match MemoryLimit::available() {
+                Ok(()) => Some(b),
+                Err(e) => {
+                    eprintln!(
+                        "kvbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
+                        b >> 20
+                    );
+                    None
+                }
+            },
+            None => None,
+        },
     };
     Ok(Plan {
         preset: preset_name,
@@ -491,6 +507,8 @@ fn run_one(
         memory_limit_bytes: plan.memory_limit,
         memory_peak_bytes: None,
         streaming: None,
+        ingest_samples: Vec::new(),
+        phases: Vec::new(),
         error: None,
     };
     // Entered before the stores open, so their caches are charged too;
@@ -622,6 +640,8 @@ fn run_one(
     run.batches = outcome.batches;
     run.summary = outcome.summary;
     run.streaming = outcome.streaming;
+    run.ingest_samples = outcome.ingest_samples;
+    run.phases = outcome.phases;
     if let Some(e) = outcome.error {
         // Engines do not all say ENOSPC (LMDB reports EIO when pwrite finds
         // the disk full), so look at the filesystem itself too.

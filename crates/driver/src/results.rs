@@ -68,6 +68,13 @@ pub struct BackendRun {
     /// Lookup phase after ingestion, when run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingResult>,
+    /// One sample per second of ingestion: throughput and engine state, so
+    /// write stalls show as dips.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingest_samples: Vec<Sample>,
+    /// Wall time, CPU and faults per phase (`ingest`, `verify`, `streaming`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseCost>,
     /// Why the run ended early, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -214,6 +221,35 @@ pub struct StoreSummary {
     /// Space amplification: allocated bytes / logical bytes written. Every
     /// key is written once in this workload, so logical bytes are live bytes.
     pub space_amp: f64,
+    /// Latency of each operation kind on this store during ingestion.
+    #[serde(default)]
+    pub latency: OpLatency,
+}
+
+/// Latency per operation kind; a kind that never ran is absent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OpLatency {
+    /// One atomic batch commit (`commit_ledgers` ledgers' entries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<Latency>,
+    /// The flush after each ingestion batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush: Option<Latency>,
+    /// The manual compaction after each ingestion batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<Latency>,
+}
+
+/// What one phase of a run cost the process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseCost {
+    /// Phase name.
+    pub phase: String,
+    /// Wall time, seconds.
+    pub wall_secs: f64,
+    /// CPU, faults and peak RSS (`getrusage`; the peak is the process's so
+    /// far, so a later phase never shows less than an earlier one).
+    pub usage: kvbench_meter::rusage::Usage,
 }
 
 /// The lookup phase after ingestion.
@@ -282,7 +318,7 @@ impl Latency {
     }
 }
 
-/// One second of the lookup phase.
+/// One second of a phase (ingestion or lookups).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sample {
     /// Seconds since the phase began.
@@ -291,6 +327,15 @@ pub struct Sample {
     pub lookups: u64,
     /// Ledgers committed in this second.
     pub ledgers: u64,
+    /// Logical bytes committed in this second (all stores).
+    #[serde(default)]
+    pub bytes: u64,
+    /// Whether any store's engine had writes stopped at the sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_stopped: Option<bool>,
+    /// Compactions running at the sample (sum over stores that report it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running_compactions: Option<u64>,
     /// RocksDB stall microseconds so far (sum over stores that report it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_micros: Option<u64>,

@@ -10,13 +10,15 @@ use kvbench_core::{Batch, Durability, EngineStats, KvStore};
 use kvbench_meter::blockdev::BlockStat;
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_meter::proc_io::ProcIo;
+use kvbench_meter::rusage::Usage;
 use kvbench_workload::rng::{Rng, stream};
 use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find_tx};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
 use crate::results::{
-    BatchRecord, Latency, Sample, StoreBatch, StoreSummary, StreamingResult, Summary,
+    BatchRecord, Latency, OpLatency, PhaseCost, Sample, StoreBatch, StoreSummary, StreamingResult,
+    Summary,
 };
 
 /// What happens after each batch is written and flushed.
@@ -155,8 +157,95 @@ pub struct Outcome {
     pub summary: Option<Summary>,
     /// Lookup phase, when it ran.
     pub streaming: Option<StreamingResult>,
+    /// One sample per second of ingestion.
+    pub ingest_samples: Vec<Sample>,
+    /// Cost of each phase that ran.
+    pub phases: Vec<PhaseCost>,
     /// The error that ended the run, if any.
     pub error: Option<DriverError>,
+}
+
+/// Progress counters the writer bumps and the sampler reads.
+#[derive(Default)]
+struct Counters {
+    ledgers: AtomicU64,
+    lookups: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// Samples throughput and engine state once a second until `done`.
+fn sample_every_second(
+    stores: Stores<'_>,
+    counters: &Counters,
+    done: &AtomicBool,
+    started: Instant,
+) -> Vec<Sample> {
+    let mut samples = Vec::new();
+    let (mut pl, mut pc, mut pb) = (0, 0, 0);
+    let mut tick = Instant::now();
+    while !done.load(Ordering::Relaxed) {
+        // Short sleeps, so the sampler notices the end of a phase quickly.
+        std::thread::sleep(Duration::from_millis(50));
+        if tick.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
+        tick = Instant::now();
+        let (l, c, b) = (
+            counters.lookups.load(Ordering::Relaxed),
+            counters.ledgers.load(Ordering::Relaxed),
+            counters.bytes.load(Ordering::Relaxed),
+        );
+        let stats: Vec<EngineStats> = stores.iter().filter_map(|s| s.stats().ok()).collect();
+        let sum = |f: fn(&EngineStats) -> Option<u64>| -> Option<u64> {
+            stats.iter().filter_map(f).reduce(|a, b| a + b)
+        };
+        samples.push(Sample {
+            t: started.elapsed().as_secs_f64(),
+            lookups: l - pl,
+            ledgers: c - pc,
+            bytes: b - pb,
+            stall_micros: sum(|s| s.stall_micros),
+            pending_compaction_bytes: sum(|s| s.pending_compaction_bytes),
+            write_stopped: stats
+                .iter()
+                .filter_map(|s| s.write_stopped)
+                .reduce(|a, b| a || b),
+            running_compactions: sum(|s| s.running_compactions),
+        });
+        (pl, pc, pb) = (l, c, b);
+    }
+    samples
+}
+
+/// HDR histograms of one store's operations during ingestion.
+struct OpHists {
+    commit: Histogram<u64>,
+    flush: Histogram<u64>,
+    compaction: Histogram<u64>,
+}
+
+impl OpHists {
+    fn new() -> Self {
+        Self {
+            commit: histogram(),
+            flush: histogram(),
+            compaction: histogram(),
+        }
+    }
+
+    fn latency(&self) -> OpLatency {
+        OpLatency {
+            commit: Latency::from_histogram(&self.commit),
+            flush: Latency::from_histogram(&self.flush),
+            compaction: Latency::from_histogram(&self.compaction),
+        }
+    }
+}
+
+fn record(h: &mut Histogram<u64>, d: Duration) -> f64 {
+    // Saturates at the histogram's bound (1 h) rather than dropping a sample.
+    h.saturating_record(d.as_nanos().min(u128::from(u64::MAX)) as u64);
+    d.as_secs_f64()
 }
 
 /// The three stores, in [`STORES`] order.
@@ -317,6 +406,8 @@ pub fn run(
         batches: Vec::new(),
         summary: None,
         streaming: None,
+        ingest_samples: Vec::new(),
+        phases: Vec::new(),
         error: None,
     };
     if let Err(e) = cfg.validate() {
@@ -330,37 +421,64 @@ pub fn run(
             return out;
         }
     };
-    let started = Instant::now();
+    let mut phase = Phase::start("ingest");
+    let mut hists = [OpHists::new(), OpHists::new(), OpHists::new()];
     if let Err(e) = ingest(
-        cfg,
-        &gen_,
-        label,
-        stores,
-        devices,
-        observer,
-        &mut out.batches,
+        cfg, &gen_, label, stores, devices, observer, &mut out, &mut hists,
     ) {
         out.error = Some(e);
     }
-    let wall = started.elapsed().as_secs_f64();
-    out.summary = summarize(&out.batches, wall);
+    let wall = phase.started.elapsed().as_secs_f64();
+    out.phases.push(phase.end());
+    out.summary = summarize(&out.batches, &hists, wall);
     if out.error.is_some() {
         return out;
     }
     let ingested = cfg.ledgers as u32;
     observer.phase("verify");
-    if let Err(e) = verify(&gen_, stores, ingested, cfg.verify_txs) {
+    phase = Phase::start("verify");
+    let verified = verify(&gen_, stores, ingested, cfg.verify_txs);
+    out.phases.push(phase.end());
+    if let Err(e) = verified {
         out.error = Some(e);
         return out;
     }
     if cfg.streaming.ledgers > 0 {
         observer.phase("streaming");
-        match streaming(cfg, &gen_, stores, ingested) {
+        phase = Phase::start("streaming");
+        let streamed = streaming(cfg, &gen_, stores, ingested);
+        out.phases.push(phase.end());
+        match streamed {
             Ok(s) => out.streaming = Some(s),
             Err(e) => out.error = Some(e),
         }
     }
     out
+}
+
+/// A phase being timed.
+struct Phase {
+    name: &'static str,
+    started: Instant,
+    usage: Usage,
+}
+
+impl Phase {
+    fn start(name: &'static str) -> Self {
+        Self {
+            name,
+            started: Instant::now(),
+            usage: Usage::now(),
+        }
+    }
+
+    fn end(&self) -> PhaseCost {
+        PhaseCost {
+            phase: self.name.to_string(),
+            wall_secs: self.started.elapsed().as_secs_f64(),
+            usage: Usage::now().since(&self.usage),
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -371,7 +489,8 @@ fn ingest(
     stores: Stores<'_>,
     devices: Devices<'_>,
     observer: &mut dyn Observer,
-    records: &mut Vec<BatchRecord>,
+    out: &mut Outcome,
+    hists: &mut [OpHists; 3],
 ) -> Result<(), DriverError> {
     let plan = Plan {
         ledgers: cfg.ledgers,
@@ -381,7 +500,10 @@ fn ingest(
     let workers = cfg.workers();
     let total_batches = cfg.batches();
     let stop = AtomicBool::new(false);
+    let counters = Counters::default();
+    let started = Instant::now();
     std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| sample_every_second(stores, &counters, &stop, started));
         let mut rxs: Vec<Receiver<Result<Chunk, DriverError>>> = Vec::with_capacity(workers);
         for w in 0..workers {
             // Two chunks ahead per worker: the engine never waits on a
@@ -412,32 +534,50 @@ fn ingest(
         let result = write_batches(
             cfg,
             label,
-            stores,
-            devices,
+            Writer {
+                stores,
+                devices,
+                counters: &counters,
+                hists,
+            },
             plan,
             &rxs,
             observer,
-            records,
+            &mut out.batches,
             total_batches,
         );
         stop.store(true, Ordering::Relaxed);
         drop(rxs);
+        out.ingest_samples = sampler.join().unwrap_or_default();
         result
     })
+}
+
+/// What the ingestion writer writes to and records into.
+struct Writer<'a> {
+    stores: Stores<'a>,
+    devices: Devices<'a>,
+    counters: &'a Counters,
+    hists: &'a mut [OpHists; 3],
 }
 
 #[allow(clippy::too_many_arguments)]
 fn write_batches(
     cfg: &StellarConfig,
     label: &str,
-    stores: Stores<'_>,
-    devices: Devices<'_>,
+    w: Writer<'_>,
     plan: Plan,
     rxs: &[Receiver<Result<Chunk, DriverError>>],
     observer: &mut dyn Observer,
     records: &mut Vec<BatchRecord>,
     total_batches: u32,
 ) -> Result<(), DriverError> {
+    let Writer {
+        stores,
+        devices,
+        counters,
+        hists,
+    } = w;
     let workers = rxs.len() as u64;
     let mut prev: Vec<EngineStats> = Vec::with_capacity(3);
     for (i, s) in stores.iter().enumerate() {
@@ -500,23 +640,30 @@ fn write_batches(
                     .write(&chunk.writes[i], cfg.durability)
                     .map_err(store_err(i))?;
                 let r = &mut rec_stores[i];
-                r.write_secs += t.elapsed().as_secs_f64();
+                r.write_secs += record(&mut hists[i].commit, t.elapsed());
                 r.entries += chunk.writes[i].len() as u64;
                 r.logical_bytes += chunk.writes[i].logical_bytes();
                 r.raw_bytes += chunk.raw[i];
+                counters
+                    .bytes
+                    .fetch_add(chunk.writes[i].logical_bytes(), Ordering::Relaxed);
             }
+            counters
+                .ledgers
+                .fetch_add(u64::from(chunk.ledgers), Ordering::Relaxed);
         }
         for (i, store) in stores.iter().enumerate() {
             let t = Instant::now();
             store.flush().map_err(store_err(i))?;
-            rec_stores[i].flush_secs = t.elapsed().as_secs_f64();
+            rec_stores[i].flush_secs = record(&mut hists[i].flush, t.elapsed());
         }
         if cfg.compaction == CompactionStrategy::Manual {
             for (i, store) in stores.iter().enumerate() {
                 if store.capabilities().manual_compaction {
                     let t = Instant::now();
                     store.compact().map_err(store_err(i))?;
-                    rec_stores[i].compact_secs = Some(t.elapsed().as_secs_f64());
+                    rec_stores[i].compact_secs =
+                        Some(record(&mut hists[i].compaction, t.elapsed()));
                 }
             }
         }
@@ -571,7 +718,7 @@ fn write_batches(
     Ok(())
 }
 
-fn summarize(batches: &[BatchRecord], wall: f64) -> Option<Summary> {
+fn summarize(batches: &[BatchRecord], hists: &[OpHists; 3], wall: f64) -> Option<Summary> {
     let last = batches.last()?;
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
     let mut stores = std::collections::BTreeMap::new();
@@ -605,6 +752,7 @@ fn summarize(batches: &[BatchRecord], wall: f64) -> Option<Summary> {
                 write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
                 write_amp_device: device_bytes.map(|e| e as f64 / logical.max(1) as f64),
                 space_amp: end.disk.allocated_bytes as f64 / logical.max(1) as f64,
+                latency: hists[i].latency(),
             },
         );
     }
@@ -730,15 +878,14 @@ fn streaming(
     let first = gen_.profile().first_ledger;
     let last = AtomicU32::new(first + ingested - 1);
     let done = AtomicBool::new(false);
-    let lookups = AtomicU64::new(0);
-    let committed = AtomicU64::new(0);
+    let counters = Counters::default();
     let started = Instant::now();
     // Plain threads, not an async runtime: every task here is a blocking
     // engine call, and a thread per role keeps the writer's pacing exact.
     std::thread::scope(|scope| -> Result<StreamingResult, DriverError> {
         let mut workers = Vec::new();
         for w in 0..s.lookup_workers {
-            let (last, done, lookups) = (&last, &done, &lookups);
+            let (last, done, counters) = (&last, &done, &counters);
             workers.push(scope.spawn(
                 move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
                     let mut l = Lookup {
@@ -756,50 +903,18 @@ fn streaming(
                         };
                         let t = Instant::now();
                         let ok1 = l.one_step(seq, i)?;
-                        let _ = one.record(t.elapsed().as_nanos() as u64);
+                        record(&mut one, t.elapsed());
                         let t = Instant::now();
                         let ok2 = l.two_step(seq, i)?;
-                        let _ = two.record(t.elapsed().as_nanos() as u64);
+                        record(&mut two, t.elapsed());
                         bad += u64::from(!ok1) + u64::from(!ok2);
-                        lookups.fetch_add(2, Ordering::Relaxed);
+                        counters.lookups.fetch_add(2, Ordering::Relaxed);
                     }
                     Ok((one, two, bad))
                 },
             ));
         }
-        let sampler = {
-            let (done, lookups, committed) = (&done, &lookups, &committed);
-            scope.spawn(move || {
-                let mut samples = Vec::new();
-                let (mut pl, mut pc) = (0, 0);
-                let mut tick = Instant::now();
-                while !done.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
-                    if tick.elapsed() < Duration::from_secs(1) {
-                        continue;
-                    }
-                    tick = Instant::now();
-                    let (l, c) = (
-                        lookups.load(Ordering::Relaxed),
-                        committed.load(Ordering::Relaxed),
-                    );
-                    let stats: Vec<EngineStats> =
-                        stores.iter().filter_map(|s| s.stats().ok()).collect();
-                    let sum = |f: fn(&EngineStats) -> Option<u64>| -> Option<u64> {
-                        stats.iter().filter_map(f).reduce(|a, b| a + b)
-                    };
-                    samples.push(Sample {
-                        t: started.elapsed().as_secs_f64(),
-                        lookups: l - pl,
-                        ledgers: c - pc,
-                        stall_micros: sum(|s| s.stall_micros),
-                        pending_compaction_bytes: sum(|s| s.pending_compaction_bytes),
-                    });
-                    (pl, pc) = (l, c);
-                }
-                samples
-            })
-        };
+        let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
         let writer = (|| -> Result<Histogram<u64>, DriverError> {
             let mut hist = histogram();
             let mut ledger = Ledger::default();
@@ -822,9 +937,13 @@ fn streaming(
                 for (i, store) in stores.iter().enumerate() {
                     store.write(&w[i], cfg.durability).map_err(store_err(i))?;
                 }
-                let _ = hist.record(t.elapsed().as_nanos() as u64);
+                record(&mut hist, t.elapsed());
                 last.store(seq, Ordering::Release);
-                committed.fetch_add(1, Ordering::Relaxed);
+                counters.ledgers.fetch_add(1, Ordering::Relaxed);
+                counters.bytes.fetch_add(
+                    w.iter().map(Batch::logical_bytes).sum::<u64>(),
+                    Ordering::Relaxed,
+                );
             }
             Ok(hist)
         })();
