@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod pointreads_cmd;
 mod presets;
 mod registry;
+mod report_cmd;
 mod size;
 mod stellar_cmd;
 mod table;
@@ -26,6 +27,12 @@ enum Command {
         #[command(subcommand)]
         workload: Workload,
     },
+    /// Render a markdown report with SVG charts and CSV from results files.
+    Report(report_cmd::ReportArgs),
+    /// Compare current results with a baseline; exit 1 on a regression.
+    Compare(report_cmd::CompareArgs),
+    /// Export results for other tools (Bencher Metric Format).
+    Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
     List,
 }
@@ -45,6 +52,9 @@ fn main() -> ExitCode {
             list();
             Ok(ExitCode::SUCCESS)
         }
+        Command::Report(a) => report_cmd::report(a),
+        Command::Compare(a) => report_cmd::compare(a),
+        Command::Export(a) => report_cmd::export(a),
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
@@ -54,7 +64,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            // 2, not 1: `kvbench compare` exits 1 for a regression, and a CI
+            // gate must tell a regression from a broken invocation.
+            ExitCode::from(2)
         }
     }
 }

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kvbench_driver::pointreads::{self, GetCost, PointReadConfig};
+use kvbench_driver::pointreads::{
+    self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
+};
 use kvbench_driver::rundir::{RunDir, sanitize};
 use kvbench_driver::timefmt;
 use kvbench_meter::cgroup::{self, MemoryLimit};
 use kvbench_meter::loopdev::LoopFs;
-use serde::Serialize;
 
 use crate::registry::{self, EngineConfig};
 use crate::{size, stellar_cmd};
@@ -68,95 +69,6 @@ pub struct Args {
     allow_debug: bool,
 }
 
-/// The cache state a measurement ran under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheState {
-    /// Store closed, page cache dropped, store reopened.
-    Cold,
-    /// Cold, then read inside a memory cgroup (page cache and engine caches).
-    Limited,
-    /// The same GETs again, right after a pass that cached them.
-    Warm,
-}
-
-impl CacheState {
-    fn parse_list(list: &str, limit: Option<u64>) -> anyhow::Result<Vec<Self>> {
-        let mut out = Vec::new();
-        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let state = match name {
-                "cold" => Self::Cold,
-                "limited" => Self::Limited,
-                "warm" => Self::Warm,
-                other => {
-                    anyhow::bail!("unknown cache state `{other}`; accepted: cold, limited, warm")
-                }
-            };
-            if state == Self::Limited && limit.is_none() {
-                anyhow::bail!("cache state `limited` needs --memory-limit SIZE");
-            }
-            if !out.contains(&state) {
-                out.push(state);
-            }
-        }
-        if out.is_empty() {
-            anyhow::bail!("--cache names no state; accepted: cold, limited, warm");
-        }
-        Ok(out)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Cold => "cold",
-            Self::Limited => "limited",
-            Self::Warm => "warm",
-        }
-    }
-}
-
-/// One measurement: a phase (before or after the full compaction) under one
-/// cache state.
-#[derive(Serialize)]
-struct Measurement {
-    /// `before-compaction` or `after-compaction`.
-    phase: &'static str,
-    cache: CacheState,
-    /// Allocated bytes of the store when measured.
-    disk_allocated_bytes: u64,
-    cost: GetCost,
-}
-
-#[derive(Serialize)]
-struct PointRun {
-    backend: String,
-    config: serde_json::Value,
-    /// Where the device figures come from: a private loop device, or absent and why.
-    device_meter: String,
-    load_secs: f64,
-    logical_bytes: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    compact_secs: Option<f64>,
-    measurements: Vec<Measurement>,
-    /// Cache states requested but not measurable here, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    skipped: Vec<String>,
-    /// Engine state after loading.
-    engine_after_load: kvbench_core::EngineStats,
-}
-
-#[derive(Serialize)]
-struct PointResults {
-    schema_version: u32,
-    workload: &'static str,
-    seed: u64,
-    started_at: String,
-    command: String,
-    env: kvbench_driver::env::EnvInfo,
-    config: PointReadConfig,
-    memory_limit_bytes: Option<u64>,
-    runs: Vec<PointRun>,
-}
-
 /// Runs `kvbench run point-reads`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
@@ -207,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let loop_ok = LoopFs::available();
     let mut results = PointResults {
         schema_version: kvbench_driver::results::SCHEMA_VERSION,
-        workload: "point-reads",
+        workload: "point-reads".into(),
         seed: cfg.seed,
         started_at: timefmt::now_rfc3339(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
@@ -301,7 +213,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 store.close()?;
                 drop(guard);
                 run.measurements.push(Measurement {
-                    phase,
+                    phase: phase.into(),
                     cache: state,
                     disk_allocated_bytes,
                     cost,

@@ -93,6 +93,10 @@ pub struct Args {
     /// Size of each private device (sparse); default from the workload's size.
     #[arg(long, value_name = "SIZE")]
     device_size: Option<String>,
+    /// Run every backend K times (interleaved), so `kvbench compare` can
+    /// judge timings against noise.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    repeat: u32,
     /// Run even from a debug build (its numbers mislead; for testing the harness only).
     #[arg(long)]
     allow_debug: bool,
@@ -435,11 +439,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         plan.runs.len(),
         out.display()
     );
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
     let mut failed = false;
-    for (label, specs) in &plan.runs {
-        let run = run_one(
+    // Repeats interleave backends (a, b, a, b), so slow drift of the machine
+    // spreads over all of them instead of biasing one.
+    let each = (0..args.repeat).flat_map(|r| plan.runs.iter().map(move |x| (r, x)));
+    for (repeat, (label, specs)) in each {
+        let mut run = run_one(
             &plan,
-            label,
+            &RunId { label, repeat },
             specs,
             &rundir,
             &jsonl_path,
@@ -447,6 +457,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.keep_stores,
             &mut result.env,
         );
+        run.repeat = repeat;
         if let Some(e) = &run.error {
             failed = true;
             eprintln!("[{label}] failed: {e}");
@@ -486,10 +497,26 @@ fn write_json(path: &Path, value: &RunResult) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A run's label and repeat number.
+struct RunId<'a> {
+    label: &'a str,
+    repeat: u32,
+}
+
+impl RunId<'_> {
+    /// Label of its files and batch records: repeats after the first get `#N`.
+    fn tag(&self) -> String {
+        match self.repeat {
+            0 => self.label.to_string(),
+            r => format!("{}#{}", self.label, r + 1),
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_one(
     plan: &Plan,
-    label: &str,
+    id: &RunId<'_>,
     specs: &[BackendSpec; 3],
     rundir: &RunDir,
     jsonl_path: &Path,
@@ -497,8 +524,11 @@ fn run_one(
     keep_stores: bool,
     env: &mut EnvInfo,
 ) -> BackendRun {
+    let tag = id.tag();
+    let label = tag.as_str();
     let mut run = BackendRun {
-        label: label.to_string(),
+        label: id.label.to_string(),
+        repeat: 0,
         stores: Vec::new(),
         batches: Vec::new(),
         summary: None,

@@ -140,7 +140,7 @@ fn bad_names_are_refused_with_what_is_accepted() {
         let mut a = vec!["run", "stellar"];
         a.extend(args.iter());
         let o = kvbench(&a, t.path());
-        assert_eq!(o.status.code(), Some(1), "{a:?}");
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
@@ -169,7 +169,7 @@ fn a_foreign_output_directory_is_refused_and_untouched() {
         ],
         t.path(),
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(&dir).expect("read").count(), 1);
 }
@@ -196,7 +196,7 @@ fn run_file_sets_values_and_refuses_typos() {
 
     std::fs::write(t.path().join("typo.toml"), "[workload]\nledgerz = 12\n").expect("write");
     let o = kvbench(&["run", "stellar", "--config", "typo.toml"], t.path());
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("ledgerz"), "{}", stderr(&o));
 }
 
@@ -350,4 +350,49 @@ fn memory_limited_runs_record_their_limit_and_leave_no_cgroup() {
     // Only this run's cgroup: other kvbench runs on the machine may hold theirs.
     let left = Path::new("/sys/fs/cgroup/memory").join(format!("kvbench-{pid}"));
     assert!(!left.exists(), "cgroup left behind: {}", left.display());
+}
+
+#[test]
+fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/results/stellar-smoke");
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut j = read_json(&root.join("results.json"));
+    let wa = &mut j["runs"][0]["summary"]["stores"]["txdata"]["write_amp_engine"];
+    *wa = serde_json::json!(wa.as_f64().expect("WA") * 1.5);
+    std::fs::write(
+        t.path().join("worse.json"),
+        serde_json::to_vec(&j).expect("json"),
+    )
+    .expect("write");
+    let base = root.display().to_string();
+    let same = kvbench(
+        &["compare", "--baseline", &base, "--current", &base],
+        t.path(),
+    );
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    let worse = kvbench(
+        &["compare", "--baseline", &base, "--current", "worse.json"],
+        t.path(),
+    );
+    assert_eq!(worse.status.code(), Some(1), "{}", stderr(&worse));
+    assert!(String::from_utf8_lossy(&worse.stdout).contains("Regressed"));
+    j["config"]["ledgers"] = serde_json::json!(7);
+    std::fs::write(
+        t.path().join("other.json"),
+        serde_json::to_vec(&j).expect("json"),
+    )
+    .expect("write");
+    let other = kvbench(
+        &["compare", "--baseline", &base, "--current", "other.json"],
+        t.path(),
+    );
+    assert_eq!(other.status.code(), Some(2));
+    assert!(stderr(&other).contains("--force"), "{}", stderr(&other));
+    let rep = kvbench(&["report", &base, "--out", "rep"], t.path());
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    assert!(t.path().join("rep/report.md").exists());
+    let bmf = kvbench(&["export", "bencher", &base], t.path());
+    assert!(bmf.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&bmf.stdout).expect("BMF is JSON");
+    assert!(v.as_object().is_some_and(|o| !o.is_empty()));
 }

@@ -207,6 +207,122 @@ pub fn measure(
     })
 }
 
+/// The cache state a measurement ran under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheState {
+    /// Store closed, page cache dropped, store reopened.
+    Cold,
+    /// Cold, then read inside a memory cgroup (page cache and engine caches).
+    Limited,
+    /// The same GETs again, right after a pass that cached them.
+    Warm,
+}
+
+impl CacheState {
+    /// Parses a comma-separated list; `limited` needs a memory limit.
+    pub fn parse_list(list: &str, limit: Option<u64>) -> Result<Vec<Self>, DriverError> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let state = match name {
+                "cold" => Self::Cold,
+                "limited" => Self::Limited,
+                "warm" => Self::Warm,
+                other => {
+                    return Err(DriverError::Config(format!(
+                        "unknown cache state `{other}`; accepted: cold, limited, warm"
+                    )));
+                }
+            };
+            if state == Self::Limited && limit.is_none() {
+                return Err(DriverError::Config(
+                    "cache state `limited` needs --memory-limit SIZE".into(),
+                ));
+            }
+            if !out.contains(&state) {
+                out.push(state);
+            }
+        }
+        if out.is_empty() {
+            return Err(DriverError::Config(
+                "--cache names no state; accepted: cold, limited, warm".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The state's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cold => "cold",
+            Self::Limited => "limited",
+            Self::Warm => "warm",
+        }
+    }
+}
+
+/// One measurement: a phase (before or after the full compaction) under one
+/// cache state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measurement {
+    /// `before-compaction` or `after-compaction`.
+    pub phase: String,
+    /// Cache state.
+    pub cache: CacheState,
+    /// Allocated bytes of the store when measured.
+    pub disk_allocated_bytes: u64,
+    /// What the GETs cost.
+    pub cost: GetCost,
+}
+
+/// One backend through the point-read profile.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointRun {
+    /// Backend name.
+    pub backend: String,
+    /// The backend's config as run.
+    pub config: serde_json::Value,
+    /// Where the device figures come from: a private loop device, or absent and why.
+    pub device_meter: String,
+    /// Time to load every key, seconds.
+    pub load_secs: f64,
+    /// Key + value bytes loaded.
+    pub logical_bytes: u64,
+    /// Time of the full compaction, seconds; absent for engines without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_secs: Option<f64>,
+    /// Every measurement, in order.
+    pub measurements: Vec<Measurement>,
+    /// Cache states requested but not measurable here, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+    /// Engine state after loading.
+    pub engine_after_load: kvbench_core::EngineStats,
+}
+
+/// A whole `kvbench run point-reads` invocation: its `results.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointResults {
+    /// Results schema version.
+    pub schema_version: u32,
+    /// `point-reads`.
+    pub workload: String,
+    /// Seed of keys, values and picks.
+    pub seed: u64,
+    /// Start time, UTC RFC 3339.
+    pub started_at: String,
+    /// The command line.
+    pub command: String,
+    /// Where it ran.
+    pub env: crate::env::EnvInfo,
+    /// The profile's settings.
+    pub config: PointReadConfig,
+    /// Memory cgroup limit of `limited` measurements, bytes.
+    pub memory_limit_bytes: Option<u64>,
+    /// One entry per backend.
+    pub runs: Vec<PointRun>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,9 @@ pub struct RunResult {
 pub struct BackendRun {
     /// Label: the backend name, or `store=backend,...` for a hybrid.
     pub label: String,
+    /// Repeat number from 0 (`--repeat K`); runs of one label are repeats.
+    #[serde(default)]
+    pub repeat: u32,
     /// Each store's backend and config.
     pub stores: Vec<StoreSetup>,
     /// Per-batch records, in order.

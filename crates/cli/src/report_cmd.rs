@@ -1,0 +1,131 @@
+//! `kvbench report`, `kvbench compare` and `kvbench export`: outputs
+//! rendered from results files, never re-running anything.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use kvbench_report::compare::{self, Options};
+use kvbench_report::doc::{self, Loaded};
+use kvbench_report::metrics::Class;
+use kvbench_report::{bencher, render};
+
+/// Options of `kvbench report`.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// Results files (`results.json`) or run directories; several machines'
+    /// results merge into one report with the machine as a dimension.
+    #[arg(required = true, value_name = "RESULTS")]
+    results: Vec<PathBuf>,
+    /// Output directory for report.md, charts/ and CSV files.
+    #[arg(long, value_name = "DIR", default_value = "kvbench-report")]
+    out: PathBuf,
+}
+
+/// Options of `kvbench compare`.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Baseline results (repeat the flag, or pass a run made with --repeat K).
+    #[arg(long, required = true, num_args = 1.., value_name = "RESULTS")]
+    baseline: Vec<PathBuf>,
+    /// Current results.
+    #[arg(long, required = true, num_args = 1.., value_name = "RESULTS")]
+    current: Vec<PathBuf>,
+    /// Threshold PATTERN=PERCENT (`*` wildcard, matched on `run/metric` or
+    /// `metric`, last match wins); repeatable. Defaults: counters 2%, timings 10%.
+    #[arg(long = "threshold", value_name = "PATTERN=PCT")]
+    thresholds: Vec<String>,
+    /// Judge only these classes, comma-separated: counter, exact, timing.
+    #[arg(long, value_name = "CLASSES")]
+    only: Option<String>,
+    /// Compare even when workload config, seed, build or engine versions differ.
+    #[arg(long)]
+    force: bool,
+    /// Also write the comparison as JSON here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// Options of `kvbench export`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Format: `bencher` (Bencher Metric Format JSON).
+    #[arg(value_name = "FORMAT")]
+    format: String,
+    /// Results files or run directories.
+    #[arg(required = true, value_name = "RESULTS")]
+    results: Vec<PathBuf>,
+    /// Write here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
+    paths
+        .iter()
+        .map(|p| doc::load(p).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// Runs `kvbench report`.
+pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let docs = load_all(&args.results)?;
+    let written = render::render(&docs, &args.out)?;
+    eprintln!(
+        "report: {} ({} files)",
+        args.out.join("report.md").display(),
+        written.files.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `kvbench compare`; exit 1 when a metric regressed, 2 on bad input.
+pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = Options {
+        force: args.force,
+        ..Options::default()
+    };
+    for t in &args.thresholds {
+        opts.thresholds.push(compare::parse_threshold(t)?);
+    }
+    if let Some(only) = &args.only {
+        for c in only.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            opts.only.push(match c {
+                "counter" | "counters" => Class::Counter,
+                "exact" => Class::Exact,
+                "timing" | "timings" => Class::Timing,
+                other => {
+                    anyhow::bail!("--only `{other}`: accepted classes are counter, exact, timing")
+                }
+            });
+        }
+    }
+    let (base, cur) = (load_all(&args.baseline)?, load_all(&args.current)?);
+    let rows = compare::compare(&base, &cur, &opts)?;
+    let (_, machine) = compare::differences(&base, &cur);
+    println!("{}", compare::markdown(&rows, &machine));
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&rows)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(if compare::failed(&rows) {
+        eprintln!("kvbench compare: regression past threshold (exit 1)");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs `kvbench export`.
+pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    if args.format != "bencher" {
+        anyhow::bail!("unknown export format `{}`; accepted: bencher", args.format);
+    }
+    let docs = load_all(&args.results)?;
+    let text = serde_json::to_string_pretty(&bencher::export(&docs))?;
+    match &args.out {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        None => println!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,51 @@
+//! Export in Bencher Metric Format (BMF) JSON, for benchmark-tracking
+//! services: `{ benchmark: { measure: { value, lower_value, upper_value } } }`.
+//!
+//! A benchmark is `workload/run/path` and a measure is the metric's leaf
+//! name; repeated runs give the median as value and their range as bounds.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::doc::Loaded;
+use crate::metrics::extract;
+
+/// The BMF document of every metric in `docs`.
+pub fn export(docs: &[Loaded]) -> Value {
+    let mut values: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for d in docs {
+        for m in extract(d, None) {
+            let (path, leaf) = m.name.rsplit_once('.').unwrap_or(("", &m.name));
+            let bench = if path.is_empty() {
+                format!("{}/{}", d.workload(), m.run)
+            } else {
+                format!("{}/{}/{path}", d.workload(), m.run)
+            };
+            values
+                .entry((bench, leaf.to_string()))
+                .or_default()
+                .push(m.value);
+        }
+    }
+    let mut out = serde_json::Map::new();
+    for ((bench, measure), mut v) in values {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        let mut m = json!({ "value": median });
+        if n > 1 {
+            m["lower_value"] = json!(v[0]);
+            m["upper_value"] = json!(v[n - 1]);
+        }
+        out.entry(bench)
+            .or_insert_with(|| Value::Object(serde_json::Map::new()))
+            .as_object_mut()
+            .map(|o| o.insert(measure, m));
+    }
+    Value::Object(out)
+}

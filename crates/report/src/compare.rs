@@ -1,0 +1,497 @@
+//! `kvbench compare`: per-metric deltas between a baseline and a current
+//! set of results, with a verdict a CI job can gate on.
+//!
+//! Counters are judged on a tight threshold of the median ratio. Timings are
+//! judged only with at least [`MIN_TIMING_RUNS`] runs on each side, by a
+//! bootstrap confidence interval of the ratio of medians: a regression needs
+//! the whole interval past the threshold, so one noisy run on a shared
+//! machine cannot fail a build.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use kvbench_workload::rng::Rng;
+
+use crate::ReportError;
+use crate::doc::Loaded;
+use crate::metrics::{Better, Class, Metric, extract};
+
+/// Runs needed on each side before a timing is judged.
+pub const MIN_TIMING_RUNS: usize = 3;
+/// Default threshold of counters, percent.
+pub const COUNTER_THRESHOLD_PCT: f64 = 2.0;
+/// Default threshold of device-measured counters, percent.
+pub const DEVICE_THRESHOLD_PCT: f64 = 10.0;
+/// Default threshold of timings, percent.
+pub const TIMING_THRESHOLD_PCT: f64 = 10.0;
+const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// What a comparison concluded about one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Within its threshold.
+    Same,
+    /// Better past its threshold.
+    Improved,
+    /// Worse past its threshold: fails the comparison.
+    Regressed,
+    /// An exact metric changed: fails the comparison.
+    Changed,
+    /// Not judged (an info metric, too few runs, or machines differ).
+    NotJudged,
+    /// Present on one side only.
+    Missing,
+}
+
+/// One metric's comparison.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// Run label.
+    pub run: String,
+    /// Metric name.
+    pub name: String,
+    /// Its class.
+    pub class: Class,
+    /// Median of the baseline's runs.
+    pub baseline: Option<f64>,
+    /// Median of the current runs.
+    pub current: Option<f64>,
+    /// Current / baseline median.
+    pub ratio: Option<f64>,
+    /// 95% bootstrap interval of the ratio (timings with enough runs).
+    pub interval: Option<(f64, f64)>,
+    /// Threshold applied, percent.
+    pub threshold_pct: f64,
+    /// Runs on each side.
+    pub runs: (usize, usize),
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why it was not judged, when it was not.
+    pub note: Option<String>,
+}
+
+/// Comparison settings.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `PATTERN=PCT` thresholds; `*` matches any text; the last match wins.
+    /// The pattern is matched against `run/metric` and against `metric`.
+    pub thresholds: Vec<(String, f64)>,
+    /// Compare even when configs or builds differ.
+    pub force: bool,
+    /// Judge only these classes (all when empty).
+    pub only: Vec<Class>,
+}
+
+/// Parses a `PATTERN=PCT` threshold.
+pub fn parse_threshold(s: &str) -> Result<(String, f64), ReportError> {
+    let bad = || {
+        ReportError::Usage(format!(
+            "--threshold `{s}`: expected PATTERN=PERCENT, e.g. '*write_amp*=1' or '*p99_us=25'"
+        ))
+    };
+    let (p, v) = s.rsplit_once('=').ok_or_else(bad)?;
+    let pct: f64 = v.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
+    if !(pct >= 0.0 && pct.is_finite()) {
+        return Err(bad());
+    }
+    Ok((p.trim().to_string(), pct))
+}
+
+/// `*`-only glob match.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(part) else {
+                return false;
+            };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// 95% bootstrap interval of median(cur) / median(base), seeded so the
+/// same inputs always give the same interval.
+pub fn bootstrap_ratio(base: &[f64], cur: &[f64]) -> Option<(f64, f64)> {
+    if base.is_empty() || cur.is_empty() {
+        return None;
+    }
+    let mut r = Rng::new(0x006b_7662_656e_6368);
+    let mut ratios = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    let (mut b, mut c) = (vec![0.0; base.len()], vec![0.0; cur.len()]);
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        for x in b.iter_mut() {
+            *x = base[r.below(base.len() as u64) as usize];
+        }
+        for x in c.iter_mut() {
+            *x = cur[r.below(cur.len() as u64) as usize];
+        }
+        let mb = median(&b);
+        if mb > 0.0 {
+            ratios.push(median(&c) / mb);
+        }
+    }
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    Some((at(0.025), at(0.975)))
+}
+
+/// Differences that make a comparison meaningless (refused unless forced),
+/// and differences of machine that make timings incomparable.
+pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>) {
+    let mut hard = Vec::new();
+    let mut machine = Vec::new();
+    let (Some(b), Some(c)) = (base.first(), cur.first()) else {
+        return (hard, machine);
+    };
+    let sides = base.iter().chain(cur.iter());
+    for d in sides.clone() {
+        if d.workload() != b.workload() {
+            hard.push(format!(
+                "workload: {} ({}) vs {} ({})",
+                b.workload(),
+                b.path.display(),
+                d.workload(),
+                d.path.display()
+            ));
+        }
+        if d.seed() != b.seed() {
+            hard.push(format!(
+                "seed: {} vs {} ({})",
+                b.seed(),
+                d.seed(),
+                d.path.display()
+            ));
+        }
+        if d.config() != b.config() {
+            hard.push(format!(
+                "workload config differs: {} vs {}",
+                b.path.display(),
+                d.path.display()
+            ));
+        }
+    }
+    let (be, ce) = (b.env(), c.env());
+    if be.build_profile != ce.build_profile || be.debug_assertions != ce.debug_assertions {
+        hard.push(format!(
+            "build: {} (debug assertions {}) vs {} (debug assertions {})",
+            be.build_profile, be.debug_assertions, ce.build_profile, ce.debug_assertions
+        ));
+    }
+    if be.engine_versions != ce.engine_versions {
+        hard.push(format!(
+            "engine versions: {:?} vs {:?}",
+            be.engine_versions, ce.engine_versions
+        ));
+    }
+    let fs = |e: &kvbench_driver::env::EnvInfo| e.data_fs.as_ref().map(|m| m.fs_type.clone());
+    for (what, x, y) in [
+        ("cpu", be.cpu_model.clone(), ce.cpu_model.clone()),
+        (
+            "cores",
+            be.cores.map(|c| c.to_string()),
+            ce.cores.map(|c| c.to_string()),
+        ),
+        (
+            "ram",
+            be.ram_bytes.map(|c| c.to_string()),
+            ce.ram_bytes.map(|c| c.to_string()),
+        ),
+        ("kernel", be.kernel.clone(), ce.kernel.clone()),
+        ("filesystem", fs(be), fs(ce)),
+    ] {
+        if x != y {
+            machine.push(format!(
+                "{what}: {} vs {}",
+                x.unwrap_or_else(|| "?".into()),
+                y.unwrap_or_else(|| "?".into())
+            ));
+        }
+    }
+    hard.dedup();
+    (hard, machine)
+}
+
+fn gather(docs: &[Loaded]) -> BTreeMap<(String, String), (Class, Better, Vec<f64>)> {
+    let mut m: BTreeMap<(String, String), (Class, Better, Vec<f64>)> = BTreeMap::new();
+    for d in docs {
+        for Metric {
+            run,
+            name,
+            value,
+            class,
+            better,
+            ..
+        } in extract(d, None)
+        {
+            m.entry((run, name))
+                .or_insert((class, better, Vec::new()))
+                .2
+                .push(value);
+        }
+    }
+    m
+}
+
+/// Compares; refuses differing configs or builds unless forced.
+pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Row>, ReportError> {
+    let (hard, machine) = differences(base, cur);
+    if !hard.is_empty() && !opts.force {
+        return Err(ReportError::Incomparable(hard));
+    }
+    let (b, c) = (gather(base), gather(cur));
+    let mut keys: Vec<&(String, String)> = b.keys().chain(c.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut rows = Vec::new();
+    for key in keys {
+        let (bv, cv) = (b.get(key), c.get(key));
+        let (class, better) = bv
+            .or(cv)
+            .map(|x| (x.0, x.1))
+            .unwrap_or((Class::Info, Better::Lower));
+        let default = match class {
+            Class::Timing => TIMING_THRESHOLD_PCT,
+            // Device bytes include the filesystem's journal, whose commits
+            // follow a timer: a few percent of run-to-run spread is normal.
+            _ if key.1.contains("device") => DEVICE_THRESHOLD_PCT,
+            _ => COUNTER_THRESHOLD_PCT,
+        };
+        let full = format!("{}/{}", key.0, key.1);
+        let threshold_pct = opts
+            .thresholds
+            .iter()
+            .rev()
+            .find(|(p, _)| glob(p, &full) || glob(p, &key.1))
+            .map_or(default, |t| t.1);
+        let mut row = Row {
+            run: key.0.clone(),
+            name: key.1.clone(),
+            class,
+            baseline: bv.map(|x| median(&x.2)),
+            current: cv.map(|x| median(&x.2)),
+            ratio: None,
+            interval: None,
+            threshold_pct,
+            runs: (bv.map_or(0, |x| x.2.len()), cv.map_or(0, |x| x.2.len())),
+            verdict: Verdict::NotJudged,
+            note: None,
+        };
+        let (Some(bm), Some(cm)) = (row.baseline, row.current) else {
+            row.verdict = Verdict::Missing;
+            rows.push(row);
+            continue;
+        };
+        row.ratio = (bm != 0.0).then(|| cm / bm);
+        let judged = opts.only.is_empty() || opts.only.contains(&class);
+        let t = threshold_pct / 100.0;
+        // Worse when the ratio is past 1 + t (lower is better) or 1 - t.
+        let worse = |r: f64| match better {
+            Better::Lower => r > 1.0 + t,
+            Better::Higher => r < 1.0 - t,
+        };
+        let improved = |r: f64| match better {
+            Better::Lower => r < 1.0 - t,
+            Better::Higher => r > 1.0 + t,
+        };
+        row.verdict = match class {
+            _ if !judged => Verdict::NotJudged,
+            Class::Info => Verdict::NotJudged,
+            Class::Exact => {
+                if bm == cm {
+                    Verdict::Same
+                } else {
+                    Verdict::Changed
+                }
+            }
+            Class::Counter => match row.ratio {
+                Some(r) if worse(r) => Verdict::Regressed,
+                Some(r) if improved(r) => Verdict::Improved,
+                Some(_) => Verdict::Same,
+                // From zero: any growth of a lower-is-better counter is a regression.
+                None if cm > 0.0 && better == Better::Lower => Verdict::Regressed,
+                None => Verdict::Same,
+            },
+            Class::Timing => {
+                if !machine.is_empty() {
+                    row.note = Some(format!("machines differ ({})", machine.join("; ")));
+                    Verdict::NotJudged
+                } else if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
+                    row.note = Some(format!(
+                        "needs --repeat {MIN_TIMING_RUNS} or more on both sides"
+                    ));
+                    Verdict::NotJudged
+                } else {
+                    let (bs, cs) = (
+                        &bv.map(|x| x.2.clone()).unwrap_or_default(),
+                        &cv.map(|x| x.2.clone()).unwrap_or_default(),
+                    );
+                    row.interval = bootstrap_ratio(bs, cs);
+                    match row.interval {
+                        Some((lo, hi)) if worse(lo) && worse(hi) => Verdict::Regressed,
+                        Some((lo, hi)) if improved(lo) && improved(hi) => Verdict::Improved,
+                        Some(_) => Verdict::Same,
+                        None => Verdict::NotJudged,
+                    }
+                }
+            }
+        };
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// True when any row fails the comparison.
+pub fn failed(rows: &[Row]) -> bool {
+    rows.iter()
+        .any(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Changed))
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => "absent".into(),
+        Some(x) if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-3) => format!("{x:.4e}"),
+        Some(x) => format!("{x:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string(),
+    }
+}
+
+fn table_rows(s: &mut String, rows: &[&Row]) {
+    s.push_str("| run | metric | class | baseline | current | change | 95% interval | verdict |\n|---|---|---|---:|---:|---:|---|---|\n");
+    for r in rows {
+        let change = r
+            .ratio
+            .map_or("n/a".into(), |x| format!("{:+.2}%", (x - 1.0) * 100.0));
+        let iv = r.interval.map_or(String::new(), |(a, b)| {
+            format!("{:+.1}% .. {:+.1}%", (a - 1.0) * 100.0, (b - 1.0) * 100.0)
+        });
+        let verdict = match (&r.verdict, &r.note) {
+            (v, Some(n)) => format!("{v:?} ({n})"),
+            (v, None) => format!("{v:?}"),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:?} | {} | {} | {} | {} | {} |",
+            r.run,
+            r.name,
+            r.class,
+            num(r.baseline),
+            num(r.current),
+            change,
+            iv,
+            verdict
+        );
+    }
+}
+
+/// The comparison as markdown: failures and improvements first, then everything.
+pub fn markdown(rows: &[Row], machine_notes: &[String]) -> String {
+    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let mut s = format!(
+        "## kvbench compare\n\n{} metrics: {} regressed, {} changed (exact), {} improved, {} same, {} not judged, {} on one side only.\n\n",
+        rows.len(),
+        count(Verdict::Regressed),
+        count(Verdict::Changed),
+        count(Verdict::Improved),
+        count(Verdict::Same),
+        count(Verdict::NotJudged),
+        count(Verdict::Missing)
+    );
+    if !machine_notes.is_empty() {
+        let _ = writeln!(
+            s,
+            "Machines differ, so timings are shown but not judged: {}.\n",
+            machine_notes.join("; ")
+        );
+    }
+    let notable: Vec<&Row> = rows
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.verdict,
+                Verdict::Regressed | Verdict::Changed | Verdict::Improved | Verdict::Missing
+            )
+        })
+        .collect();
+    if notable.is_empty() {
+        s.push_str("No metric moved past its threshold.\n\n");
+    } else {
+        s.push_str("### Past their thresholds\n\n");
+        table_rows(&mut s, &notable);
+        s.push('\n');
+    }
+    s.push_str("<details><summary>All metrics</summary>\n\n");
+    table_rows(&mut s, &rows.iter().collect::<Vec<_>>());
+    s.push_str("\n</details>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_stars_anywhere() {
+        assert!(glob(
+            "*write_amp*",
+            "summary.stores.txdata.write_amp_engine"
+        ));
+        assert!(glob("lmdb/*", "lmdb/summary.wall_secs"));
+        assert!(!glob("lmdb/*", "mdbx/summary.wall_secs"));
+        assert!(glob("a*c*e", "abcde"));
+        assert!(!glob("a*c*e", "abcdef"));
+        assert!(glob("exact", "exact"));
+    }
+
+    #[test]
+    fn bootstrap_separates_shifted_samples_and_not_noise() {
+        let base = [1.00, 1.02, 0.98, 1.01, 0.99];
+        let slow = [1.30, 1.28, 1.33, 1.31, 1.29];
+        let (lo, _) = bootstrap_ratio(&base, &slow).expect("interval");
+        assert!(lo > 1.2, "{lo}");
+        let same = [1.01, 0.99, 1.00, 1.02, 0.98];
+        let (lo, hi) = bootstrap_ratio(&base, &same).expect("interval");
+        assert!(lo < 1.0 && hi > 1.0, "{lo} {hi}");
+    }
+
+    #[test]
+    fn thresholds_parse_or_say_what_is_wrong() {
+        assert_eq!(
+            parse_threshold("*p99_us=25").expect("ok"),
+            ("*p99_us".into(), 25.0)
+        );
+        assert_eq!(parse_threshold("x=1.5%").expect("ok").1, 1.5);
+        assert!(parse_threshold("x").is_err());
+        assert!(parse_threshold("x=-1").is_err());
+        assert!(parse_threshold("x=abc").is_err());
+    }
+}

@@ -1,0 +1,126 @@
+//! Loading results files, whatever workload wrote them.
+
+use std::path::{Path, PathBuf};
+
+use kvbench_driver::env::EnvInfo;
+use kvbench_driver::pointreads::PointResults;
+use kvbench_driver::results::{RunResult, SCHEMA_VERSION};
+
+use crate::ReportError;
+
+/// A results file's content, by workload.
+#[derive(Debug, Clone)]
+pub enum Doc {
+    /// `kvbench run stellar` (and any workload on the batch driver).
+    Stellar(Box<RunResult>),
+    /// `kvbench run point-reads`.
+    PointReads(Box<PointResults>),
+}
+
+/// A results file as loaded.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its content.
+    pub doc: Doc,
+    /// Its content as JSON, for the generic metric walk.
+    pub json: serde_json::Value,
+}
+
+impl Loaded {
+    /// The workload name.
+    pub fn workload(&self) -> &str {
+        match &self.doc {
+            Doc::Stellar(r) => &r.workload,
+            Doc::PointReads(r) => &r.workload,
+        }
+    }
+
+    /// Where it ran.
+    pub fn env(&self) -> &EnvInfo {
+        match &self.doc {
+            Doc::Stellar(r) => &r.env,
+            Doc::PointReads(r) => &r.env,
+        }
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        match &self.doc {
+            Doc::Stellar(r) => r.seed,
+            Doc::PointReads(r) => r.seed,
+        }
+    }
+
+    /// The command that produced it.
+    pub fn command(&self) -> &str {
+        match &self.doc {
+            Doc::Stellar(r) => &r.command,
+            Doc::PointReads(r) => &r.command,
+        }
+    }
+
+    /// The workload's config, as JSON.
+    pub fn config(&self) -> serde_json::Value {
+        match &self.doc {
+            Doc::Stellar(r) => r.config.clone(),
+            Doc::PointReads(r) => serde_json::to_value(&r.config).unwrap_or_default(),
+        }
+    }
+
+    /// The machine dimension: the host name, or the file when it has none.
+    pub fn machine(&self) -> String {
+        self.env()
+            .host
+            .clone()
+            .unwrap_or_else(|| self.path.display().to_string())
+    }
+}
+
+/// Loads a results file; a directory means its `results.json`.
+pub fn load(path: &Path) -> Result<Loaded, ReportError> {
+    let file = if path.is_dir() {
+        path.join("results.json")
+    } else {
+        path.to_path_buf()
+    };
+    let bytes = std::fs::read(&file).map_err(|source| ReportError::Io {
+        path: file.clone(),
+        source,
+    })?;
+    let bad = |why: String| ReportError::BadResults {
+        path: file.clone(),
+        why,
+    };
+    let json: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| bad(format!("not JSON ({e}); expected a kvbench results.json")))?;
+    let version = json
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| bad("no `schema_version`: not a kvbench results file".into()))?;
+    if version != u64::from(SCHEMA_VERSION) {
+        return Err(bad(format!(
+            "schema version {version}, this kvbench reads {SCHEMA_VERSION}: render it with the kvbench that wrote it"
+        )));
+    }
+    let workload = json
+        .get("workload")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let doc = match workload.as_str() {
+        "point-reads" => Doc::PointReads(Box::new(
+            serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
+        )),
+        "" => return Err(bad("no `workload` field".into())),
+        _ => Doc::Stellar(Box::new(
+            serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
+        )),
+    };
+    Ok(Loaded {
+        path: file,
+        doc,
+        json,
+    })
+}
