@@ -123,6 +123,22 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     true
 }
 
+/// True for a timing too small to judge. Times in seconds are mostly of
+/// single operations or phases, where one preemption on a shared machine
+/// (milliseconds) moves a sub-millisecond figure by multiples; latency
+/// percentiles in microseconds summarise many operations and hold steady
+/// down to tens of microseconds.
+fn below_floor(name: &str, v: f64) -> bool {
+    let leaf = name.rsplit('.').next().unwrap_or(name);
+    if leaf.ends_with("_us") {
+        v < 50.0
+    } else if leaf.ends_with("per_sec") {
+        false
+    } else {
+        v < 0.001
+    }
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -342,6 +358,9 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
             Class::Timing => {
                 if !machine.is_empty() {
                     row.note = Some(format!("machines differ ({})", machine.join("; ")));
+                    Verdict::NotJudged
+                } else if below_floor(&key.1, bm) && below_floor(&key.1, cm) {
+                    row.note = Some("below the noise floor (1 ms, or 50 us for latencies)".into());
                     Verdict::NotJudged
                 } else if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
                     row.note = Some(format!(
