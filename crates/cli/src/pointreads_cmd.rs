@@ -157,7 +157,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let device = || fs_guard.as_ref().and_then(|f| f.stat().ok());
         let store = spec.open(&store_dir)?;
+        let usage0 = kvbench_meter::rusage::Usage::now();
         let load_secs = pointreads::load(&cfg, &*store)?;
+        let load_usage = kvbench_meter::rusage::Usage::now().since(&usage0);
         let engine_after_load = store.stats()?;
         let can_compact = store.capabilities().manual_compaction;
         store.close()?;
@@ -166,6 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config: serde_json::to_value(&spec.config)?,
             device_meter,
             load_secs,
+            load_usage,
             logical_bytes: cfg.logical_bytes(),
             compact_secs: None,
             measurements: Vec::new(),

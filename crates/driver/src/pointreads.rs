@@ -145,6 +145,9 @@ pub struct GetCost {
     pub device_reads_per_missing_get: Option<f64>,
     /// Values that differed from the regenerated expectation (must be 0).
     pub mismatches: u64,
+    /// CPU time and faults of the existing-key GETs (`getrusage`).
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// Reads random existing and missing keys and measures what they cost.
@@ -204,6 +207,7 @@ pub fn measure(
         missing_reads: cfg.missing_reads,
         device_reads_per_missing_get: miss_dev,
         mismatches,
+        usage: ru1.since(&ru0),
     })
 }
 
@@ -286,6 +290,9 @@ pub struct PointRun {
     pub device_meter: String,
     /// Time to load every key, seconds.
     pub load_secs: f64,
+    /// CPU time, peak RSS and faults of the load.
+    #[serde(default)]
+    pub load_usage: Usage,
     /// Key + value bytes loaded.
     pub logical_bytes: u64,
     /// Time of the full compaction, seconds; absent for engines without one.

@@ -190,6 +190,30 @@ pub struct Summary {
     pub ledgers_per_sec: f64,
     /// Per store totals.
     pub stores: BTreeMap<String, StoreSummary>,
+    /// All stores together.
+    #[serde(default)]
+    pub total: TotalSummary,
+}
+
+/// Amplification over all stores, from each source that measured it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TotalSummary {
+    /// Logical bytes written to all stores.
+    pub logical_bytes: u64,
+    /// Engine-reported bytes / logical bytes; absent unless every store's
+    /// engine reports its bytes (LMDB has no counters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_amp_engine: Option<f64>,
+    /// Private-device bytes written / logical bytes; absent without devices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_amp_device: Option<f64>,
+    /// Process `write_bytes` (`/proc/self/io`) / logical bytes: the fallback
+    /// without private devices. Misses writeback of mmap engines that the
+    /// kernel did after the batch, and counts every file the process wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_amp_process: Option<f64>,
+    /// Allocated bytes of all stores / logical bytes.
+    pub space_amp: f64,
 }
 
 /// Totals of one store.

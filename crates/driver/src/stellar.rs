@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::DriverError;
 use crate::results::{
     BatchRecord, Latency, OpLatency, PhaseCost, Sample, StoreBatch, StoreSummary, StreamingResult,
-    Summary,
+    Summary, TotalSummary,
 };
 
 /// What happens after each batch is written and flushed.
@@ -756,7 +756,27 @@ fn summarize(batches: &[BatchRecord], hists: &[OpHists; 3], wall: f64) -> Option
             },
         );
     }
+    let logical: u64 = stores
+        .values()
+        .map(|s: &StoreSummary| s.logical_bytes)
+        .sum();
+    let ratio = |b: u64| b as f64 / logical.max(1) as f64;
+    let all = |f: fn(&StoreBatch) -> Option<u64>| -> Option<u64> {
+        batches.iter().flat_map(|b| b.stores.iter().map(f)).sum()
+    };
+    let total = TotalSummary {
+        logical_bytes: logical,
+        write_amp_engine: all(|s| s.engine_write_bytes).map(ratio),
+        write_amp_device: all(|s| s.device_write_bytes).map(ratio),
+        write_amp_process: batches
+            .iter()
+            .map(|b| b.process_write_bytes)
+            .sum::<Option<u64>>()
+            .map(ratio),
+        space_amp: ratio(last.stores.iter().map(|s| s.disk.allocated_bytes).sum()),
+    };
     Some(Summary {
+        total,
         batches: batches.len() as u32,
         ledgers,
         txs: batches.iter().map(|b| b.txs).sum(),

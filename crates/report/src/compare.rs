@@ -20,7 +20,7 @@ use crate::metrics::{Better, Class, Metric, extract};
 pub const MIN_TIMING_RUNS: usize = 3;
 /// Default threshold of counters, percent.
 pub const COUNTER_THRESHOLD_PCT: f64 = 2.0;
-/// Default threshold of device-measured counters, percent.
+/// Default threshold of device- and process-measured counters, percent.
 pub const DEVICE_THRESHOLD_PCT: f64 = 10.0;
 /// Default threshold of timings, percent.
 pub const TIMING_THRESHOLD_PCT: f64 = 10.0;
@@ -296,8 +296,9 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
         let default = match class {
             Class::Timing => TIMING_THRESHOLD_PCT,
             // Device bytes include the filesystem's journal, whose commits
-            // follow a timer: a few percent of run-to-run spread is normal.
-            _ if key.1.contains("device") => DEVICE_THRESHOLD_PCT,
+            // follow a timer, and process bytes include kernel writeback:
+            // a few percent of run-to-run spread is normal for both.
+            _ if key.1.contains("device") || key.1.contains("process") => DEVICE_THRESHOLD_PCT,
             _ => COUNTER_THRESHOLD_PCT,
         };
         let full = format!("{}/{}", key.0, key.1);

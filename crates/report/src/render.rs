@@ -301,6 +301,21 @@ fn stellar_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<
             );
         }
     }
+    md.push_str("\n### All stores together\n\nProcess write amplification (`/proc/self/io` write_bytes) is the fallback where no private device exists; it misses mmap writeback the kernel does later.\n\n| run | logical MiB | WA engine | WA device | WA process | space amp |\n|---|---:|---:|---:|---:|---:|\n");
+    for (l, r) in runs {
+        let Some(t) = r.summary.as_ref().map(|s| &s.total) else {
+            continue;
+        };
+        let _ = writeln!(
+            md,
+            "| {l} | {} | {} | {} | {} | {:.2} |",
+            mib(t.logical_bytes),
+            opt(t.write_amp_engine, 2),
+            opt(t.write_amp_device, 2),
+            opt(t.write_amp_process, 2),
+            t.space_amp
+        );
+    }
     md.push('\n');
     phases_table(md, runs);
     streaming_table(md, runs);
