@@ -4,9 +4,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod harness;
 mod pointreads_cmd;
 mod presets;
 mod registry;
+mod replay_cmd;
 mod report_cmd;
 mod size;
 mod stellar_cmd;
@@ -27,6 +29,8 @@ enum Command {
         #[command(subcommand)]
         workload: Workload,
     },
+    /// Record a workload's key-value operations into a trace file.
+    Record(replay_cmd::RecordArgs),
     /// Render a markdown report with SVG charts and CSV from results files.
     Report(report_cmd::ReportArgs),
     /// Compare current results with a baseline; exit 1 on a regression.
@@ -43,6 +47,8 @@ enum Workload {
     Stellar(Box<stellar_cmd::Args>),
     /// Point reads of random 32-byte keys: device IO per GET before and after a full compaction.
     PointReads(Box<pointreads_cmd::Args>),
+    /// Replay a trace file (from `kvbench record` or `kvbench import`) on each backend.
+    Replay(Box<replay_cmd::ReplayArgs>),
 }
 
 fn main() -> ExitCode {
@@ -53,11 +59,13 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(a) => report_cmd::report(a),
+        Command::Record(a) => replay_cmd::record(a),
         Command::Compare(a) => report_cmd::compare(a),
         Command::Export(a) => report_cmd::export(a),
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
+            Workload::Replay(args) => replay_cmd::replay(*args),
         },
     };
     match result {

@@ -11,17 +11,17 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use kvbench_core::{Durability, KvStore};
 use kvbench_driver::env::EnvInfo;
-use kvbench_driver::results::{BackendRun, BatchRecord, RunResult, SCHEMA_VERSION, StoreSetup};
-use kvbench_driver::rundir::{RunDir, sanitize};
+use kvbench_driver::results::{BackendRun, BatchRecord, RunResult, SCHEMA_VERSION};
+use kvbench_driver::rundir::RunDir;
 use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig};
 use kvbench_driver::timefmt;
 use kvbench_workload::stellar::STORES;
 use serde::Deserialize;
 
-use kvbench_meter::cgroup::{self, MemoryLimit};
+use kvbench_meter::cgroup::MemoryLimit;
 use kvbench_meter::loopdev::LoopFs;
-use kvbench_meter::rusage::Usage;
 
+use crate::harness::{self, Placement};
 use crate::registry::{self, BackendSpec, EngineConfig};
 use crate::{presets, size, table};
 
@@ -177,15 +177,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         workload.seed = v;
     }
     if let Some(c) = &args.compaction {
-        workload.compaction = match c.as_str() {
-            "manual" => CompactionStrategy::Manual,
-            "background" => CompactionStrategy::Background,
-            "none" => CompactionStrategy::None,
-            other => bail!(
-                "unknown compaction strategy `{other}`; accepted: {}",
-                CompactionStrategy::NAMES
-            ),
-        };
+        workload.compaction = parse_compaction(c)?;
     }
     if args.sync {
         workload.durability = Durability::Sync;
@@ -478,6 +470,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Parses a compaction strategy name.
+pub fn parse_compaction(name: &str) -> anyhow::Result<CompactionStrategy> {
+    Ok(match name {
+        "manual" => CompactionStrategy::Manual,
+        "background" => CompactionStrategy::Background,
+        "none" => CompactionStrategy::None,
+        other => bail!(
+            "unknown compaction strategy `{other}`; accepted: {}",
+            CompactionStrategy::NAMES
+        ),
+    })
+}
+
 /// Refuses to benchmark from a debug build unless allowed.
 pub fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
     if debug && !allow_debug {
@@ -526,96 +531,7 @@ fn run_one(
 ) -> BackendRun {
     let tag = id.tag();
     let label = tag.as_str();
-    let mut run = BackendRun {
-        label: id.label.to_string(),
-        repeat: 0,
-        stores: Vec::new(),
-        batches: Vec::new(),
-        summary: None,
-        usage: None,
-        device_meter: None,
-        memory_limit_bytes: plan.memory_limit,
-        memory_peak_bytes: None,
-        streaming: None,
-        ingest_samples: Vec::new(),
-        phases: Vec::new(),
-        error: None,
-    };
-    // Entered before the stores open, so their caches are charged too;
-    // left after they close (the guard drops last).
-    let limit = match plan.memory_limit {
-        Some(bytes) => {
-            let entered = cgroup::drop_caches().and_then(|_| MemoryLimit::enter(bytes));
-            match entered {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    run.error = Some(format!("--memory-limit: {e}"));
-                    return run;
-                }
-            }
-        }
-        None => None,
-    };
-    // Declared before the stores so that on an early return the stores
-    // drop (close) first and the devices unmount after.
-    let mut devices: Vec<LoopFs> = Vec::new();
-    let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
-    let mut dirs = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        let dir = match plan.device_size {
-            Some(size) => {
-                let root = rundir.path().join("devices").join(sanitize(label));
-                let made = fs::create_dir_all(&root)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|_| {
-                        Ok(LoopFs::create(
-                            &root.join(format!("{}.img", STORES[i])),
-                            &root.join(STORES[i]),
-                            size,
-                            128,
-                        )?)
-                    });
-                match made {
-                    Ok(d) => {
-                        let store = d.path().join("store");
-                        devices.push(d);
-                        store
-                    }
-                    Err(e) => {
-                        run.error =
-                            Some(format!("private device for store `{}`: {e:#}", STORES[i]));
-                        return run;
-                    }
-                }
-            }
-            None => match rundir.store_dir(label, STORES[i]) {
-                Ok(d) => d,
-                Err(e) => {
-                    run.error = Some(e.to_string());
-                    return run;
-                }
-            },
-        };
-        match spec.open(&dir) {
-            Ok(s) => opened.push(s),
-            Err(e) => {
-                run.error = Some(format!("opening store `{}`: {e}", STORES[i]));
-                return run;
-            }
-        }
-        let version = spec.engine_version(&dir);
-        if let Some(v) = &version {
-            let engine = opened[i].engine().to_string();
-            env.engine_versions.insert(engine, v.clone());
-        }
-        run.stores.push(StoreSetup {
-            store: STORES[i].to_string(),
-            backend: spec.name.clone(),
-            engine_version: version,
-            config: serde_json::to_value(&spec.config).unwrap_or_default(),
-        });
-        dirs.push(dir);
-    }
+    let mut run = harness::new_run(id.label, plan.memory_limit);
     let jsonl = match fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -654,63 +570,42 @@ fn run_one(
         label: label.to_string(),
         write_error: None,
     };
-    let stores: [&dyn KvStore; 3] = [&*opened[0], &*opened[1], &*opened[2]];
-    let devs = [devices.first(), devices.get(1), devices.get(2)];
-    run.device_meter = Some(match devs[0] {
-        Some(_) => format!(
-            "private ext4 loop device per store ({}), direct I/O, read-ahead 128 KiB",
-            devices.iter().map(|d| d.device()).collect::<Vec<_>>().join(", ")
-        ),
-        None => "absent: stores share the data directory's filesystem (--device none, or no root/loop devices)".into(),
-    });
-    let usage0 = Usage::now();
-    let outcome = stellar::run(&plan.workload, label, stores, devs, &mut progress);
-    run.usage = Some(Usage::now().since(&usage0));
+    let place = Placement {
+        memory_limit: plan.memory_limit,
+        device_size: plan.device_size,
+        read_ahead_kb: 128,
+        keep_stores,
+    };
+    let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+    let mut outcome = None;
+    harness::run_on_stores(
+        &place,
+        label,
+        &names,
+        specs,
+        rundir,
+        env,
+        &mut run,
+        &mut |stores, devs| {
+            let stores: [&dyn KvStore; 3] = [stores[0], stores[1], stores[2]];
+            let devs = [devs[0], devs[1], devs[2]];
+            let mut o = stellar::run(&plan.workload, label, stores, devs, &mut progress);
+            let err = o.error.take();
+            outcome = Some(o);
+            err
+        },
+    );
     progress.bar.finish_and_clear();
-    run.batches = outcome.batches;
-    run.summary = outcome.summary;
-    run.streaming = outcome.streaming;
-    run.ingest_samples = outcome.ingest_samples;
-    run.phases = outcome.phases;
-    if let Some(e) = outcome.error {
-        // Engines do not all say ENOSPC (LMDB reports EIO when pwrite finds
-        // the disk full), so look at the filesystem itself too.
-        let nearly_full = dirs
-            .iter()
-            .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
-            .min()
-            .filter(|free| *free < 64 << 20);
-        let hint = match (e.is_full(), nearly_full) {
-            (_, Some(free)) => format!(
-                " (the filesystem holding the stores has {free} bytes free: free disk or use a smaller --ledgers; the batches so far are kept)"
-            ),
-            (true, None) => " (out of space: raise the store's size setting or use a smaller --ledgers; the batches so far are kept)".into(),
-            (false, None) => String::new(),
-        };
-        run.error = Some(format!("{e}{hint}"));
+    if let Some(o) = outcome {
+        run.batches = o.batches;
+        run.summary = o.summary;
+        run.streaming = o.streaming;
+        run.ingest_samples = o.ingest_samples;
+        run.phases = o.phases;
     }
     if let Some(e) = progress.write_error {
         run.error
             .get_or_insert(format!("writing {}: {e}", progress.jsonl_path.display()));
-    }
-    for (i, s) in opened.into_iter().enumerate() {
-        if let Err(e) = s.close() {
-            run.error
-                .get_or_insert(format!("closing store `{}`: {e}", STORES[i]));
-        }
-    }
-    // Unmounts and removes the private devices (after the stores closed).
-    drop(devices);
-    if let Some(g) = &limit {
-        run.memory_peak_bytes = g.max_usage().ok();
-    }
-    drop(limit);
-    if !keep_stores && plan.device_size.is_none() {
-        for d in &dirs {
-            if let Err(e) = rundir.remove_store_dir(d) {
-                eprintln!("warning: {e}");
-            }
-        }
     }
     run
 }

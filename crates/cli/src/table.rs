@@ -116,3 +116,14 @@ fn sample(batches: &[BatchRecord]) -> Vec<&BatchRecord> {
     idx.dedup();
     idx.into_iter().map(|i| &batches[i]).collect()
 }
+
+/// The end-of-replay summary: one row per backend, then per store.
+pub fn replay_summary(r: &RunResult) -> String {
+    let runs: Vec<(String, &BackendRun)> = r.runs.iter().map(|x| (x.label.clone(), x)).collect();
+    format!(
+        "## Replay of {} (seed {})\n\n{}",
+        r.config["trace"].as_str().unwrap_or("?"),
+        r.seed,
+        kvbench_report::render::replay_tables(&runs)
+    )
+}

@@ -396,3 +396,114 @@ fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
     let v: serde_json::Value = serde_json::from_slice(&bmf.stdout).expect("BMF is JSON");
     assert!(v.as_object().is_some_and(|o| !o.is_empty()));
 }
+
+#[test]
+fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let shape = [
+        "--ledgers",
+        "12",
+        "--batch-ledgers",
+        "4",
+        "--commit-ledgers",
+        "2",
+    ];
+    let mut rec = vec![
+        "record",
+        "stellar",
+        "--preset",
+        "smoke",
+        "--out",
+        "s.kvtrace",
+    ];
+    rec.extend(shape);
+    let o = kvbench(&rec, t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let backends = "lmdb,rocksdb-leveled";
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "s.kvtrace",
+            "--backends",
+            backends,
+            "--device",
+            "none",
+            "--out",
+            "rp",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut direct = vec![
+        "run",
+        "stellar",
+        "--preset",
+        "smoke",
+        "--backends",
+        backends,
+        "--device",
+        "none",
+        "--streaming-ledgers",
+        "0",
+        "--out",
+        "d",
+    ];
+    direct.extend(shape);
+    let o = kvbench(&direct, t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (d, r) = (
+        read_json(&t.path().join("d/results.json")),
+        read_json(&t.path().join("rp/results.json")),
+    );
+    for (a, b) in d["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .zip(r["runs"].as_array().expect("runs"))
+    {
+        let rs = &b["replay"]["summary"];
+        assert_eq!(rs["mismatches"], 0);
+        assert_eq!(rs["segments"], 3, "one segment per batch");
+        for store in ["ledgers", "txdata", "txindex"] {
+            assert_eq!(
+                a["summary"]["stores"][store]["logical_bytes"],
+                rs["stores"][store]["logical_bytes"],
+                "{store}"
+            );
+            let entries = |segs: &serde_json::Value| -> u64 {
+                segs.as_array()
+                    .expect("segments")
+                    .iter()
+                    .flat_map(|s| s["stores"].as_array().expect("stores").iter())
+                    .filter(|s| s["store"] == store)
+                    .map(|s| s["entries"].as_u64().expect("entries"))
+                    .sum()
+            };
+            assert_eq!(
+                entries(&a["batches"]),
+                entries(&b["replay"]["segments"]),
+                "{store}"
+            );
+        }
+    }
+    // A cut-short trace ends the run with an error that gives the offset.
+    let bytes = std::fs::read(t.path().join("s.kvtrace")).expect("trace");
+    std::fs::write(t.path().join("cut.kvtrace"), &bytes[..bytes.len() / 2]).expect("write");
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "cut.kvtrace",
+            "--backends",
+            "lmdb",
+            "--device",
+            "none",
+            "--out",
+            "c",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("offset"), "{}", stderr(&o));
+}

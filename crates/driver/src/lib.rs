@@ -5,9 +5,11 @@
 //! rendered from the files this crate writes.
 
 pub mod env;
+pub mod ops;
 pub mod pointreads;
 pub mod results;
 pub mod rundir;
+pub mod segment;
 pub mod stellar;
 pub mod timefmt;
 

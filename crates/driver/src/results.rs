@@ -78,9 +78,23 @@ pub struct BackendRun {
     /// Wall time, CPU and faults per phase (`ingest`, `verify`, `streaming`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseCost>,
+    /// Replayed operations (trace and generator workloads), when that is
+    /// what the run did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayResult>,
     /// Why the run ended early, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// What a replay of operations did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// One record per segment (the operations up to a mark).
+    pub segments: Vec<crate::ops::SegmentRecord>,
+    /// Totals; absent when no segment finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::ops::OpsSummary>,
 }
 
 /// A store's backend.
@@ -265,6 +279,9 @@ pub struct OpLatency {
     /// The manual compaction after each ingestion batch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<Latency>,
+    /// Point reads (replayed and generated workloads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub get: Option<Latency>,
 }
 
 /// What one phase of a run cost the process.

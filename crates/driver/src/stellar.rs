@@ -1,15 +1,13 @@
 //! Stellar full-history ingestion, batch by batch, as the RocksDB report
 //! measured it: generate, compress, write the three stores, flush, compact.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, bounded};
 use hdrhistogram::Histogram;
-use kvbench_core::{Batch, Durability, EngineStats, KvStore};
-use kvbench_meter::blockdev::BlockStat;
+use kvbench_core::{Batch, Durability, KvStore};
 use kvbench_meter::loopdev::LoopFs;
-use kvbench_meter::proc_io::ProcIo;
 use kvbench_meter::rusage::Usage;
 use kvbench_workload::rng::{Rng, stream};
 use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find_tx};
@@ -17,8 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
 use crate::results::{
-    BatchRecord, Latency, OpLatency, PhaseCost, Sample, StoreBatch, StoreSummary, StreamingResult,
-    Summary, TotalSummary,
+    BatchRecord, Latency, PhaseCost, Sample, StoreBatch, StreamingResult, Summary,
+};
+use crate::segment::{
+    Counters, OpHists, SegmentMeter, histogram, record, sample_every_second, summarize_stores,
 };
 
 /// What happens after each batch is written and flushed.
@@ -165,89 +165,6 @@ pub struct Outcome {
     pub error: Option<DriverError>,
 }
 
-/// Progress counters the writer bumps and the sampler reads.
-#[derive(Default)]
-struct Counters {
-    ledgers: AtomicU64,
-    lookups: AtomicU64,
-    bytes: AtomicU64,
-}
-
-/// Samples throughput and engine state once a second until `done`.
-fn sample_every_second(
-    stores: Stores<'_>,
-    counters: &Counters,
-    done: &AtomicBool,
-    started: Instant,
-) -> Vec<Sample> {
-    let mut samples = Vec::new();
-    let (mut pl, mut pc, mut pb) = (0, 0, 0);
-    let mut tick = Instant::now();
-    while !done.load(Ordering::Relaxed) {
-        // Short sleeps, so the sampler notices the end of a phase quickly.
-        std::thread::sleep(Duration::from_millis(50));
-        if tick.elapsed() < Duration::from_secs(1) {
-            continue;
-        }
-        tick = Instant::now();
-        let (l, c, b) = (
-            counters.lookups.load(Ordering::Relaxed),
-            counters.ledgers.load(Ordering::Relaxed),
-            counters.bytes.load(Ordering::Relaxed),
-        );
-        let stats: Vec<EngineStats> = stores.iter().filter_map(|s| s.stats().ok()).collect();
-        let sum = |f: fn(&EngineStats) -> Option<u64>| -> Option<u64> {
-            stats.iter().filter_map(f).reduce(|a, b| a + b)
-        };
-        samples.push(Sample {
-            t: started.elapsed().as_secs_f64(),
-            lookups: l - pl,
-            ledgers: c - pc,
-            bytes: b - pb,
-            stall_micros: sum(|s| s.stall_micros),
-            pending_compaction_bytes: sum(|s| s.pending_compaction_bytes),
-            write_stopped: stats
-                .iter()
-                .filter_map(|s| s.write_stopped)
-                .reduce(|a, b| a || b),
-            running_compactions: sum(|s| s.running_compactions),
-        });
-        (pl, pc, pb) = (l, c, b);
-    }
-    samples
-}
-
-/// HDR histograms of one store's operations during ingestion.
-struct OpHists {
-    commit: Histogram<u64>,
-    flush: Histogram<u64>,
-    compaction: Histogram<u64>,
-}
-
-impl OpHists {
-    fn new() -> Self {
-        Self {
-            commit: histogram(),
-            flush: histogram(),
-            compaction: histogram(),
-        }
-    }
-
-    fn latency(&self) -> OpLatency {
-        OpLatency {
-            commit: Latency::from_histogram(&self.commit),
-            flush: Latency::from_histogram(&self.flush),
-            compaction: Latency::from_histogram(&self.compaction),
-        }
-    }
-}
-
-fn record(h: &mut Histogram<u64>, d: Duration) -> f64 {
-    // Saturates at the histogram's bound (1 h) rather than dropping a sample.
-    h.saturating_record(d.as_nanos().min(u128::from(u64::MAX)) as u64);
-    d.as_secs_f64()
-}
-
 /// The three stores, in [`STORES`] order.
 pub type Stores<'a> = [&'a dyn KvStore; 3];
 
@@ -383,15 +300,126 @@ fn produce(
     })
 }
 
+/// Operations of one produced chunk, held until read.
+enum Queued {
+    Put(u8, Vec<u8>, Vec<u8>),
+    Commit,
+    Flush,
+    Compact,
+    Mark(String),
+}
+
+/// The Stellar ingestion protocol as a stream of key-value operations, in
+/// the same order the batch driver writes them (for `kvbench record`): per
+/// chunk the three stores' puts and a commit; per batch a flush, the manual
+/// compaction when that is the strategy, and a mark. The lookup phase is not
+/// part of it.
+pub struct StellarOps {
+    cfg: StellarConfig,
+    gen_: StellarGen,
+    plan: Plan,
+    packer: Packer,
+    ledger: Ledger,
+    header: kvbench_trace::Header,
+    next_chunk: u64,
+    queue: Vec<Queued>,
+    pos: usize,
+}
+
+impl StellarOps {
+    /// A stream for `cfg`.
+    pub fn new(cfg: &StellarConfig) -> Result<Self, DriverError> {
+        cfg.validate()?;
+        let gen_ = StellarGen::new(cfg.seed, cfg.profile.clone())
+            .map_err(|e| DriverError::Config(e.to_string()))?;
+        Ok(Self {
+            plan: Plan {
+                ledgers: cfg.ledgers,
+                batch: u64::from(cfg.batch_ledgers),
+                commit: u64::from(cfg.commit_ledgers),
+            },
+            packer: Packer::new(cfg.profile.zstd_level)?,
+            ledger: Ledger::default(),
+            header: kvbench_trace::Header {
+                workload: "stellar".into(),
+                seed: cfg.seed,
+                stores: STORES.iter().map(|s| s.to_string()).collect(),
+                source: serde_json::to_value(cfg).unwrap_or_default(),
+            },
+            cfg: cfg.clone(),
+            gen_,
+            next_chunk: 0,
+            queue: Vec::new(),
+            pos: 0,
+        })
+    }
+
+    fn refill(&mut self) -> Result<bool, DriverError> {
+        if self.next_chunk >= self.plan.total_chunks() {
+            return Ok(false);
+        }
+        let k = self.next_chunk;
+        self.next_chunk += 1;
+        let chunk = produce(&self.gen_, self.plan, k, &mut self.packer, &mut self.ledger)?;
+        self.queue.clear();
+        self.pos = 0;
+        for (i, w) in chunk.writes.iter().enumerate() {
+            for op in w.iter() {
+                if let kvbench_core::BatchOp::Put(key, value) = op {
+                    self.queue
+                        .push(Queued::Put(i as u8, key.to_vec(), value.to_vec()));
+                }
+            }
+        }
+        self.queue.push(Queued::Commit);
+        // The last chunk of a batch ends it, as in the batch driver.
+        let b = u64::from(chunk.batch);
+        if k + 1 == b * self.plan.chunks_per_batch() + self.plan.chunks_in_batch(b) {
+            self.queue.push(Queued::Flush);
+            if self.cfg.compaction == CompactionStrategy::Manual {
+                self.queue.push(Queued::Compact);
+            }
+            self.queue.push(Queued::Mark(format!("batch {}", b + 1)));
+        }
+        Ok(true)
+    }
+}
+
+impl crate::ops::OpSource for StellarOps {
+    fn header(&self) -> &kvbench_trace::Header {
+        &self.header
+    }
+
+    fn next_op(&mut self) -> Result<Option<kvbench_trace::Op<'_>>, kvbench_trace::TraceError> {
+        use kvbench_trace::{Op, ValueRef};
+        if self.pos == self.queue.len() {
+            match self.refill() {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) => return Err(kvbench_trace::TraceError::Encode(e.to_string())),
+            }
+        }
+        let sync = self.cfg.durability == Durability::Sync;
+        self.pos += 1;
+        Ok(Some(match &self.queue[self.pos - 1] {
+            Queued::Put(s, k, v) => Op::Put {
+                store: *s,
+                key: k,
+                value: ValueRef::Bytes(v),
+            },
+            Queued::Commit => Op::Commit { sync },
+            Queued::Flush => Op::Flush { store: None },
+            Queued::Compact => Op::Compact { store: None },
+            Queued::Mark(l) => Op::Mark { label: l },
+        }))
+    }
+}
+
 fn store_err(i: usize) -> impl Fn(kvbench_core::Error) -> DriverError {
     move |source| DriverError::Store {
         store: STORES[i].to_string(),
         source,
     }
-}
-
-fn delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
-    Some(after?.saturating_sub(before.unwrap_or(0)))
 }
 
 /// Runs ingestion, then verification and the lookup phase, on three open stores.
@@ -422,7 +450,7 @@ pub fn run(
         }
     };
     let mut phase = Phase::start("ingest");
-    let mut hists = [OpHists::new(), OpHists::new(), OpHists::new()];
+    let mut hists: [OpHists; 3] = Default::default();
     if let Err(e) = ingest(
         cfg, &gen_, label, stores, devices, observer, &mut out, &mut hists,
     ) {
@@ -503,7 +531,7 @@ fn ingest(
     let counters = Counters::default();
     let started = Instant::now();
     std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| sample_every_second(stores, &counters, &stop, started));
+        let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &stop, started));
         let mut rxs: Vec<Receiver<Result<Chunk, DriverError>>> = Vec::with_capacity(workers);
         for w in 0..workers {
             // Two chunks ahead per worker: the engine never waits on a
@@ -579,47 +607,12 @@ fn write_batches(
         hists,
     } = w;
     let workers = rxs.len() as u64;
-    let mut prev: Vec<EngineStats> = Vec::with_capacity(3);
-    for (i, s) in stores.iter().enumerate() {
-        prev.push(s.stats().map_err(store_err(i))?);
-    }
-    let device_err = |i: usize| {
-        move |e: kvbench_meter::MeterError| {
-            DriverError::Config(format!("device meter of store `{}`: {e}", STORES[i]))
-        }
-    };
-    let mut prev_dev: [Option<BlockStat>; 3] = [None, None, None];
-    for (i, d) in devices.iter().enumerate() {
-        if let Some(d) = d {
-            d.sync().map_err(device_err(i))?;
-            prev_dev[i] = Some(d.stat().map_err(device_err(i))?);
-        }
-    }
-    let mut prev_io = ProcIo::now().ok();
+    let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+    let mut meter = SegmentMeter::new(&names, &stores, &devices)?;
     let mut k = 0u64;
     for b in 0..u64::from(total_batches) {
         let batch_start = Instant::now();
-        let mut rec_stores: Vec<StoreBatch> = STORES
-            .iter()
-            .map(|s| StoreBatch {
-                store: s.to_string(),
-                entries: 0,
-                logical_bytes: 0,
-                raw_bytes: 0,
-                write_secs: 0.0,
-                flush_secs: 0.0,
-                compact_secs: None,
-                flush_bytes: None,
-                compact_read_bytes: None,
-                compact_write_bytes: None,
-                engine_write_bytes: None,
-                device_write_bytes: None,
-                device_read_bytes: None,
-                sync_secs: None,
-                engine: EngineStats::default(),
-                disk: Default::default(),
-            })
-            .collect();
+        let mut rec_stores = meter.fresh();
         let (mut gen_secs, mut comp_secs, mut wait_secs) = (0.0, 0.0, 0.0);
         let (mut ledgers, mut txs) = (0u32, 0u64);
         for _ in 0..plan.chunks_in_batch(b) {
@@ -668,37 +661,7 @@ fn write_batches(
             }
         }
         let total_secs = batch_start.elapsed().as_secs_f64();
-        for (i, d) in devices.iter().enumerate() {
-            let Some(d) = d else { continue };
-            // syncfs first, so writeback the engine left to the kernel (mmap
-            // pages, unsynced files) is counted in the batch that caused it.
-            let t = Instant::now();
-            d.sync().map_err(device_err(i))?;
-            let now = d.stat().map_err(device_err(i))?;
-            let r = &mut rec_stores[i];
-            r.sync_secs = Some(t.elapsed().as_secs_f64());
-            if let Some(p) = prev_dev[i] {
-                let delta = now.since(&p);
-                r.device_write_bytes = Some(delta.write_bytes());
-                r.device_read_bytes = Some(delta.read_bytes());
-            }
-            prev_dev[i] = Some(now);
-        }
-        let io_now = ProcIo::now().ok();
-        let process_write_bytes = prev_io.zip(io_now).map(|(a, b)| b.since(&a).write_bytes);
-        prev_io = io_now;
-        for (i, store) in stores.iter().enumerate() {
-            let now = store.stats().map_err(store_err(i))?;
-            let r = &mut rec_stores[i];
-            r.flush_bytes = delta(now.flush_write_bytes, prev[i].flush_write_bytes);
-            r.compact_read_bytes = delta(now.compaction_read_bytes, prev[i].compaction_read_bytes);
-            r.compact_write_bytes =
-                delta(now.compaction_write_bytes, prev[i].compaction_write_bytes);
-            r.engine_write_bytes = delta(now.engine_write_bytes(), prev[i].engine_write_bytes());
-            r.disk = store.disk_usage().map_err(store_err(i))?;
-            r.engine = now.clone();
-            prev[i] = now;
-        }
+        let process_write_bytes = meter.close(&mut rec_stores)?;
         let rec = BatchRecord {
             label: label.to_string(),
             batch: b as u32 + 1,
@@ -719,62 +682,11 @@ fn write_batches(
 }
 
 fn summarize(batches: &[BatchRecord], hists: &[OpHists; 3], wall: f64) -> Option<Summary> {
-    let last = batches.last()?;
+    let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+    let segments: Vec<&[StoreBatch]> = batches.iter().map(|b| b.stores.as_slice()).collect();
+    let process: Vec<Option<u64>> = batches.iter().map(|b| b.process_write_bytes).collect();
+    let (stores, total) = summarize_stores(&names, &segments, &process, hists)?;
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
-    let mut stores = std::collections::BTreeMap::new();
-    for (i, name) in STORES.iter().enumerate() {
-        let per =
-            |f: &dyn Fn(&StoreBatch) -> f64| batches.iter().map(|b| f(&b.stores[i])).sum::<f64>();
-        let logical: u64 = batches.iter().map(|b| b.stores[i].logical_bytes).sum();
-        let compacts: Vec<f64> = batches
-            .iter()
-            .filter_map(|b| b.stores[i].compact_secs)
-            .collect();
-        let engine_bytes: Option<u64> =
-            batches.iter().map(|b| b.stores[i].engine_write_bytes).sum();
-        let device_bytes: Option<u64> =
-            batches.iter().map(|b| b.stores[i].device_write_bytes).sum();
-        let end = &last.stores[i];
-        // Only set when a manual compaction ran, so presence says it all.
-        let compact_secs = (!compacts.is_empty()).then(|| compacts.iter().sum());
-        stores.insert(
-            name.to_string(),
-            StoreSummary {
-                logical_bytes: logical,
-                raw_bytes: batches.iter().map(|b| b.stores[i].raw_bytes).sum(),
-                write_secs: per(&|s| s.write_secs),
-                flush_secs: per(&|s| s.flush_secs),
-                compact_secs,
-                compact_first_last_secs: compact_secs
-                    .and(compacts.first().zip(compacts.last()).map(|(a, b)| (*a, *b))),
-                disk_allocated_bytes: end.disk.allocated_bytes,
-                disk_apparent_bytes: end.disk.apparent_bytes,
-                write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
-                write_amp_device: device_bytes.map(|e| e as f64 / logical.max(1) as f64),
-                space_amp: end.disk.allocated_bytes as f64 / logical.max(1) as f64,
-                latency: hists[i].latency(),
-            },
-        );
-    }
-    let logical: u64 = stores
-        .values()
-        .map(|s: &StoreSummary| s.logical_bytes)
-        .sum();
-    let ratio = |b: u64| b as f64 / logical.max(1) as f64;
-    let all = |f: fn(&StoreBatch) -> Option<u64>| -> Option<u64> {
-        batches.iter().flat_map(|b| b.stores.iter().map(f)).sum()
-    };
-    let total = TotalSummary {
-        logical_bytes: logical,
-        write_amp_engine: all(|s| s.engine_write_bytes).map(ratio),
-        write_amp_device: all(|s| s.device_write_bytes).map(ratio),
-        write_amp_process: batches
-            .iter()
-            .map(|b| b.process_write_bytes)
-            .sum::<Option<u64>>()
-            .map(ratio),
-        space_amp: ratio(last.stores.iter().map(|s| s.disk.allocated_bytes).sum()),
-    };
     Some(Summary {
         total,
         batches: batches.len() as u32,
@@ -883,11 +795,6 @@ fn verify(gen_: &StellarGen, stores: Stores<'_>, ledgers: u32, n: u32) -> Result
     Ok(())
 }
 
-fn histogram() -> Histogram<u64> {
-    // 1 ns .. 1 h at 3 significant digits.
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
-}
-
 fn streaming(
     cfg: &StellarConfig,
     gen_: &StellarGen,
@@ -934,7 +841,7 @@ fn streaming(
                 },
             ));
         }
-        let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
+        let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &done, started));
         let writer = (|| -> Result<Histogram<u64>, DriverError> {
             let mut hist = histogram();
             let mut ledger = Ledger::default();

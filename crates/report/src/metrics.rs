@@ -166,6 +166,7 @@ pub fn extract(doc: &Loaded, machine: Option<&str>) -> Vec<Metric> {
             "load_secs",
             "compact_secs",
             "memory_peak_bytes",
+            "replay",
         ] {
             if let Some(v) = run.get(key) {
                 walk(key, v, &mut flat);

@@ -156,7 +156,7 @@ pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
             Doc::PointReads(_) => None,
         })
         .collect();
-    let runs: Vec<(String, &BackendRun)> = stellar
+    let all: Vec<(String, &BackendRun)> = stellar
         .iter()
         .flat_map(|(d, r)| {
             r.runs
@@ -164,8 +164,12 @@ pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
                 .map(move |run| (format!("{}{}", label(d, &run.label), repeat(run)), run))
         })
         .collect();
+    let (replays, runs): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, r)| r.replay.is_some());
     if !runs.is_empty() {
         stellar_section(&mut out, &runs)?;
+    }
+    if !replays.is_empty() {
+        replay_section(&mut out, &replays)?;
     }
     // Point-read files of one shape (keys, sizes, reads, limit) share a table.
     let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
@@ -322,6 +326,30 @@ fn stellar_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<
     batch_table(md, runs);
     stellar_charts(out, runs)?;
     csv(out, runs)
+}
+
+fn replay_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
+    out.md.push_str("## Replayed operations\n\nEach run replays the same operations (a trace, or a generator's stream); a segment ends at each mark of the stream (a batch).\n\n");
+    out.md.push_str(&replay_tables(runs));
+    out.md.push('\n');
+    phases_table(&mut out.md, runs);
+    let series: Vec<Series> = runs
+        .iter()
+        .map(|(l, r)| Series {
+            name: l.clone(),
+            points: r
+                .replay
+                .iter()
+                .flat_map(|x| x.segments.iter())
+                .map(|g| (f64::from(g.segment), g.total_secs))
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    out.chart(
+        "Replay: time per segment",
+        svg::line_chart("TIME PER SEGMENT", "segment", "seconds", &series),
+    )
 }
 
 fn phases_table(md: &mut String, runs: &[(String, &BackendRun)]) {
@@ -649,4 +677,61 @@ fn point_section(
         "Device reads per GET",
         svg::bar_chart("DEVICE READS PER GET", "reads", &cats, &names, &values),
     )
+}
+
+/// Tables of replayed runs: one row per run, then one per run and store.
+pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| run | segments | puts | deletes | gets | mismatches | wall s | ops/s | WA engine | WA device | space amp | error |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for (label, run) in runs {
+        let sum = run.replay.as_ref().and_then(|x| x.summary.as_ref());
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            sum.map_or("n/a".into(), |x| x.segments.to_string()),
+            sum.map_or("n/a".into(), |x| x.puts.to_string()),
+            sum.map_or("n/a".into(), |x| x.deletes.to_string()),
+            sum.map_or("n/a".into(), |x| x.gets.to_string()),
+            sum.map_or("n/a".into(), |x| x.mismatches.to_string()),
+            opt(sum.map(|x| x.wall_secs), 1),
+            opt(sum.map(|x| x.ops_per_sec), 0),
+            opt(sum.and_then(|x| x.total.write_amp_engine), 2),
+            opt(sum.and_then(|x| x.total.write_amp_device), 2),
+            opt(sum.map(|x| x.total.space_amp), 2),
+            run.error.as_deref().unwrap_or("")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n| run | store | entries | logical MiB | disk MiB | space amp | WA engine | WA device | compaction s | commit p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for (label, run) in runs {
+        let Some(sum) = run.replay.as_ref().and_then(|x| x.summary.as_ref()) else {
+            continue;
+        };
+        for (name, st) in &sum.stores {
+            let entries: u64 = run
+                .replay
+                .iter()
+                .flat_map(|x| x.segments.iter())
+                .flat_map(|g| g.stores.iter().filter(|b| &b.store == name))
+                .map(|b| b.entries)
+                .sum();
+            let _ = writeln!(
+                s,
+                "| {label} | {name} | {entries} | {} | {} | {:.2} | {} | {} | {} | {} |",
+                mib(st.logical_bytes),
+                mib(st.disk_allocated_bytes),
+                st.space_amp,
+                opt(st.write_amp_engine, 2),
+                opt(st.write_amp_device, 2),
+                opt(st.compact_secs, 2),
+                opt(st.latency.commit.as_ref().map(|l| l.p99_us / 1e3), 2),
+            );
+        }
+    }
+    s
 }

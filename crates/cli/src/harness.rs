@@ -1,0 +1,195 @@
+//! Places a run's stores: the memory cgroup, a private loop device per
+//! store, opening and closing, and the cleanup after; the same for every
+//! workload, so each gets the same meters and the same care with disks.
+
+use std::fs;
+use std::path::PathBuf;
+
+use kvbench_core::KvStore;
+use kvbench_driver::DriverError;
+use kvbench_driver::env::EnvInfo;
+use kvbench_driver::results::{BackendRun, StoreSetup};
+use kvbench_driver::rundir::{RunDir, sanitize};
+use kvbench_meter::cgroup::{self, MemoryLimit};
+use kvbench_meter::loopdev::LoopFs;
+use kvbench_meter::rusage::Usage;
+
+use crate::registry::BackendSpec;
+
+/// Where and under what limits a run's stores live.
+pub struct Placement {
+    /// Memory cgroup limit of the run, bytes.
+    pub memory_limit: Option<u64>,
+    /// Size of each store's private loop device; `None` puts stores in the run directory.
+    pub device_size: Option<u64>,
+    /// Read-ahead of the private devices, KiB.
+    pub read_ahead_kb: u32,
+    /// Keep store directories after the run (only without devices).
+    pub keep_stores: bool,
+}
+
+/// An empty record of a run labelled `label`.
+pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
+    BackendRun {
+        label: label.to_string(),
+        repeat: 0,
+        stores: Vec::new(),
+        batches: Vec::new(),
+        summary: None,
+        usage: None,
+        device_meter: None,
+        memory_limit_bytes: memory_limit,
+        memory_peak_bytes: None,
+        streaming: None,
+        ingest_samples: Vec::new(),
+        phases: Vec::new(),
+        replay: None,
+        error: None,
+    }
+}
+
+/// The work done on a run's open stores (in store order) and their private
+/// devices; returns the error that ended it, if any.
+pub type Body<'a> = dyn FnMut(&[&dyn KvStore], &[Option<&LoopFs>]) -> Option<DriverError> + 'a;
+
+/// Opens one store per name with its spec under `place`, runs `body` on
+/// them, closes them and cleans up, recording setup, usage, memory peak and
+/// any error (with a hint when the disk filled) in `run`. `tag` names the
+/// run's directories.
+#[allow(clippy::too_many_arguments)]
+pub fn run_on_stores(
+    place: &Placement,
+    tag: &str,
+    names: &[String],
+    specs: &[BackendSpec],
+    rundir: &RunDir,
+    env: &mut EnvInfo,
+    run: &mut BackendRun,
+    body: &mut Body<'_>,
+) {
+    // Entered before the stores open, so their caches are charged too;
+    // left after they close (the guard drops last).
+    let limit = match place.memory_limit {
+        Some(bytes) => match cgroup::drop_caches().and_then(|_| MemoryLimit::enter(bytes)) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                run.error = Some(format!("--memory-limit: {e}"));
+                return;
+            }
+        },
+        None => None,
+    };
+    // Declared before the stores so that on an early return the stores
+    // drop (close) first and the devices unmount after.
+    let mut devices: Vec<LoopFs> = Vec::new();
+    let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (name, spec) in names.iter().zip(specs) {
+        let dir = match place.device_size {
+            Some(size) => {
+                let root = rundir.path().join("devices").join(sanitize(tag));
+                let made = fs::create_dir_all(&root)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|_| {
+                        Ok(LoopFs::create(
+                            &root.join(format!("{}.img", sanitize(name))),
+                            &root.join(sanitize(name)),
+                            size,
+                            place.read_ahead_kb,
+                        )?)
+                    });
+                match made {
+                    Ok(d) => {
+                        let store = d.path().join("store");
+                        devices.push(d);
+                        store
+                    }
+                    Err(e) => {
+                        run.error = Some(format!("private device for store `{name}`: {e:#}"));
+                        return;
+                    }
+                }
+            }
+            None => match rundir.store_dir(tag, name) {
+                Ok(d) => d,
+                Err(e) => {
+                    run.error = Some(e.to_string());
+                    return;
+                }
+            },
+        };
+        match spec.open(&dir) {
+            Ok(s) => opened.push(s),
+            Err(e) => {
+                run.error = Some(format!("opening store `{name}`: {e}"));
+                return;
+            }
+        }
+        let version = spec.engine_version(&dir);
+        if let (Some(v), Some(s)) = (&version, opened.last()) {
+            env.engine_versions
+                .insert(s.engine().to_string(), v.clone());
+        }
+        run.stores.push(StoreSetup {
+            store: name.clone(),
+            backend: spec.name.clone(),
+            engine_version: version,
+            config: serde_json::to_value(&spec.config).unwrap_or_default(),
+        });
+        dirs.push(dir);
+    }
+    run.device_meter = Some(if devices.is_empty() {
+        "absent: stores share the data directory's filesystem (--device none, or no root/loop devices); process counters (/proc/self/io) stand in".into()
+    } else {
+        format!(
+            "private ext4 loop device per store ({}), direct I/O, read-ahead {} KiB",
+            devices
+                .iter()
+                .map(|d| d.device())
+                .collect::<Vec<_>>()
+                .join(", "),
+            place.read_ahead_kb
+        )
+    });
+    let stores: Vec<&dyn KvStore> = opened.iter().map(|s| &**s).collect();
+    let devs: Vec<Option<&LoopFs>> = (0..stores.len()).map(|i| devices.get(i)).collect();
+    let usage0 = Usage::now();
+    let err = body(&stores, &devs);
+    run.usage = Some(Usage::now().since(&usage0));
+    if let Some(e) = err {
+        // Engines do not all say ENOSPC (LMDB reports EIO when pwrite finds
+        // the disk full), so look at the filesystem itself too.
+        let nearly_full = dirs
+            .iter()
+            .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
+            .min()
+            .filter(|free| *free < 64 << 20);
+        let hint = match (e.is_full(), nearly_full) {
+            (_, Some(free)) => format!(
+                " (the filesystem holding the stores has {free} bytes free: free disk or run a smaller workload; what finished is kept)"
+            ),
+            (true, None) => " (out of space: raise the store's size setting or run a smaller workload; what finished is kept)".into(),
+            (false, None) => String::new(),
+        };
+        run.error = Some(format!("{e}{hint}"));
+    }
+    for (name, s) in names.iter().zip(opened) {
+        if let Err(e) = s.close() {
+            run.error
+                .get_or_insert(format!("closing store `{name}`: {e}"));
+        }
+    }
+    // Unmounts and removes the private devices (after the stores closed).
+    drop(devices);
+    if let Some(g) = &limit {
+        run.memory_peak_bytes = g.max_usage().ok();
+    }
+    drop(limit);
+    if !place.keep_stores && place.device_size.is_none() {
+        for d in &dirs {
+            if let Err(e) = rundir.remove_store_dir(d) {
+                eprintln!("warning: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! `kvbench record` (a workload's operations into a trace file) and
+//! `kvbench run replay` (a trace on any backend, with every meter).
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use kvbench_driver::ops::{self, OpSource, OpsObserver, SegmentRecord};
+use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
+use kvbench_driver::rundir::RunDir;
+use kvbench_driver::stellar::StellarOps;
+use kvbench_driver::timefmt;
+use kvbench_meter::cgroup::MemoryLimit;
+use kvbench_meter::loopdev::LoopFs;
+use kvbench_trace::TraceReader;
+
+use crate::harness::{self, Placement};
+use crate::registry::{self, BackendSpec};
+use crate::{presets, size, stellar_cmd, table};
+
+/// Options of `kvbench record`.
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    /// Workload to record: stellar.
+    #[arg(value_name = "WORKLOAD")]
+    workload: String,
+    /// Stellar preset the settings start from.
+    #[arg(long, default_value = "smoke")]
+    preset: String,
+    /// Ledgers to ingest.
+    #[arg(long)]
+    ledgers: Option<u64>,
+    /// Ledgers per batch.
+    #[arg(long)]
+    batch_ledgers: Option<u32>,
+    /// Ledgers per atomic commit.
+    #[arg(long)]
+    commit_ledgers: Option<u32>,
+    /// Compaction after each batch: manual, background, none.
+    #[arg(long)]
+    compaction: Option<String>,
+    /// Seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Trace file to create (never overwritten).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+/// Options of `kvbench run replay`.
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// Trace file (from `kvbench record` or `kvbench import`).
+    #[arg(value_name = "TRACE")]
+    trace: PathBuf,
+    /// Backends, comma-separated; each replays the whole trace.
+    #[arg(long, default_value = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx")]
+    backends: String,
+    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable.
+    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
+    sets: Vec<String>,
+    /// Memory budget of each store's engine (memtables, caches).
+    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    engine_memory: String,
+    /// Memory cgroup limit (page cache included); needs root.
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
+    /// Private loop device per store: auto (when root), loop, none.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Size of each private device; default 3x the trace file plus 512 MiB.
+    #[arg(long, value_name = "SIZE")]
+    device_size: Option<String>,
+    /// Output directory (must not exist, or be empty).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write into an existing non-empty --out directory.
+    #[arg(long)]
+    force: bool,
+    /// Run even from a debug build.
+    #[arg(long)]
+    allow_debug: bool,
+}
+
+/// Runs `kvbench record`.
+pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    if args.workload != "stellar" {
+        bail!(
+            "unknown workload `{}` to record; accepted: stellar",
+            args.workload
+        );
+    }
+    let preset = presets::get(&args.preset).with_context(|| {
+        format!(
+            "unknown preset `{}`; accepted: {}",
+            args.preset,
+            presets::NAMES.join(", ")
+        )
+    })?;
+    let mut w = preset.workload;
+    if let Some(v) = args.ledgers {
+        w.ledgers = v;
+    }
+    if let Some(v) = args.batch_ledgers {
+        w.batch_ledgers = v;
+    }
+    if let Some(v) = args.commit_ledgers {
+        w.commit_ledgers = v;
+    }
+    if let Some(v) = args.seed {
+        w.seed = v;
+    }
+    if let Some(c) = &args.compaction {
+        w.compaction = stellar_cmd::parse_compaction(c)?;
+    }
+    let mut src = StellarOps::new(&w)?;
+    let t = std::time::Instant::now();
+    let st = ops::record_trace(&mut src, &args.out)?;
+    let size = fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "recorded {} operations ({} puts, {:.1} MiB logical) of stellar ({} ledgers, seed {}) into {} ({:.1} MiB) in {:.1} s",
+        st.ops,
+        st.puts,
+        st.logical_bytes as f64 / f64::from(1u32 << 20),
+        w.ledgers,
+        w.seed,
+        args.out.display(),
+        size as f64 / f64::from(1u32 << 20),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Progress {
+    label: String,
+    every: u32,
+}
+
+impl OpsObserver for Progress {
+    fn segment_done(&mut self, rec: &SegmentRecord) {
+        if rec.segment.is_multiple_of(self.every) {
+            eprintln!(
+                "[{}] segment {} ({}): {} ops in {:.2} s",
+                self.label, rec.segment, rec.mark, rec.ops, rec.total_secs
+            );
+        }
+    }
+}
+
+/// Runs `kvbench run replay`.
+pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    // Read the header first: a foreign or damaged file fails before anything is created.
+    let header = TraceReader::open(&args.trace)?.header().clone();
+    let trace_bytes = fs::metadata(&args.trace)
+        .with_context(|| format!("reading {}", args.trace.display()))?
+        .len();
+    let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
+    let mut specs = registry::parse_list(&args.backends)?;
+    for s in &mut specs {
+        s.scale_memory(memory);
+    }
+    registry::apply_sets(&mut specs, &args.sets)?;
+    let memory_limit = match args.memory_limit.as_deref() {
+        Some(s) => {
+            let b = size::parse(s).map_err(anyhow::Error::msg)?;
+            MemoryLimit::available().context("--memory-limit")?;
+            Some(b)
+        }
+        None => None,
+    };
+    let device_size = match args.device.as_str() {
+        "none" => None,
+        mode @ ("auto" | "loop") => match LoopFs::available() {
+            Ok(()) => Some(match &args.device_size {
+                Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
+                None => trace_bytes * 3 + (512 << 20),
+            }),
+            Err(e) if mode == "loop" => bail!("--device loop: {e}"),
+            Err(_) => None,
+        },
+        other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("kvbench-runs").join(format!("replay-{}", timefmt::now_stamp()))
+    });
+    let rundir = RunDir::create(&out, args.force)?;
+    let mut result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        workload: format!("replay:{}", header.workload),
+        preset: None,
+        seed: header.seed,
+        started_at: timefmt::now_rfc3339(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        env: kvbench_driver::env::EnvInfo::capture(&out),
+        config: serde_json::json!({
+            "trace": args.trace.display().to_string(),
+            "trace_bytes": trace_bytes,
+            "header": header,
+        }),
+        runs: Vec::new(),
+    };
+    let place = Placement {
+        memory_limit,
+        device_size,
+        read_ahead_kb: 128,
+        keep_stores: false,
+    };
+    let mut failed = false;
+    for spec in &specs {
+        eprintln!("[{}] replaying {}...", spec.name, args.trace.display());
+        let mut run = harness::new_run(&spec.name, memory_limit);
+        let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
+        let mut replayed = None;
+        let mut progress = Progress {
+            label: spec.name.clone(),
+            every: 10,
+        };
+        harness::run_on_stores(
+            &place,
+            &spec.name,
+            &header.stores,
+            &per_store,
+            &rundir,
+            &mut result.env,
+            &mut run,
+            &mut |stores, devs| {
+                let mut reader = match TraceReader::open(&args.trace) {
+                    Ok(r) => r,
+                    Err(e) => return Some(kvbench_driver::DriverError::Config(e.to_string())),
+                };
+                let src: &mut dyn OpSource = &mut reader;
+                let mut o = ops::replay(src, stores, devs, &mut progress);
+                let err = o.error.take();
+                replayed = Some(o);
+                err
+            },
+        );
+        if let Some(o) = replayed {
+            run.ingest_samples = o.samples;
+            run.phases = o.phases;
+            run.replay = Some(ReplayResult {
+                segments: o.segments,
+                summary: o.summary,
+            });
+        }
+        if let Some(e) = &run.error {
+            failed = true;
+            eprintln!("[{}] failed: {e}", spec.name);
+        }
+        result.runs.push(run);
+        let tmp = out.join("results.json.tmp");
+        fs::write(&tmp, serde_json::to_vec_pretty(&result)?)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        fs::rename(&tmp, out.join("results.json"))
+            .with_context(|| format!("writing {}", out.join("results.json").display()))?;
+    }
+    let summary = table::replay_summary(&result);
+    println!("{summary}");
+    fs::write(out.join("summary.md"), &summary)
+        .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
+    eprintln!("results: {}", out.join("results.json").display());
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
