@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod harness;
+mod import_cmd;
 mod pointreads_cmd;
 mod presets;
 mod registry;
@@ -31,6 +32,10 @@ enum Command {
     },
     /// Record a workload's key-value operations into a trace file.
     Record(replay_cmd::RecordArgs),
+    /// Import real ledgers into a trace file (galexie: Stellar data-lake files).
+    Import(import_cmd::ImportArgs),
+    /// Print real files' distributions beside the synthetic generator's.
+    Calibrate(import_cmd::CalibrateArgs),
     /// Render a markdown report with SVG charts and CSV from results files.
     Report(report_cmd::ReportArgs),
     /// Compare current results with a baseline; exit 1 on a regression.
@@ -60,6 +65,8 @@ fn main() -> ExitCode {
         }
         Command::Report(a) => report_cmd::report(a),
         Command::Record(a) => replay_cmd::record(a),
+        Command::Import(a) => import_cmd::import(a),
+        Command::Calibrate(a) => import_cmd::calibrate(a),
         Command::Compare(a) => report_cmd::compare(a),
         Command::Export(a) => report_cmd::export(a),
         Command::Run { workload } => match workload {

@@ -507,3 +507,60 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("offset"), "{}", stderr(&o));
 }
+
+#[test]
+fn real_pubnet_ledgers_import_replay_and_calibrate() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/stellar-pubnet");
+    assert!(
+        data.is_dir(),
+        "{} missing: ../shared belongs beside the clone",
+        data.display()
+    );
+    let data = data.display().to_string();
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &["import", "galexie", &data, "--out", "real.kvtrace"],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
+    assert_eq!(stats["ledgers"], 6);
+    assert_eq!(stats["txs"], 586);
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "real.kvtrace",
+            "--backends",
+            "lmdb,rocksdb-leveled",
+            "--device",
+            "none",
+            "--out",
+            "rp",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("rp/results.json"));
+    assert_eq!(r["workload"], "replay:galexie");
+    for run in r["runs"].as_array().expect("runs") {
+        let s = &run["replay"]["summary"];
+        assert_eq!(s["puts"], 6 + 2 * 586, "{}", run["label"]);
+        assert_eq!(s["mismatches"], 0);
+        assert_eq!(s["segments"], 6);
+    }
+    let o = kvbench(
+        &["calibrate", "stellar", &data, "--synthetic-ledgers", "20"],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("| transactions per ledger max | 212 |"),
+        "{out}"
+    );
+    // Nothing there to import: a clear error.
+    let o = kvbench(&["import", "galexie", ".", "--out", "x.kvtrace"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no ledger files"), "{}", stderr(&o));
+}

@@ -3,14 +3,13 @@
 //! every workload: per-segment engine, device and process bytes, latency per
 //! operation kind, per-second samples and cost per phase.
 
-use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use kvbench_core::{Batch, Durability, KvStore};
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_meter::rusage::Usage;
-use kvbench_trace::{Header, Op, TraceError, TraceReader, expand};
+use kvbench_trace::{Op, TraceError, expand};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
@@ -19,22 +18,7 @@ use crate::segment::{
     Counters, OpHists, SegmentMeter, record, sample_every_second, summarize_stores,
 };
 
-/// Where operations come from: a trace file or a generator.
-pub trait OpSource {
-    /// What the operations describe (workload, seed, stores).
-    fn header(&self) -> &Header;
-    /// The next operation; `None` at the end.
-    fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError>;
-}
-
-impl<R: Read> OpSource for TraceReader<R> {
-    fn header(&self) -> &Header {
-        TraceReader::header(self)
-    }
-    fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError> {
-        TraceReader::next_op(self)
-    }
-}
+pub use kvbench_trace::OpSource;
 
 /// One segment of a replay: the operations up to a mark.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -396,7 +396,7 @@ impl crate::ops::OpSource for StellarOps {
             match self.refill() {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
-                Err(e) => return Err(kvbench_trace::TraceError::Encode(e.to_string())),
+                Err(e) => return Err(kvbench_trace::TraceError::Source(e.to_string())),
             }
         }
         let sync = self.cfg.durability == Durability::Sync;

@@ -184,6 +184,9 @@ pub enum TraceError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The generator or importer behind an [`OpSource`] failed.
+    #[error("{0}")]
+    Source(String),
     /// A value does not fit the format (a store index past 254, a frame past [`MAX_FRAME`]).
     #[error("cannot encode: {0}")]
     Encode(String),
@@ -673,6 +676,23 @@ impl<R: Read> TraceReader<R> {
                 return Ok(None);
             }
         }))
+    }
+}
+
+/// Where operations come from: a trace file or a generator.
+pub trait OpSource {
+    /// What the operations describe (workload, seed, stores).
+    fn header(&self) -> &Header;
+    /// The next operation; `None` at the end.
+    fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError>;
+}
+
+impl<R: Read> OpSource for TraceReader<R> {
+    fn header(&self) -> &Header {
+        TraceReader::header(self)
+    }
+    fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError> {
+        TraceReader::next_op(self)
     }
 }
 

@@ -5,4 +5,5 @@
 //! regenerated and checked.
 
 pub mod rng;
+pub mod shape;
 pub mod stellar;
