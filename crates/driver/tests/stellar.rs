@@ -23,7 +23,8 @@ fn small() -> StellarConfig {
         },
         streaming: StreamingConfig {
             ledgers: 4,
-            close_interval_ms: 0,
+            // Paced, so the lookup threads surely run while ledgers stream in.
+            close_interval_ms: 25,
             lookup_workers: 2,
         },
         ..StellarConfig::default()
