@@ -204,9 +204,9 @@ pub struct Summary {
     pub ledgers_per_sec: f64,
     /// Per store totals.
     pub stores: BTreeMap<String, StoreSummary>,
-    /// All stores together.
-    #[serde(default)]
-    pub total: TotalSummary,
+    /// All stores together; absent in results written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<TotalSummary>,
 }
 
 /// Amplification over all stores, from each source that measured it.

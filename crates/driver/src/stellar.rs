@@ -688,7 +688,7 @@ fn summarize(batches: &[BatchRecord], hists: &[OpHists; 3], wall: f64) -> Option
     let (stores, total) = summarize_stores(&names, &segments, &process, hists)?;
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
     Some(Summary {
-        total,
+        total: Some(total),
         batches: batches.len() as u32,
         ledgers,
         txs: batches.iter().map(|b| b.txs).sum(),

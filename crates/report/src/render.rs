@@ -305,9 +305,12 @@ fn stellar_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<
             );
         }
     }
-    md.push_str("\n### All stores together\n\nProcess write amplification (`/proc/self/io` write_bytes) is the fallback where no private device exists; it misses mmap writeback the kernel does later.\n\n| run | logical MiB | WA engine | WA device | WA process | space amp |\n|---|---:|---:|---:|---:|---:|\n");
+    let any_total = runs
+        .iter()
+        .any(|(_, r)| r.summary.as_ref().is_some_and(|s| s.total.is_some()));
+    md.push_str(if any_total { "\n### All stores together\n\nProcess write amplification (`/proc/self/io` write_bytes) is the fallback where no private device exists; it misses mmap writeback the kernel does later.\n\n| run | logical MiB | WA engine | WA device | WA process | space amp |\n|---|---:|---:|---:|---:|---:|\n" } else { "" });
     for (l, r) in runs {
-        let Some(t) = r.summary.as_ref().map(|s| &s.total) else {
+        let Some(t) = r.summary.as_ref().and_then(|s| s.total.as_ref()) else {
             continue;
         };
         let _ = writeln!(
