@@ -54,6 +54,14 @@ enum Workload {
     PointReads(Box<pointreads_cmd::Args>),
     /// Replay a trace file (from `kvbench record` or `kvbench import`) on each backend.
     Replay(Box<replay_cmd::ReplayArgs>),
+    /// YCSB core workloads A to F (--param workload=a..f, records, operations, ...).
+    Ycsb(Box<replay_cmd::GenArgs>),
+    /// Solana blockstore: shreds by (slot, index), slot metadata, retention by delete or FIFO.
+    Solana(Box<replay_cmd::GenArgs>),
+    /// Blob store with TTL (EigenDA-style soak): large write-once blobs, expiry, checked reads.
+    Blobs(Box<replay_cmd::GenArgs>),
+    /// Account state: creates, reads and read-modify-writes in blocks.
+    Accounts(Box<replay_cmd::GenArgs>),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +81,10 @@ fn main() -> ExitCode {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
+            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args),
+            Workload::Solana(args) => replay_cmd::generated("solana", *args),
+            Workload::Blobs(args) => replay_cmd::generated("blobs", *args),
+            Workload::Accounts(args) => replay_cmd::generated("accounts", *args),
         },
     };
     match result {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use kvbench_driver::ops::{self, OpSource, OpsObserver, SegmentRecord};
 use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
-use kvbench_driver::rundir::RunDir;
+use kvbench_driver::rundir::{RunDir, sanitize};
 use kvbench_driver::stellar::StellarOps;
 use kvbench_driver::timefmt;
 use kvbench_meter::cgroup::MemoryLimit;
@@ -22,9 +22,12 @@ use crate::{presets, size, stellar_cmd, table};
 /// Options of `kvbench record`.
 #[derive(clap::Args)]
 pub struct RecordArgs {
-    /// Workload to record: stellar.
+    /// Workload to record: stellar, ycsb, solana, blobs, accounts.
     #[arg(value_name = "WORKLOAD")]
     workload: String,
+    /// Setting KEY=VALUE of a generated workload (ycsb, solana, blobs, accounts).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
     /// Stellar preset the settings start from.
     #[arg(long, default_value = "smoke")]
     preset: String,
@@ -54,7 +57,28 @@ pub struct ReplayArgs {
     /// Trace file (from `kvbench record` or `kvbench import`).
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
-    /// Backends, comma-separated; each replays the whole trace.
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Options of `kvbench run ycsb|solana|blobs|accounts`.
+#[derive(clap::Args)]
+pub struct GenArgs {
+    /// Workload setting KEY=VALUE (TOML value); repeatable, e.g. --param
+    /// workload=\"b\" --param records=100000. Unknown keys are refused.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Seed of keys, values and choices.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Options every operation-stream run shares.
+#[derive(clap::Args)]
+pub struct CommonArgs {
+    /// Backends, comma-separated; each runs the whole stream.
     #[arg(long, default_value = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx")]
     backends: String,
     /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable.
@@ -69,7 +93,8 @@ pub struct ReplayArgs {
     /// Private loop device per store: auto (when root), loop, none.
     #[arg(long, default_value = "auto")]
     device: String,
-    /// Size of each private device; default 3x the trace file plus 512 MiB.
+    /// Size of each private device; default 3x the trace file (or 8 GiB for
+    /// generated workloads) plus 512 MiB; sparse.
     #[arg(long, value_name = "SIZE")]
     device_size: Option<String>,
     /// Output directory (must not exist, or be empty).
@@ -86,10 +111,22 @@ pub struct ReplayArgs {
 /// Runs `kvbench record`.
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     if args.workload != "stellar" {
-        bail!(
-            "unknown workload `{}` to record; accepted: stellar",
-            args.workload
+        let params = parse_params(&args.params)?;
+        let mut src = kvbench_opgen::by_name(&args.workload, args.seed.unwrap_or(42), params)
+            .map_err(anyhow::Error::msg)?;
+        let st = ops::record_trace(&mut *src, &args.out)?;
+        eprintln!(
+            "recorded {} operations ({} puts, {:.1} MiB logical) of {} into {}",
+            st.ops,
+            st.puts,
+            st.logical_bytes as f64 / f64::from(1u32 << 20),
+            args.workload,
+            args.out.display()
         );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.params.is_empty() {
+        bail!("--param is for generated workloads; stellar takes --preset, --ledgers, ...");
     }
     let preset = presets::get(&args.preset).with_context(|| {
         format!(
@@ -148,14 +185,73 @@ impl OpsObserver for Progress {
     }
 }
 
+/// Parses `--param KEY=VALUE` lines into a JSON object.
+pub fn parse_params(params: &[String]) -> anyhow::Result<serde_json::Value> {
+    let mut t = toml::Table::new();
+    for p in params {
+        let (k, v) = p
+            .split_once('=')
+            .with_context(|| format!("--param `{p}`: expected KEY=VALUE"))?;
+        let one: toml::Table = toml::from_str(&format!("{} = {}", k.trim(), v.trim()))
+            .or_else(|_| toml::from_str(&format!("{} = \"{}\"", k.trim(), v.trim())))
+            .with_context(|| format!("--param `{p}`: VALUE is not TOML"))?;
+        t.extend(one);
+    }
+    Ok(serde_json::to_value(t)?)
+}
+
 /// Runs `kvbench run replay`.
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
     // Read the header first: a foreign or damaged file fails before anything is created.
     let header = TraceReader::open(&args.trace)?.header().clone();
     let trace_bytes = fs::metadata(&args.trace)
         .with_context(|| format!("reading {}", args.trace.display()))?
         .len();
+    let trace = args.trace.clone();
+    let config = serde_json::json!({
+        "trace": args.trace.display().to_string(),
+        "trace_bytes": trace_bytes,
+        "header": header,
+    });
+    run_stream(
+        &args.common,
+        &header,
+        format!("replay:{}", header.workload),
+        config,
+        trace_bytes * 3 + (512 << 20),
+        &|| Ok(Box::new(TraceReader::open(&trace)?)),
+    )
+}
+
+/// Runs `kvbench run WORKLOAD` for a generated workload.
+pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
+    let params = parse_params(&args.params)?;
+    let seed = args.seed;
+    let make = move || -> anyhow::Result<Box<dyn OpSource>> {
+        kvbench_opgen::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
+    };
+    let header = make()?.header().clone();
+    let config = serde_json::json!({ "workload": name, "header": header });
+    run_stream(
+        &args.common,
+        &header,
+        name.to_string(),
+        config,
+        8 << 30,
+        &make,
+    )
+}
+
+/// Runs an operation stream on each backend with every meter.
+fn run_stream(
+    args: &CommonArgs,
+    header: &kvbench_trace::Header,
+    workload: String,
+    config: serde_json::Value,
+    default_device: u64,
+    make: &dyn Fn() -> anyhow::Result<Box<dyn OpSource>>,
+) -> anyhow::Result<ExitCode> {
+    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
     let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
     let mut specs = registry::parse_list(&args.backends)?;
     for s in &mut specs {
@@ -175,7 +271,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         mode @ ("auto" | "loop") => match LoopFs::available() {
             Ok(()) => Some(match &args.device_size {
                 Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
-                None => trace_bytes * 3 + (512 << 20),
+                None => default_device,
             }),
             Err(e) if mode == "loop" => bail!("--device loop: {e}"),
             Err(_) => None,
@@ -183,23 +279,23 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
     };
     let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("kvbench-runs").join(format!("replay-{}", timefmt::now_stamp()))
+        PathBuf::from("kvbench-runs").join(format!(
+            "{}-{}",
+            sanitize(&workload),
+            timefmt::now_stamp()
+        ))
     });
     let rundir = RunDir::create(&out, args.force)?;
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,
         kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        workload: format!("replay:{}", header.workload),
+        workload,
         preset: None,
         seed: header.seed,
         started_at: timefmt::now_rfc3339(),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         env: kvbench_driver::env::EnvInfo::capture(&out),
-        config: serde_json::json!({
-            "trace": args.trace.display().to_string(),
-            "trace_bytes": trace_bytes,
-            "header": header,
-        }),
+        config,
         runs: Vec::new(),
     };
     let place = Placement {
@@ -210,7 +306,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     let mut failed = false;
     for spec in &specs {
-        eprintln!("[{}] replaying {}...", spec.name, args.trace.display());
+        eprintln!("[{}] running {}...", spec.name, result.workload);
         let mut run = harness::new_run(&spec.name, memory_limit);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
@@ -227,12 +323,11 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             &mut result.env,
             &mut run,
             &mut |stores, devs| {
-                let mut reader = match TraceReader::open(&args.trace) {
-                    Ok(r) => r,
-                    Err(e) => return Some(kvbench_driver::DriverError::Config(e.to_string())),
+                let mut src = match make() {
+                    Ok(s) => s,
+                    Err(e) => return Some(kvbench_driver::DriverError::Config(format!("{e:#}"))),
                 };
-                let src: &mut dyn OpSource = &mut reader;
-                let mut o = ops::replay(src, stores, devs, &mut progress);
+                let mut o = ops::replay(&mut *src, stores, devs, &mut progress);
                 let err = o.error.take();
                 replayed = Some(o);
                 err

@@ -564,3 +564,73 @@ fn real_pubnet_ledgers_import_replay_and_calibrate() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no ledger files"), "{}", stderr(&o));
 }
+
+#[test]
+fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let runs: [(&str, &[&str]); 4] = [
+        (
+            "ycsb",
+            &[
+                "workload=\"f\"",
+                "records=2000",
+                "operations=2000",
+                "ops_per_segment=1000",
+            ],
+        ),
+        (
+            "solana",
+            &["slots=20", "keep_slots=5", "slots_per_segment=10"],
+        ),
+        (
+            "blobs",
+            &["batches=6", "ttl_batches=2", "value_bytes=65536"],
+        ),
+        (
+            "accounts",
+            &[
+                "accounts=1000",
+                "operations=3000",
+                "ops_per_block=100",
+                "blocks_per_segment=10",
+            ],
+        ),
+    ];
+    for (w, params) in runs {
+        let mut a = vec![
+            "run",
+            w,
+            "--backends",
+            "mem,lmdb,rocksdb-leveled",
+            "--device",
+            "none",
+            "--out",
+            w,
+        ];
+        for p in params {
+            a.extend(["--param", p]);
+        }
+        let o = kvbench(&a, t.path());
+        assert!(o.status.success(), "{w}: {}", stderr(&o));
+        let r = read_json(&t.path().join(w).join("results.json"));
+        assert_eq!(r["workload"], w);
+        for run in r["runs"].as_array().expect("runs") {
+            let s = &run["replay"]["summary"];
+            assert_eq!(s["mismatches"], 0, "{w} {}", run["label"]);
+            assert!(s["gets"].as_u64().expect("gets") > 0, "{w}");
+            assert!(
+                s["stores"]
+                    .as_object()
+                    .expect("stores")
+                    .values()
+                    .all(|st| st.get("live_bytes").is_some())
+            );
+        }
+    }
+    let o = kvbench(
+        &["run", "ycsb", "--param", "workload=\"z\"", "--out", "z"],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a, b, c, d, e, f"), "{}", stderr(&o));
+}

@@ -51,6 +51,9 @@ pub struct OpsSummary {
     pub deletes: u64,
     /// Gets.
     pub gets: u64,
+    /// Scans.
+    #[serde(default)]
+    pub scans: u64,
     /// Gets whose result differed from the trace's expectation (must be 0).
     pub mismatches: u64,
     /// Commits.
@@ -95,6 +98,7 @@ struct Counts {
     gets: u64,
     mismatches: u64,
     commits: u64,
+    scans: u64,
 }
 
 /// Replays `src` on `stores` (in the header's store order).
@@ -144,18 +148,28 @@ pub fn replay(
         wall_secs: wall,
         usage: Usage::now().since(&usage0),
     });
-    if let Err(e) = result {
-        out.error = Some(e);
+    // Deletes and overwrites make bytes written a poor base for space
+    // amplification: count the live bytes with a full scan, outside the timings.
+    let mut live = None;
+    match result {
+        Err(e) => out.error = Some(e),
+        Ok(()) => match live_bytes(stores) {
+            Ok(l) => live = Some(l),
+            Err(e) => out.error = Some(e),
+        },
     }
     let segs: Vec<&[StoreBatch]> = out.segments.iter().map(|s| s.stores.as_slice()).collect();
     let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
-    if let Some((stores, total)) = summarize_stores(&names, &segs, &process, &hists) {
-        let ops = counts.puts + counts.deletes + counts.gets;
+    if let Some((stores, total)) =
+        summarize_stores(&names, &segs, &process, &hists, live.as_deref())
+    {
+        let ops = counts.puts + counts.deletes + counts.gets + counts.scans;
         out.summary = Some(OpsSummary {
             segments: out.segments.len() as u32,
             puts: counts.puts,
             deletes: counts.deletes,
             gets: counts.gets,
+            scans: counts.scans,
             mismatches: counts.mismatches,
             commits: counts.commits,
             wall_secs: wall,
@@ -211,13 +225,32 @@ fn run_ops(
                     .get_into(key, &mut got)
                     .map_err(meter.store_err(i))?;
                 record(&mut hists[i].get, t.elapsed());
-                if !expect.check(found.then_some(got.as_slice())) {
+                if !expect.check(found.then_some(got.as_slice()), &mut scratch) {
                     counts.mismatches += 1;
                 }
                 counts.gets += 1;
                 seg_ops += 1;
                 seg_gets += 1;
                 counters.lookups.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            Some(Op::Scan {
+                store,
+                start,
+                limit,
+            }) => {
+                let i = store as usize;
+                let t = Instant::now();
+                let mut left = limit;
+                stores[i]
+                    .scan(start, &mut |_, _| {
+                        left = left.saturating_sub(1);
+                        left > 0
+                    })
+                    .map_err(meter.store_err(i))?;
+                record(&mut hists[i].scan, t.elapsed());
+                counts.scans += 1;
+                seg_ops += 1;
                 continue;
             }
             Some(Op::Commit { sync }) => {
@@ -295,6 +328,26 @@ fn run_ops(
         (seg_ops, seg_gets) = (0, 0);
         seg_start = Instant::now();
     }
+}
+
+/// Key + value bytes of every entry of each store.
+fn live_bytes(stores: &[&dyn KvStore]) -> Result<Vec<u64>, DriverError> {
+    stores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut n = 0u64;
+            s.scan(b"", &mut |k, v| {
+                n += (k.len() + v.len()) as u64;
+                true
+            })
+            .map_err(|source| DriverError::Store {
+                store: format!("store {i}"),
+                source,
+            })?;
+            Ok(n)
+        })
+        .collect()
 }
 
 fn selected(store: Option<u8>, n: usize) -> std::ops::Range<usize> {

@@ -226,7 +226,7 @@ pub struct TotalSummary {
     /// kernel did after the batch, and counts every file the process wrote.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_amp_process: Option<f64>,
-    /// Allocated bytes of all stores / logical bytes.
+    /// Allocated bytes of all stores / live logical bytes (as per store).
     pub space_amp: f64,
 }
 
@@ -259,9 +259,14 @@ pub struct StoreSummary {
     /// bytes; absent without a private device.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_amp_device: Option<f64>,
-    /// Space amplification: allocated bytes / logical bytes written. Every
-    /// key is written once in this workload, so logical bytes are live bytes.
+    /// Space amplification: allocated bytes / live logical bytes. Live bytes
+    /// are `live_bytes` when measured, else the bytes written (workloads that
+    /// write every key once, like Stellar ingestion).
     pub space_amp: f64,
+    /// Live key + value bytes, counted by a full scan after a workload that
+    /// deletes or overwrites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_bytes: Option<u64>,
     /// Latency of each operation kind on this store during ingestion.
     #[serde(default)]
     pub latency: OpLatency,
@@ -282,6 +287,9 @@ pub struct OpLatency {
     /// Point reads (replayed and generated workloads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub get: Option<Latency>,
+    /// Range scans (replayed and generated workloads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<Latency>,
 }
 
 /// What one phase of a run cost the process.

@@ -38,6 +38,8 @@ pub struct OpHists {
     pub compaction: Histogram<u64>,
     /// Point reads.
     pub get: Histogram<u64>,
+    /// Range scans.
+    pub scan: Histogram<u64>,
 }
 
 impl Default for OpHists {
@@ -47,6 +49,7 @@ impl Default for OpHists {
             flush: histogram(),
             compaction: histogram(),
             get: histogram(),
+            scan: histogram(),
         }
     }
 }
@@ -59,6 +62,7 @@ impl OpHists {
             flush: Latency::from_histogram(&self.flush),
             compaction: Latency::from_histogram(&self.compaction),
             get: Latency::from_histogram(&self.get),
+            scan: Latency::from_histogram(&self.scan),
         }
     }
 }
@@ -188,13 +192,14 @@ impl<'a> SegmentMeter<'a> {
 }
 
 /// Per-store totals and the totals over all stores, from the segments'
-/// records (`segments[k][i]` is store `i` in segment `k`) and the process
-/// bytes of each segment.
+/// records (`segments[k][i]` is store `i` in segment `k`), the process
+/// bytes of each segment, and each store's live bytes when measured.
 pub fn summarize_stores(
     names: &[String],
     segments: &[&[StoreBatch]],
     process_bytes: &[Option<u64>],
     hists: &[OpHists],
+    live: Option<&[u64]>,
 ) -> Option<(BTreeMap<String, StoreSummary>, TotalSummary)> {
     let last = segments.last()?;
     let mut stores = BTreeMap::new();
@@ -205,6 +210,8 @@ pub fn summarize_stores(
         let engine_bytes: Option<u64> = segments.iter().map(|b| b[i].engine_write_bytes).sum();
         let device_bytes: Option<u64> = segments.iter().map(|b| b[i].device_write_bytes).sum();
         let end = &last[i];
+        let live_bytes = live.and_then(|l| l.get(i).copied());
+        let base = live_bytes.unwrap_or(logical);
         // Only set when a compaction ran, so presence says it all.
         let compact_secs = (!compacts.is_empty()).then(|| compacts.iter().sum());
         stores.insert(
@@ -221,13 +228,18 @@ pub fn summarize_stores(
                 disk_apparent_bytes: end.disk.apparent_bytes,
                 write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
                 write_amp_device: device_bytes.map(|e| e as f64 / logical.max(1) as f64),
-                space_amp: end.disk.allocated_bytes as f64 / logical.max(1) as f64,
+                space_amp: end.disk.allocated_bytes as f64 / base.max(1) as f64,
+                live_bytes,
                 latency: hists.get(i).map(OpHists::latency).unwrap_or_default(),
             },
         );
     }
     let logical: u64 = stores.values().map(|s| s.logical_bytes).sum();
     let ratio = |b: u64| b as f64 / logical.max(1) as f64;
+    let live_total: u64 = stores
+        .values()
+        .map(|s| s.live_bytes.unwrap_or(s.logical_bytes))
+        .sum();
     let all = |f: fn(&StoreBatch) -> Option<u64>| -> Option<u64> {
         segments.iter().flat_map(|b| b.iter().map(f)).sum()
     };
@@ -240,7 +252,8 @@ pub fn summarize_stores(
             .copied()
             .sum::<Option<u64>>()
             .map(ratio),
-        space_amp: ratio(last.iter().map(|s| s.disk.allocated_bytes).sum()),
+        space_amp: last.iter().map(|s| s.disk.allocated_bytes).sum::<u64>() as f64
+            / live_total.max(1) as f64,
     };
     Some((stores, total))
 }

@@ -685,7 +685,7 @@ fn summarize(batches: &[BatchRecord], hists: &[OpHists; 3], wall: f64) -> Option
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let segments: Vec<&[StoreBatch]> = batches.iter().map(|b| b.stores.as_slice()).collect();
     let process: Vec<Option<u64>> = batches.iter().map(|b| b.process_write_bytes).collect();
-    let (stores, total) = summarize_stores(&names, &segments, &process, hists)?;
+    let (stores, total) = summarize_stores(&names, &segments, &process, hists, None)?;
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
     Some(Summary {
         total: Some(total),

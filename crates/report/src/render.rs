@@ -687,17 +687,18 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "| run | segments | puts | deletes | gets | mismatches | wall s | ops/s | WA engine | WA device | space amp | error |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "| run | segments | puts | deletes | gets | scans | mismatches | wall s | ops/s | WA engine | WA device | space amp | error |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     );
     for (label, run) in runs {
         let sum = run.replay.as_ref().and_then(|x| x.summary.as_ref());
         let _ = writeln!(
             s,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             sum.map_or("n/a".into(), |x| x.segments.to_string()),
             sum.map_or("n/a".into(), |x| x.puts.to_string()),
             sum.map_or("n/a".into(), |x| x.deletes.to_string()),
             sum.map_or("n/a".into(), |x| x.gets.to_string()),
+            sum.map_or("n/a".into(), |x| x.scans.to_string()),
             sum.map_or("n/a".into(), |x| x.mismatches.to_string()),
             opt(sum.map(|x| x.wall_secs), 1),
             opt(sum.map(|x| x.ops_per_sec), 0),

@@ -47,6 +47,21 @@ fn ops() -> Vec<Op<'static>> {
             key: b"zz",
             expect: Expect::Unchecked,
         },
+        Op::Get {
+            store: 0,
+            key: b"g",
+            expect: Expect::Present,
+        },
+        Op::Get {
+            store: 0,
+            key: b"g",
+            expect: Expect::Generated { len: 9, seed: 3 },
+        },
+        Op::Scan {
+            store: 1,
+            start: b"a",
+            limit: 10,
+        },
         Op::Flush { store: None },
         Op::Compact { store: Some(1) },
         Op::Mark { label: "batch 1" },
@@ -59,7 +74,7 @@ fn write(dir: &tempfile::TempDir) -> Vec<u8> {
     for op in ops() {
         w.write(&op).expect("write");
     }
-    assert_eq!(w.finish().expect("finish"), 12, "header + 10 ops + end");
+    assert_eq!(w.finish().expect("finish"), 15, "header + 13 ops + end");
     let bytes = std::fs::read(&p).expect("read back");
     // The fuzz corpus's seed is this file: refresh it with the variable set.
     if std::env::var_os("KVBENCH_WRITE_FUZZ_CORPUS").is_some() {
@@ -104,10 +119,18 @@ fn every_operation_round_trips() {
     kvbench_trace::generate(64, 5, &mut a);
     kvbench_trace::generate(64, 5, &mut b);
     assert_eq!(a, b);
-    assert!(Expect::of(&a).check(Some(&b)));
-    assert!(!Expect::of(&a).check(Some(b"x")));
-    assert!(!Expect::of(&a).check(None));
-    assert!(Expect::Absent.check(None));
+    let mut sc = Vec::new();
+    assert!(Expect::of(&a).check(Some(&b), &mut sc));
+    assert!(!Expect::of(&a).check(Some(b"x"), &mut sc));
+    assert!(!Expect::of(&a).check(None, &mut sc));
+    assert!(Expect::Absent.check(None, &mut sc));
+    assert!(Expect::Present.check(Some(b""), &mut sc));
+    assert!(!Expect::Present.check(None, &mut sc));
+    let g = Expect::Generated { len: 64, seed: 5 };
+    assert!(g.check(Some(&a), &mut sc));
+    let mut flipped = a.clone();
+    flipped[63] ^= 1;
+    assert!(!g.check(Some(&flipped), &mut sc), "byte for byte");
 }
 
 #[test]
@@ -123,7 +146,7 @@ fn existing_files_are_never_overwritten() {
 fn every_truncation_is_an_error_with_an_offset() {
     let t = tempfile::tempdir().expect("tempdir");
     let full = write(&t);
-    assert_eq!(read_all(&full).expect("full file"), 10);
+    assert_eq!(read_all(&full).expect("full file"), 13);
     for cut in 0..full.len() {
         let e = read_all(&full[..cut]).expect_err("truncated file must fail");
         let msg = e.to_string();

@@ -1,0 +1,156 @@
+//! A chain's account state: 20-byte addresses to nonce and balance; blocks
+//! of transactions that create accounts, read them, or read-modify-write
+//! them, each block one atomic commit.
+
+use kvbench_trace::queue::{OwnedOp, Refill};
+use kvbench_trace::{Expect, Header};
+use kvbench_workload::rng::{Rng, stream};
+use serde::{Deserialize, Serialize};
+
+/// Settings of an account-state run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AccountConfig {
+    /// Accounts created before the run.
+    pub accounts: u64,
+    /// Operations in the run.
+    pub operations: u64,
+    /// Share of creates, reads and read-modify-writes (normalised).
+    pub mix: [f64; 3],
+    /// Operations per block (one commit).
+    pub ops_per_block: u32,
+    /// Blocks per segment (a mark each).
+    pub blocks_per_segment: u32,
+    /// Bytes per account value (nonce u64, balance u128, padding).
+    pub value_bytes: u32,
+}
+
+impl Default for AccountConfig {
+    fn default() -> Self {
+        Self {
+            accounts: 1_000_000,
+            operations: 2_000_000,
+            mix: [0.1, 0.45, 0.45],
+            ops_per_block: 1000,
+            blocks_per_segment: 100,
+            value_bytes: 32,
+        }
+    }
+}
+
+/// The account-state generator.
+pub struct Accounts {
+    cfg: AccountConfig,
+    header: Header,
+    seed: u64,
+    created: u64,
+    loaded: u64,
+    done: u64,
+    rng: Rng,
+    mix: [f64; 3],
+}
+
+impl Accounts {
+    /// A generator.
+    pub fn new(seed: u64, cfg: AccountConfig) -> Result<Self, String> {
+        let total: f64 = cfg.mix.iter().sum();
+        if cfg.mix.iter().any(|p| *p < 0.0) || total <= 0.0 {
+            return Err("accounts: mix must be three non-negative shares, not all zero".into());
+        }
+        if cfg.ops_per_block == 0 || cfg.blocks_per_segment == 0 || cfg.value_bytes < 24 {
+            return Err(
+                "accounts: ops_per_block and blocks_per_segment >= 1, value_bytes >= 24".into(),
+            );
+        }
+        if cfg.accounts == 0 && cfg.mix[0] == 0.0 {
+            return Err("accounts: no accounts and no creates leaves nothing to read".into());
+        }
+        Ok(Self {
+            header: crate::header("accounts", seed, &["accounts"], &cfg),
+            mix: cfg.mix.map(|p| p / total),
+            created: cfg.accounts,
+            seed,
+            loaded: 0,
+            done: 0,
+            rng: Rng::new(stream(seed, 0x6163, 0)),
+            cfg,
+        })
+    }
+
+    /// Address of account `i`.
+    pub fn key(seed: u64, i: u64) -> Vec<u8> {
+        let mut k = Vec::with_capacity(20);
+        Rng::new(stream(seed, 0x6164, i)).fill(&mut k, 20);
+        k
+    }
+}
+
+impl Refill for Accounts {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+        let len = self.cfg.value_bytes;
+        if self.loaded < self.cfg.accounts {
+            let end = (self.loaded + 10_000).min(self.cfg.accounts);
+            for i in self.loaded..end {
+                out.push(OwnedOp::PutGenerated(
+                    0,
+                    Self::key(self.seed, i),
+                    len,
+                    stream(self.seed, i, 0),
+                ));
+            }
+            out.push(OwnedOp::Commit(false));
+            self.loaded = end;
+            if end == self.cfg.accounts {
+                out.push(OwnedOp::Flush(None));
+                out.push(OwnedOp::Mark("genesis".into()));
+            }
+            return Ok(true);
+        }
+        if self.done >= self.cfg.operations {
+            return Ok(false);
+        }
+        let per_seg = u64::from(self.cfg.ops_per_block) * u64::from(self.cfg.blocks_per_segment);
+        let end = (self.done + per_seg).min(self.cfg.operations);
+        let block = u64::from(self.cfg.ops_per_block);
+        // Accounts created in the current block are not committed yet, so
+        // reads pick among those that existed when the block began.
+        let mut committed = self.created;
+        for op in self.done..end {
+            if op.is_multiple_of(block) {
+                committed = self.created;
+            }
+            let u = self.rng.f64();
+            if u < self.mix[0] || committed == 0 {
+                let i = self.created;
+                self.created += 1;
+                out.push(OwnedOp::PutGenerated(
+                    0,
+                    Self::key(self.seed, i),
+                    len,
+                    stream(self.seed, i, 0),
+                ));
+            } else {
+                let i = self.rng.below(committed);
+                out.push(OwnedOp::Get(0, Self::key(self.seed, i), Expect::Present));
+                if u >= self.mix[0] + self.mix[1] {
+                    out.push(OwnedOp::PutGenerated(
+                        0,
+                        Self::key(self.seed, i),
+                        len,
+                        stream(self.seed, i, op + 1),
+                    ));
+                }
+            }
+            if (op + 1).is_multiple_of(block) || op + 1 == end {
+                out.push(OwnedOp::Commit(false));
+            }
+        }
+        self.done = end;
+        out.push(OwnedOp::Mark(format!("ops {end}")));
+        Ok(true)
+    }
+}

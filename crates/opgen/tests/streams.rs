@@ -1,0 +1,149 @@
+//! The generated streams: deterministic from the seed, shaped as each
+//! workload says, and safe to check (reads only expect what is committed).
+
+use std::collections::HashMap;
+
+use kvbench_opgen::by_name;
+use kvbench_trace::{Op, OpSource, ValueRef, generate};
+use serde_json::json;
+
+/// Writes waiting for a commit: (key, value or None for a delete), per store.
+type Pending = Vec<Vec<(Vec<u8>, Option<Vec<u8>>)>>;
+
+/// Runs a stream against a plain map, applying commits like a store would,
+/// and returns (op counts by kind, failed expectations).
+fn play(src: &mut dyn OpSource) -> (HashMap<&'static str, u64>, u64) {
+    let n = src.header().stores.len();
+    let mut db: Vec<std::collections::BTreeMap<Vec<u8>, Vec<u8>>> = vec![Default::default(); n];
+    let mut pending: Pending = vec![Vec::new(); n];
+    let mut counts = HashMap::new();
+    let mut bad = 0;
+    let mut scratch = Vec::new();
+    while let Some(op) = src.next_op().expect("op") {
+        let kind = match op {
+            Op::Put { store, key, value } => {
+                let v = match value {
+                    ValueRef::Bytes(b) => b.to_vec(),
+                    ValueRef::Generated { len, seed } => {
+                        let mut v = Vec::new();
+                        generate(len, seed, &mut v);
+                        v
+                    }
+                };
+                pending[store as usize].push((key.to_vec(), Some(v)));
+                "put"
+            }
+            Op::Delete { store, key } => {
+                pending[store as usize].push((key.to_vec(), None));
+                "delete"
+            }
+            Op::Get { store, key, expect } => {
+                let got = db[store as usize].get(key).map(Vec::as_slice);
+                if !expect.check(got, &mut scratch) {
+                    bad += 1;
+                }
+                "get"
+            }
+            Op::Scan { .. } => "scan",
+            Op::Commit { .. } => {
+                for (s, p) in pending.iter_mut().enumerate() {
+                    for (k, v) in p.drain(..) {
+                        match v {
+                            Some(v) => db[s].insert(k, v),
+                            None => db[s].remove(&k),
+                        };
+                    }
+                }
+                "commit"
+            }
+            Op::Flush { .. } => "flush",
+            Op::Compact { .. } => "compact",
+            Op::Mark { .. } => "mark",
+        };
+        *counts.entry(kind).or_insert(0) += 1;
+    }
+    assert!(pending.iter().all(Vec::is_empty), "a stream ends committed");
+    (counts, bad)
+}
+
+#[test]
+fn ycsb_workloads_have_their_mix_and_pass_their_checks() {
+    for (w, reads, scans) in [
+        ("a", 0.5, 0.0),
+        ("b", 0.95, 0.0),
+        ("c", 1.0, 0.0),
+        ("e", 0.0, 0.95),
+    ] {
+        let p =
+            json!({"workload": w, "records": 2000, "operations": 4000, "ops_per_segment": 1000});
+        let (c, bad) = play(&mut *by_name("ycsb", 1, p).expect("ycsb"));
+        assert_eq!(bad, 0, "workload {w}");
+        let get = *c.get("get").unwrap_or(&0) as f64 / 4000.0;
+        let scan = *c.get("scan").unwrap_or(&0) as f64 / 4000.0;
+        assert!(
+            (get - reads).abs() < 0.05 && (scan - scans).abs() < 0.05,
+            "{w}: {c:?}"
+        );
+        assert_eq!(c["mark"], 5, "load + 4 segments");
+    }
+    let e = by_name("ycsb", 1, json!({"workload": "g"}))
+        .err()
+        .expect("unknown");
+    assert!(e.contains("a, b, c, d, e, f"), "{e}");
+    let e = by_name("ycsb", 1, json!({"recordz": 1}))
+        .err()
+        .expect("typo");
+    assert!(e.contains("recordz"), "{e}");
+}
+
+#[test]
+fn streams_are_the_same_for_a_seed_and_differ_across_seeds() {
+    let first = |seed| {
+        let mut s = by_name("solana", seed, json!({"slots": 3})).expect("solana");
+        let mut keys = Vec::new();
+        while let Some(op) = s.next_op().expect("op") {
+            if let Op::Put { key, .. } = op {
+                keys.push(key.to_vec());
+            }
+        }
+        keys
+    };
+    assert_eq!(first(5), first(5));
+    assert_ne!(first(5), first(6), "shred order is shuffled by seed");
+}
+
+#[test]
+fn solana_deletes_slots_behind_the_window_and_fifo_deletes_nothing() {
+    let p = json!({"slots": 30, "keep_slots": 10, "data_shreds": 8, "coding_shreds": 8, "slots_per_segment": 10});
+    let (c, bad) = play(&mut *by_name("solana", 3, p).expect("solana"));
+    assert_eq!(bad, 0);
+    // 20 slots fall out of the window: 16 shreds and one meta each.
+    assert_eq!(c["delete"], 20 * 17);
+    // Per shred: the shred and its slot's metadata.
+    assert_eq!(c["put"], 30 * 16 * 2);
+    let p = json!({"slots": 30, "keep_slots": 10, "retention": "fifo"});
+    let (c, _) = play(&mut *by_name("solana", 3, p).expect("solana"));
+    assert!(!c.contains_key("delete"));
+}
+
+#[test]
+fn blobs_expire_by_age_and_reads_check_every_byte() {
+    let p = json!({"batches": 12, "ttl_batches": 4, "blobs_per_batch": 3, "value_bytes": 4096, "reads_per_batch": 5});
+    let (c, bad) = play(&mut *by_name("blobs", 9, p).expect("blobs"));
+    assert_eq!(bad, 0);
+    assert_eq!(c["put"], 36);
+    assert_eq!(c["delete"], (12 - 4) * 3);
+    assert_eq!(c["mark"], 12);
+    assert!(
+        by_name("blobs", 9, json!({"batches": 0})).is_err(),
+        "no bound"
+    );
+}
+
+#[test]
+fn accounts_read_only_committed_accounts() {
+    let p = json!({"accounts": 0, "operations": 5000, "ops_per_block": 50, "blocks_per_segment": 10, "mix": [0.3, 0.4, 0.3]});
+    let (c, bad) = play(&mut *by_name("accounts", 4, p).expect("accounts"));
+    assert_eq!(bad, 0, "a read never finds an uncommitted account missing");
+    assert_eq!(c["commit"], 100);
+}
