@@ -66,6 +66,77 @@ pub struct OpsSummary {
     pub stores: std::collections::BTreeMap<String, StoreSummary>,
     /// All stores together.
     pub total: TotalSummary,
+    /// Whether time per segment and memory grew from the first quarter of
+    /// the run to the last (soaks); absent with fewer than 8 segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+}
+
+/// First quarter against last quarter of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Drift {
+    /// Median segment seconds, first quarter of segments.
+    pub segment_secs_first: f64,
+    /// Median segment seconds, last quarter.
+    pub segment_secs_last: f64,
+    /// Last / first.
+    pub segment_secs_ratio: f64,
+    /// Median RSS of the first quarter of samples, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_first: Option<u64>,
+    /// Median RSS of the last quarter of samples, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_last: Option<u64>,
+    /// True when either ratio exceeds [`DRIFT_LIMIT`].
+    pub drifted: bool,
+}
+
+/// Growth from the first quarter to the last that counts as drift.
+pub const DRIFT_LIMIT: f64 = 1.25;
+
+fn median_of(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// Compares the first and last quarters of segments and samples.
+pub fn drift(segments: &[SegmentRecord], samples: &[crate::results::Sample]) -> Option<Drift> {
+    let n = segments.len();
+    if n < 8 {
+        return None;
+    }
+    let q = n / 4;
+    let first = median_of(segments[..q].iter().map(|s| s.total_secs).collect())?;
+    let last = median_of(segments[n - q..].iter().map(|s| s.total_secs).collect())?;
+    let rss: Vec<f64> = samples
+        .iter()
+        .filter_map(|s| s.rss_bytes)
+        .map(|b| b as f64)
+        .collect();
+    let (rss_first, rss_last) = if rss.len() >= 8 {
+        let k = rss.len() / 4;
+        (
+            median_of(rss[..k].to_vec()).map(|x| x as u64),
+            median_of(rss[rss.len() - k..].to_vec()).map(|x| x as u64),
+        )
+    } else {
+        (None, None)
+    };
+    let ratio = last / first.max(1e-9);
+    let rss_ratio = rss_first
+        .zip(rss_last)
+        .map(|(a, b)| b as f64 / a.max(1) as f64);
+    Some(Drift {
+        segment_secs_first: first,
+        segment_secs_last: last,
+        segment_secs_ratio: ratio,
+        rss_first,
+        rss_last,
+        drifted: ratio > DRIFT_LIMIT || rss_ratio.is_some_and(|r| r > DRIFT_LIMIT),
+    })
 }
 
 /// What a replay produced, including a partial one that ended in an error.
@@ -176,6 +247,7 @@ pub fn replay(
             ops_per_sec: ops as f64 / wall.max(1e-9),
             stores,
             total,
+            drift: drift(&out.segments, &out.samples),
         });
     }
     out
@@ -394,4 +466,50 @@ pub fn record_trace(
     }
     w.finish().map_err(|e| DriverError::Config(e.to_string()))?;
     Ok(st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Sample;
+
+    fn seg(i: u32, secs: f64) -> SegmentRecord {
+        SegmentRecord {
+            segment: i,
+            mark: String::new(),
+            ops: 1,
+            gets: 0,
+            total_secs: secs,
+            process_write_bytes: None,
+            stores: Vec::new(),
+        }
+    }
+
+    fn sample(rss: u64) -> Sample {
+        Sample {
+            t: 0.0,
+            lookups: 0,
+            ledgers: 0,
+            bytes: 0,
+            write_stopped: None,
+            running_compactions: None,
+            stall_micros: None,
+            rss_bytes: Some(rss),
+            pending_compaction_bytes: None,
+        }
+    }
+
+    #[test]
+    fn drift_needs_growth_past_the_limit_in_time_or_memory() {
+        let flat: Vec<SegmentRecord> = (0..12).map(|i| seg(i, 1.0)).collect();
+        let steady: Vec<Sample> = (0..12).map(|_| sample(100 << 20)).collect();
+        let d = drift(&flat, &steady).expect("enough segments");
+        assert!(!d.drifted && (d.segment_secs_ratio - 1.0).abs() < 1e-9);
+        let slower: Vec<SegmentRecord> =
+            (0..12).map(|i| seg(i, 1.0 + f64::from(i) * 0.2)).collect();
+        assert!(drift(&slower, &steady).expect("drift").drifted);
+        let leaking: Vec<Sample> = (0..12u64).map(|i| sample((100 + 20 * i) << 20)).collect();
+        assert!(drift(&flat, &leaking).expect("drift").drifted);
+        assert!(drift(&flat[..7], &steady).is_none(), "too few segments");
+    }
 }

@@ -228,6 +228,11 @@ pub struct TotalSummary {
     pub write_amp_process: Option<f64>,
     /// Allocated bytes of all stores / live logical bytes (as per store).
     pub space_amp: f64,
+    /// Time writes were stalled or slowed by the engines (RocksDB's
+    /// `stall_micros`, summed over stores), seconds; absent for engines
+    /// without the counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_secs: Option<f64>,
 }
 
 /// Totals of one store.
@@ -391,6 +396,9 @@ pub struct Sample {
     /// RocksDB stall microseconds so far (sum over stores that report it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_micros: Option<u64>,
+    /// Resident set size of the process at the sample (`/proc/self/statm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
     /// Compaction bytes still pending (sum over stores that report it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_compaction_bytes: Option<u64>,

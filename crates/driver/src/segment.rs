@@ -254,6 +254,12 @@ pub fn summarize_stores(
             .map(ratio),
         space_amp: last.iter().map(|s| s.disk.allocated_bytes).sum::<u64>() as f64
             / live_total.max(1) as f64,
+        // Stores open fresh for a run, so the counter's last value is the total.
+        stall_secs: last
+            .iter()
+            .filter_map(|s| s.engine.stall_micros)
+            .reduce(|a, b| a + b)
+            .map(|m| m as f64 / 1e6),
     };
     Some((stores, total))
 }
@@ -307,8 +313,18 @@ pub fn sample_every_second(
                 .filter_map(|s| s.write_stopped)
                 .reduce(|a, b| a || b),
             running_compactions: sum(|s| s.running_compactions),
+            rss_bytes: rss_bytes(),
         });
         (pl, pc, pb) = (l, c, b);
     }
     samples
+}
+
+/// Resident set size of this process now.
+pub fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a constant of the running system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    (page > 0).then(|| pages * page as u64)
 }

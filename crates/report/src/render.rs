@@ -687,13 +687,13 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "| run | segments | puts | deletes | gets | scans | mismatches | wall s | ops/s | WA engine | WA device | space amp | error |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "| run | segments | puts | deletes | gets | scans | mismatches | wall s | ops/s | WA engine | WA device | space amp | stall s | drift: segment time / RSS, last vs first quarter | error |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
     );
     for (label, run) in runs {
         let sum = run.replay.as_ref().and_then(|x| x.summary.as_ref());
         let _ = writeln!(
             s,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             sum.map_or("n/a".into(), |x| x.segments.to_string()),
             sum.map_or("n/a".into(), |x| x.puts.to_string()),
             sum.map_or("n/a".into(), |x| x.deletes.to_string()),
@@ -705,6 +705,19 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             opt(sum.and_then(|x| x.total.write_amp_engine), 2),
             opt(sum.and_then(|x| x.total.write_amp_device), 2),
             opt(sum.map(|x| x.total.space_amp), 2),
+            opt(sum.and_then(|x| x.total.stall_secs), 2),
+            sum.and_then(|x| x.drift.as_ref())
+                .map_or("n/a".into(), |d| format!(
+                    "{:.2}x / {}{}",
+                    d.segment_secs_ratio,
+                    d.rss_first
+                        .zip(d.rss_last)
+                        .map_or("n/a".into(), |(a, b)| format!(
+                            "{:.2}x",
+                            b as f64 / a.max(1) as f64
+                        )),
+                    if d.drifted { " (drifts)" } else { "" }
+                )),
             run.error.as_deref().unwrap_or("")
         );
     }
