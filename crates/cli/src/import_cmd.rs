@@ -91,10 +91,10 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         batch_ledgers: args.batch_ledgers,
         compact: !args.no_compact,
     };
-    let mut src = LedgerOps::new(files, cfg)?;
+    let mut src = kvbench_trace::queue::Queued::new(LedgerOps::new(files, cfg)?);
     let st = kvbench_driver::ops::record_trace(&mut src, &args.out)
         .with_context(|| format!("importing into {}", args.out.display()))?;
-    let s = src.stats();
+    let s = src.inner().stats();
     eprintln!(
         "imported {} ledgers ({}..={}) from {} files: {} transactions, every hash recomputed and matched; {} operations ({:.1} MiB logical) into {}",
         s.ledgers,

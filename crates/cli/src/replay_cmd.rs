@@ -31,21 +31,8 @@ pub struct RecordArgs {
     /// Stellar preset the settings start from.
     #[arg(long, default_value = "smoke")]
     preset: String,
-    /// Ledgers to ingest.
-    #[arg(long)]
-    ledgers: Option<u64>,
-    /// Ledgers per batch.
-    #[arg(long)]
-    batch_ledgers: Option<u32>,
-    /// Ledgers per atomic commit.
-    #[arg(long)]
-    commit_ledgers: Option<u32>,
-    /// Compaction after each batch: manual, background, none.
-    #[arg(long)]
-    compaction: Option<String>,
-    /// Seed.
-    #[arg(long)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    shape: stellar_cmd::ShapeArgs,
     /// Trace file to create (never overwritten).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
@@ -112,7 +99,7 @@ pub struct CommonArgs {
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     if args.workload != "stellar" {
         let params = parse_params(&args.params)?;
-        let mut src = kvbench_opgen::by_name(&args.workload, args.seed.unwrap_or(42), params)
+        let mut src = kvbench_opgen::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
             .map_err(anyhow::Error::msg)?;
         let st = ops::record_trace(&mut *src, &args.out)?;
         eprintln!(
@@ -136,22 +123,8 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     let mut w = preset.workload;
-    if let Some(v) = args.ledgers {
-        w.ledgers = v;
-    }
-    if let Some(v) = args.batch_ledgers {
-        w.batch_ledgers = v;
-    }
-    if let Some(v) = args.commit_ledgers {
-        w.commit_ledgers = v;
-    }
-    if let Some(v) = args.seed {
-        w.seed = v;
-    }
-    if let Some(c) = &args.compaction {
-        w.compaction = stellar_cmd::parse_compaction(c)?;
-    }
-    let mut src = StellarOps::new(&w)?;
+    args.shape.apply(&mut w)?;
+    let mut src = kvbench_trace::queue::Queued::new(StellarOps::new(&w)?);
     let t = std::time::Instant::now();
     let st = ops::record_trace(&mut src, &args.out)?;
     let size = fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);

@@ -43,21 +43,8 @@ pub struct Args {
     /// A hybrid run: STORE=BACKEND, once per store (ledgers, txdata, txindex).
     #[arg(long = "store", value_name = "STORE=BACKEND")]
     stores: Vec<String>,
-    /// Ledgers to ingest.
-    #[arg(long)]
-    ledgers: Option<u64>,
-    /// Ledgers per batch.
-    #[arg(long)]
-    batch_ledgers: Option<u32>,
-    /// Ledgers per write commit inside a batch.
-    #[arg(long)]
-    commit_ledgers: Option<u32>,
-    /// Seed of every generator.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// After each batch: manual, background or none.
-    #[arg(long)]
-    compaction: Option<String>,
+    #[command(flatten)]
+    shape: ShapeArgs,
     /// Commit every batch with sync (fsync) instead of leaving it to the engine.
     #[arg(long)]
     sync: bool,
@@ -100,6 +87,48 @@ pub struct Args {
     /// Run even from a debug build (its numbers mislead; for testing the harness only).
     #[arg(long)]
     allow_debug: bool,
+}
+
+/// Flags that shape the Stellar ingestion protocol (`run stellar`, `record stellar`).
+#[derive(clap::Args)]
+pub struct ShapeArgs {
+    /// Ledgers to ingest.
+    #[arg(long)]
+    ledgers: Option<u64>,
+    /// Ledgers per batch.
+    #[arg(long)]
+    batch_ledgers: Option<u32>,
+    /// Ledgers per write commit inside a batch.
+    #[arg(long)]
+    commit_ledgers: Option<u32>,
+    /// Seed of every generator.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// After each batch: manual, background or none.
+    #[arg(long)]
+    compaction: Option<String>,
+}
+
+impl ShapeArgs {
+    /// Applies the flags that were given to `w`.
+    pub fn apply(&self, w: &mut StellarConfig) -> anyhow::Result<()> {
+        if let Some(v) = self.ledgers {
+            w.ledgers = v;
+        }
+        if let Some(v) = self.batch_ledgers {
+            w.batch_ledgers = v;
+        }
+        if let Some(v) = self.commit_ledgers {
+            w.commit_ledgers = v;
+        }
+        if let Some(v) = self.seed {
+            w.seed = v;
+        }
+        if let Some(c) = &self.compaction {
+            w.compaction = parse_compaction(c)?;
+        }
+        Ok(())
+    }
 }
 
 /// The TOML run file.
@@ -164,21 +193,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         merge_table(&mut base, t);
         workload = base.try_into().context("run file [workload]")?;
     }
-    if let Some(v) = args.ledgers {
-        workload.ledgers = v;
-    }
-    if let Some(v) = args.batch_ledgers {
-        workload.batch_ledgers = v;
-    }
-    if let Some(v) = args.commit_ledgers {
-        workload.commit_ledgers = v;
-    }
-    if let Some(v) = args.seed {
-        workload.seed = v;
-    }
-    if let Some(c) = &args.compaction {
-        workload.compaction = parse_compaction(c)?;
-    }
+    args.shape.apply(&mut workload)?;
     if args.sync {
         workload.durability = Durability::Sync;
     }

@@ -20,6 +20,7 @@ use crate::results::{
 use crate::segment::{
     Counters, OpHists, SegmentMeter, histogram, record, sample_every_second, summarize_stores,
 };
+use kvbench_trace::queue::{OwnedOp, Refill};
 
 /// What happens after each batch is written and flushed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -300,20 +301,11 @@ fn produce(
     })
 }
 
-/// Operations of one produced chunk, held until read.
-enum Queued {
-    Put(u8, Vec<u8>, Vec<u8>),
-    Commit,
-    Flush,
-    Compact,
-    Mark(String),
-}
-
 /// The Stellar ingestion protocol as a stream of key-value operations, in
 /// the same order the batch driver writes them (for `kvbench record`): per
 /// chunk the three stores' puts and a commit; per batch a flush, the manual
 /// compaction when that is the strategy, and a mark. The lookup phase is not
-/// part of it.
+/// part of it. Wrap it in [`kvbench_trace::queue::Queued`] for an `OpSource`.
 pub struct StellarOps {
     cfg: StellarConfig,
     gen_: StellarGen,
@@ -322,8 +314,6 @@ pub struct StellarOps {
     ledger: Ledger,
     header: kvbench_trace::Header,
     next_chunk: u64,
-    queue: Vec<Queued>,
-    pos: usize,
 }
 
 impl StellarOps {
@@ -349,69 +339,44 @@ impl StellarOps {
             cfg: cfg.clone(),
             gen_,
             next_chunk: 0,
-            queue: Vec::new(),
-            pos: 0,
         })
     }
 
-    fn refill(&mut self) -> Result<bool, DriverError> {
+    fn next_chunk(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, DriverError> {
         if self.next_chunk >= self.plan.total_chunks() {
             return Ok(false);
         }
         let k = self.next_chunk;
         self.next_chunk += 1;
         let chunk = produce(&self.gen_, self.plan, k, &mut self.packer, &mut self.ledger)?;
-        self.queue.clear();
-        self.pos = 0;
         for (i, w) in chunk.writes.iter().enumerate() {
             for op in w.iter() {
                 if let kvbench_core::BatchOp::Put(key, value) = op {
-                    self.queue
-                        .push(Queued::Put(i as u8, key.to_vec(), value.to_vec()));
+                    out.push(OwnedOp::Put(i as u8, key.to_vec(), value.to_vec()));
                 }
             }
         }
-        self.queue.push(Queued::Commit);
+        out.push(OwnedOp::Commit(self.cfg.durability == Durability::Sync));
         // The last chunk of a batch ends it, as in the batch driver.
         let b = u64::from(chunk.batch);
         if k + 1 == b * self.plan.chunks_per_batch() + self.plan.chunks_in_batch(b) {
-            self.queue.push(Queued::Flush);
+            out.push(OwnedOp::Flush(None));
             if self.cfg.compaction == CompactionStrategy::Manual {
-                self.queue.push(Queued::Compact);
+                out.push(OwnedOp::Compact(None));
             }
-            self.queue.push(Queued::Mark(format!("batch {}", b + 1)));
+            out.push(OwnedOp::Mark(format!("batch {}", b + 1)));
         }
         Ok(true)
     }
 }
 
-impl crate::ops::OpSource for StellarOps {
+impl Refill for StellarOps {
     fn header(&self) -> &kvbench_trace::Header {
         &self.header
     }
 
-    fn next_op(&mut self) -> Result<Option<kvbench_trace::Op<'_>>, kvbench_trace::TraceError> {
-        use kvbench_trace::{Op, ValueRef};
-        if self.pos == self.queue.len() {
-            match self.refill() {
-                Ok(true) => {}
-                Ok(false) => return Ok(None),
-                Err(e) => return Err(kvbench_trace::TraceError::Source(e.to_string())),
-            }
-        }
-        let sync = self.cfg.durability == Durability::Sync;
-        self.pos += 1;
-        Ok(Some(match &self.queue[self.pos - 1] {
-            Queued::Put(s, k, v) => Op::Put {
-                store: *s,
-                key: k,
-                value: ValueRef::Bytes(v),
-            },
-            Queued::Commit => Op::Commit { sync },
-            Queued::Flush => Op::Flush { store: None },
-            Queued::Compact => Op::Compact { store: None },
-            Queued::Mark(l) => Op::Mark { label: l },
-        }))
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+        self.next_chunk(out).map_err(|e| e.to_string())
     }
 }
 

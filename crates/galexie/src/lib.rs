@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use kvbench_trace::queue::{OwnedOp, Refill};
 use sha2::{Digest, Sha256};
 use stellar_xdr::{
     GeneralizedTransactionSet, LedgerCloseMeta, LedgerCloseMetaBatch, Limits, ReadXdr,
@@ -386,14 +387,6 @@ pub struct ImportStats {
     pub tx_stored_bytes: u64,
 }
 
-enum Queued {
-    Put(u8, Vec<u8>, Vec<u8>),
-    Commit,
-    Flush,
-    Compact,
-    Mark(String),
-}
-
 /// Real ledgers as the Stellar workload's operations: `ledgers` seq (4 bytes
 /// big-endian) -> zstd(LedgerCloseMeta XDR), `txdata` hash -> zstd(record),
 /// `txindex` hash -> seq.
@@ -404,8 +397,6 @@ pub struct LedgerOps {
     cfg: ImportConfig,
     network: [u8; 32],
     header: kvbench_trace::Header,
-    queue: Vec<Queued>,
-    pos: usize,
     in_commit: u32,
     in_batch: u32,
     batches: u32,
@@ -439,8 +430,6 @@ impl LedgerOps {
             pending: Default::default(),
             cfg,
             header,
-            queue: Vec::new(),
-            pos: 0,
             in_commit: 0,
             in_batch: 0,
             batches: 0,
@@ -465,21 +454,18 @@ impl LedgerOps {
             })
     }
 
-    fn end_batch(&mut self) {
-        self.queue.push(Queued::Flush);
+    fn end_batch(&mut self, out: &mut Vec<OwnedOp>) {
+        out.push(OwnedOp::Flush(None));
         if self.cfg.compact {
-            self.queue.push(Queued::Compact);
+            out.push(OwnedOp::Compact(None));
         }
         self.batches += 1;
-        self.queue
-            .push(Queued::Mark(format!("batch {}", self.batches)));
+        out.push(OwnedOp::Mark(format!("batch {}", self.batches)));
         self.in_batch = 0;
     }
 
     /// Queues the next ledger's operations; false when none is left.
-    fn refill(&mut self) -> Result<bool, ImportError> {
-        self.queue.clear();
-        self.pos = 0;
+    fn next_ledger(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ImportError> {
         while self.pending.is_empty() {
             let Some(f) = self.files.get(self.file).cloned() else {
                 if self.finished {
@@ -488,12 +474,12 @@ impl LedgerOps {
                 // The tail: commit and close the last partial batch.
                 self.finished = true;
                 if self.in_commit > 0 {
-                    self.queue.push(Queued::Commit);
+                    out.push(OwnedOp::Commit(false));
                 }
                 if self.in_batch > 0 {
-                    self.end_batch();
+                    self.end_batch(out);
                 }
-                return Ok(!self.queue.is_empty());
+                return Ok(!out.is_empty());
             };
             self.file += 1;
             self.stats.files += 1;
@@ -512,7 +498,7 @@ impl LedgerOps {
         let seq_key = l.seq.to_be_bytes().to_vec();
         let packed = self.compress("ledger", l.seq, &l.xdr)?;
         self.stats.ledger_stored_bytes += packed.len() as u64;
-        self.queue.push(Queued::Put(0, seq_key.clone(), packed));
+        out.push(OwnedOp::Put(0, seq_key.clone(), packed));
         for i in 0..l.txs.len() {
             let mut rec = std::mem::take(&mut self.record);
             l.tx_record(i, &mut rec);
@@ -521,49 +507,30 @@ impl LedgerOps {
             self.stats.tx_stored_bytes += packed.len() as u64;
             self.record = rec;
             let h = l.txs[i].hash.to_vec();
-            self.queue.push(Queued::Put(1, h.clone(), packed));
-            self.queue.push(Queued::Put(2, h, seq_key.clone()));
+            out.push(OwnedOp::Put(1, h.clone(), packed));
+            out.push(OwnedOp::Put(2, h, seq_key.clone()));
         }
         self.in_commit += 1;
         self.in_batch += 1;
         if self.in_commit >= self.cfg.commit_ledgers.max(1)
             || self.in_batch >= self.cfg.batch_ledgers.max(1)
         {
-            self.queue.push(Queued::Commit);
+            out.push(OwnedOp::Commit(false));
             self.in_commit = 0;
         }
         if self.in_batch >= self.cfg.batch_ledgers.max(1) {
-            self.end_batch();
+            self.end_batch(out);
         }
         Ok(true)
     }
 }
 
-impl kvbench_trace::OpSource for LedgerOps {
+impl Refill for LedgerOps {
     fn header(&self) -> &kvbench_trace::Header {
         &self.header
     }
 
-    fn next_op(&mut self) -> Result<Option<kvbench_trace::Op<'_>>, kvbench_trace::TraceError> {
-        use kvbench_trace::{Op, ValueRef};
-        if self.pos == self.queue.len() {
-            match self.refill() {
-                Ok(true) => {}
-                Ok(false) => return Ok(None),
-                Err(e) => return Err(kvbench_trace::TraceError::Source(e.to_string())),
-            }
-        }
-        self.pos += 1;
-        Ok(Some(match &self.queue[self.pos - 1] {
-            Queued::Put(s, k, v) => Op::Put {
-                store: *s,
-                key: k,
-                value: ValueRef::Bytes(v),
-            },
-            Queued::Commit => Op::Commit { sync: false },
-            Queued::Flush => Op::Flush { store: None },
-            Queued::Compact => Op::Compact { store: None },
-            Queued::Mark(l) => Op::Mark { label: l },
-        }))
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+        self.next_ledger(out).map_err(|e| e.to_string())
     }
 }

@@ -7,6 +7,7 @@ use kvbench_galexie::{
     ImportConfig, LedgerOps, PUBNET, collect, decode, network_id, read_file, start_seq,
 };
 use kvbench_trace::OpSource;
+use kvbench_trace::queue::Queued;
 
 fn data() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/stellar-pubnet");
@@ -85,7 +86,7 @@ fn damaged_files_name_themselves_and_the_problem() {
 #[test]
 fn ledgers_become_the_three_stores_operations() {
     let (files, _) = collect(&[data()]).expect("collect");
-    let mut ops = LedgerOps::new(files, ImportConfig::default()).expect("ops");
+    let mut ops = Queued::new(LedgerOps::new(files, ImportConfig::default()).expect("ops"));
     let (mut puts, mut marks) = ([0u64; 3], 0);
     while let Some(op) = ops.next_op().expect("op") {
         match op {
@@ -97,5 +98,5 @@ fn ledgers_become_the_three_stores_operations() {
     let txs = 2 + 19 + 190 + 212 + 163;
     assert_eq!(puts, [6, txs, txs]);
     assert_eq!(marks, 6, "one batch per ledger by default");
-    assert_eq!(ops.stats().txs, txs);
+    assert_eq!(ops.inner().stats().txs, txs);
 }
