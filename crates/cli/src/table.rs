@@ -120,9 +120,12 @@ fn sample(batches: &[BatchRecord]) -> Vec<&BatchRecord> {
 /// The end-of-replay summary: one row per backend, then per store.
 pub fn replay_summary(r: &RunResult) -> String {
     let runs: Vec<(String, &BackendRun)> = r.runs.iter().map(|x| (x.label.clone(), x)).collect();
+    let what = match r.config["trace"].as_str() {
+        Some(t) => format!("Replay of {t}"),
+        None => format!("Workload {}", r.workload),
+    };
     format!(
-        "## Replay of {} (seed {})\n\n{}",
-        r.config["trace"].as_str().unwrap_or("?"),
+        "## {what} (seed {})\n\n{}",
         r.seed,
         kvbench_report::render::replay_tables(&runs)
     )
