@@ -58,6 +58,9 @@ pub struct GenArgs {
     /// Seed of keys, values and choices.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Concurrent worker threads, each with its share of the work (accounts).
+    #[arg(long, default_value_t = 1)]
+    workers: u64,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -192,28 +195,53 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         format!("replay:{}", header.workload),
         config,
         trace_bytes * 3 + (512 << 20),
-        &|| Ok(Box::new(TraceReader::open(&trace)?)),
+        &|stores, devs, progress| {
+            let mut src = TraceReader::open(&trace)?;
+            Ok(ops::replay(&mut src, stores, devs, progress))
+        },
     )
 }
 
 /// Runs `kvbench run WORKLOAD` for a generated workload.
 pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
     let params = parse_params(&args.params)?;
-    let seed = args.seed;
-    let make = move || -> anyhow::Result<Box<dyn OpSource>> {
+    let (seed, workers) = (args.seed, args.workers);
+    if workers == 0 {
+        bail!("--workers must be at least 1");
+    }
+    let make = || -> anyhow::Result<Box<dyn OpSource>> {
         kvbench_opgen::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
     };
     let header = make()?.header().clone();
-    let config = serde_json::json!({ "workload": name, "header": header });
+    let config = serde_json::json!({ "workload": name, "workers": workers, "header": header });
+    if workers > 1 {
+        // Refused early for workloads without concurrent workers.
+        kvbench_opgen::workers(name, seed, params.clone(), workers).map_err(anyhow::Error::msg)?;
+    }
     run_stream(
         &args.common,
         &header,
         name.to_string(),
         config,
         8 << 30,
-        &make,
+        &|stores, devs, progress| {
+            if workers == 1 {
+                return Ok(ops::replay(&mut *make()?, stores, devs, progress));
+            }
+            let sources = kvbench_opgen::workers(name, seed, params.clone(), workers)
+                .map_err(anyhow::Error::msg)?;
+            Ok(ops::replay_parallel(sources, stores, devs))
+        },
     )
 }
+
+/// Runs the stream on opened stores and devices.
+type Exec<'a> = dyn Fn(
+        &[&dyn kvbench_core::KvStore],
+        &[Option<&LoopFs>],
+        &mut Progress,
+    ) -> anyhow::Result<ops::OpsOutcome>
+    + 'a;
 
 /// Runs an operation stream on each backend with every meter.
 fn run_stream(
@@ -222,7 +250,7 @@ fn run_stream(
     workload: String,
     config: serde_json::Value,
     default_device: u64,
-    make: &dyn Fn() -> anyhow::Result<Box<dyn OpSource>>,
+    exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
     stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
     let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
@@ -295,15 +323,13 @@ fn run_stream(
             &rundir,
             &mut result.env,
             &mut run,
-            &mut |stores, devs| {
-                let mut src = match make() {
-                    Ok(s) => s,
-                    Err(e) => return Some(kvbench_driver::DriverError::Config(format!("{e:#}"))),
-                };
-                let mut o = ops::replay(&mut *src, stores, devs, &mut progress);
-                let err = o.error.take();
-                replayed = Some(o);
-                err
+            &mut |stores, devs| match exec(stores, devs, &mut progress) {
+                Ok(mut o) => {
+                    let err = o.error.take();
+                    replayed = Some(o);
+                    err
+                }
+                Err(e) => Some(kvbench_driver::DriverError::Config(format!("{e:#}"))),
             },
         );
         if let Some(o) = replayed {

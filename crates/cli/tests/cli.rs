@@ -627,6 +627,38 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
             );
         }
     }
+    // Concurrent account workers on one store: every read still finds its account.
+    let o = kvbench(
+        &[
+            "run",
+            "accounts",
+            "--workers",
+            "3",
+            "--backends",
+            "mem,lmdb",
+            "--device",
+            "none",
+            "--param",
+            "accounts=3000",
+            "--param",
+            "operations=6000",
+            "--param",
+            "ops_per_block=100",
+            "--out",
+            "aw",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("aw/results.json"));
+    for run in r["runs"].as_array().expect("runs") {
+        assert_eq!(
+            run["replay"]["summary"]["mismatches"], 0,
+            "{}",
+            run["label"]
+        );
+        assert_eq!(run["replay"]["summary"]["segments"], 1);
+    }
     let o = kvbench(
         &["run", "ycsb", "--param", "workload=\"z\"", "--out", "z"],
         t.path(),

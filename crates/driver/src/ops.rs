@@ -9,7 +9,7 @@ use std::time::Instant;
 use kvbench_core::{Batch, Durability, KvStore};
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_meter::rusage::Usage;
-use kvbench_trace::{Op, TraceError, expand};
+use kvbench_trace::{Op, expand};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
@@ -172,6 +172,17 @@ struct Counts {
     scans: u64,
 }
 
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.puts += o.puts;
+        self.deletes += o.deletes;
+        self.gets += o.gets;
+        self.mismatches += o.mismatches;
+        self.commits += o.commits;
+        self.scans += o.scans;
+    }
+}
+
 /// Replays `src` on `stores` (in the header's store order).
 pub fn replay(
     src: &mut dyn OpSource,
@@ -213,6 +224,24 @@ pub fn replay(
         out.samples = sampler.join().unwrap_or_default();
         r
     });
+    finish(
+        &mut out, result, &names, stores, &hists, &counts, started, usage0,
+    );
+    out
+}
+
+/// Records the phase cost, counts live bytes and builds the summary.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    out: &mut OpsOutcome,
+    result: Result<(), DriverError>,
+    names: &[String],
+    stores: &[&dyn KvStore],
+    hists: &[OpHists],
+    counts: &Counts,
+    started: Instant,
+    usage0: Usage,
+) {
     let wall = started.elapsed().as_secs_f64();
     out.phases.push(PhaseCost {
         phase: "replay".into(),
@@ -231,8 +260,7 @@ pub fn replay(
     }
     let segs: Vec<&[StoreBatch]> = out.segments.iter().map(|s| s.stores.as_slice()).collect();
     let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
-    if let Some((stores, total)) =
-        summarize_stores(&names, &segs, &process, &hists, live.as_deref())
+    if let Some((stores, total)) = summarize_stores(names, &segs, &process, hists, live.as_deref())
     {
         let ops = counts.puts + counts.deletes + counts.gets + counts.scans;
         out.summary = Some(OpsSummary {
@@ -250,7 +278,151 @@ pub fn replay(
             drift: drift(&out.segments, &out.samples),
         });
     }
-    out
+}
+
+/// One thread's execution of operations: its pending batches, timings and counts.
+struct Applier<'a> {
+    stores: &'a [&'a dyn KvStore],
+    names: &'a [String],
+    counters: &'a Counters,
+    pending: Vec<Batch>,
+    hists: Vec<OpHists>,
+    counts: Counts,
+    recs: Vec<StoreBatch>,
+    seg_ops: u64,
+    seg_gets: u64,
+    scratch: Vec<u8>,
+    got: Vec<u8>,
+}
+
+impl<'a> Applier<'a> {
+    fn new(
+        stores: &'a [&'a dyn KvStore],
+        names: &'a [String],
+        counters: &'a Counters,
+        recs: Vec<StoreBatch>,
+    ) -> Self {
+        Self {
+            stores,
+            names,
+            counters,
+            pending: names.iter().map(|_| Batch::new()).collect(),
+            hists: names.iter().map(|_| OpHists::default()).collect(),
+            counts: Counts::default(),
+            recs,
+            seg_ops: 0,
+            seg_gets: 0,
+            scratch: Vec::new(),
+            got: Vec::new(),
+        }
+    }
+
+    fn err(&self, i: usize) -> impl Fn(kvbench_core::Error) -> DriverError + use<> {
+        let store = self.names.get(i).cloned().unwrap_or_default();
+        move |source| DriverError::Store {
+            store: store.clone(),
+            source,
+        }
+    }
+
+    fn uncommitted(&self) -> bool {
+        self.pending.iter().any(|b| !b.is_empty())
+    }
+
+    /// Applies one operation; returns the label at a mark.
+    fn apply(&mut self, op: Op<'_>) -> Result<Option<String>, DriverError> {
+        let stores = self.stores;
+        match op {
+            Op::Put { store, key, value } => {
+                let v = expand(value, &mut self.scratch);
+                self.pending[store as usize].put(key, v);
+                self.counts.puts += 1;
+                self.seg_ops += 1;
+            }
+            Op::Delete { store, key } => {
+                self.pending[store as usize].delete(key);
+                self.counts.deletes += 1;
+                self.seg_ops += 1;
+            }
+            Op::Get { store, key, expect } => {
+                let i = store as usize;
+                let t = Instant::now();
+                let found = stores[i]
+                    .get_into(key, &mut self.got)
+                    .map_err(self.err(i))?;
+                record(&mut self.hists[i].get, t.elapsed());
+                if !expect.check(found.then_some(self.got.as_slice()), &mut self.scratch) {
+                    self.counts.mismatches += 1;
+                }
+                self.counts.gets += 1;
+                self.seg_ops += 1;
+                self.seg_gets += 1;
+                self.counters.lookups.fetch_add(1, Ordering::Relaxed);
+            }
+            Op::Scan {
+                store,
+                start,
+                limit,
+            } => {
+                let i = store as usize;
+                let t = Instant::now();
+                let mut left = limit;
+                stores[i]
+                    .scan(start, &mut |_, _| {
+                        left = left.saturating_sub(1);
+                        left > 0
+                    })
+                    .map_err(self.err(i))?;
+                record(&mut self.hists[i].scan, t.elapsed());
+                self.counts.scans += 1;
+                self.seg_ops += 1;
+            }
+            Op::Commit { sync } => {
+                let d = if sync {
+                    Durability::Sync
+                } else {
+                    Durability::NoSync
+                };
+                for (i, store) in stores.iter().enumerate() {
+                    let b = &self.pending[i];
+                    if b.is_empty() {
+                        continue;
+                    }
+                    let t = Instant::now();
+                    store.write(b, d).map_err(self.err(i))?;
+                    let (n, bytes) = (b.len() as u64, b.logical_bytes());
+                    let r = &mut self.recs[i];
+                    r.write_secs += record(&mut self.hists[i].commit, t.elapsed());
+                    r.entries += n;
+                    r.logical_bytes += bytes;
+                    r.raw_bytes += bytes;
+                    self.counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+                    self.pending[i].clear();
+                }
+                self.counts.commits += 1;
+            }
+            Op::Flush { store } => {
+                for i in selected(store, stores.len()) {
+                    let t = Instant::now();
+                    stores[i].flush().map_err(self.err(i))?;
+                    self.recs[i].flush_secs += record(&mut self.hists[i].flush, t.elapsed());
+                }
+            }
+            Op::Compact { store } => {
+                for i in selected(store, stores.len()) {
+                    if !stores[i].capabilities().manual_compaction {
+                        continue;
+                    }
+                    let t = Instant::now();
+                    stores[i].compact().map_err(self.err(i))?;
+                    let s = record(&mut self.hists[i].compaction, t.elapsed());
+                    *self.recs[i].compact_secs.get_or_insert(0.0) += s;
+                }
+            }
+            Op::Mark { label } => return Ok(Some(label.to_string())),
+        }
+        Ok(None)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -261,145 +433,172 @@ fn run_ops(
     devices: &[Option<&LoopFs>],
     observer: &mut dyn OpsObserver,
     segments: &mut Vec<SegmentRecord>,
-    hists: &mut [OpHists],
+    hists: &mut Vec<OpHists>,
     counts: &mut Counts,
     counters: &Counters,
 ) -> Result<(), DriverError> {
     let mut meter = SegmentMeter::new(names, stores, devices)?;
-    let mut pending: Vec<Batch> = names.iter().map(|_| Batch::new()).collect();
-    let mut recs = meter.fresh();
-    let (mut seg_ops, mut seg_gets) = (0u64, 0u64);
+    let mut a = Applier::new(stores, names, counters, meter.fresh());
     let mut seg_start = Instant::now();
-    let mut scratch = Vec::new();
-    let mut got = Vec::new();
-    let trace_err = |e: TraceError| DriverError::Config(e.to_string());
-    loop {
-        let op = src.next_op().map_err(trace_err)?;
-        let mark = match op {
-            None => "end".to_string(),
-            Some(Op::Put { store, key, value }) => {
-                let v = expand(value, &mut scratch);
-                pending[store as usize].put(key, v);
-                counts.puts += 1;
-                seg_ops += 1;
-                continue;
-            }
-            Some(Op::Delete { store, key }) => {
-                pending[store as usize].delete(key);
-                counts.deletes += 1;
-                seg_ops += 1;
-                continue;
-            }
-            Some(Op::Get { store, key, expect }) => {
-                let i = store as usize;
-                let t = Instant::now();
-                let found = stores[i]
-                    .get_into(key, &mut got)
-                    .map_err(meter.store_err(i))?;
-                record(&mut hists[i].get, t.elapsed());
-                if !expect.check(found.then_some(got.as_slice()), &mut scratch) {
-                    counts.mismatches += 1;
-                }
-                counts.gets += 1;
-                seg_ops += 1;
-                seg_gets += 1;
-                counters.lookups.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            Some(Op::Scan {
-                store,
-                start,
-                limit,
-            }) => {
-                let i = store as usize;
-                let t = Instant::now();
-                let mut left = limit;
-                stores[i]
-                    .scan(start, &mut |_, _| {
-                        left = left.saturating_sub(1);
-                        left > 0
-                    })
-                    .map_err(meter.store_err(i))?;
-                record(&mut hists[i].scan, t.elapsed());
-                counts.scans += 1;
-                seg_ops += 1;
-                continue;
-            }
-            Some(Op::Commit { sync }) => {
-                let d = if sync {
-                    Durability::Sync
-                } else {
-                    Durability::NoSync
-                };
-                for (i, b) in pending.iter_mut().enumerate() {
-                    if b.is_empty() {
-                        continue;
-                    }
-                    let t = Instant::now();
-                    stores[i].write(b, d).map_err(meter.store_err(i))?;
-                    let r = &mut recs[i];
-                    r.write_secs += record(&mut hists[i].commit, t.elapsed());
-                    r.entries += b.len() as u64;
-                    r.logical_bytes += b.logical_bytes();
-                    r.raw_bytes += b.logical_bytes();
-                    counters
-                        .bytes
-                        .fetch_add(b.logical_bytes(), Ordering::Relaxed);
-                    b.clear();
-                }
-                counts.commits += 1;
-                continue;
-            }
-            Some(Op::Flush { store }) => {
-                for i in selected(store, stores.len()) {
-                    let t = Instant::now();
-                    stores[i].flush().map_err(meter.store_err(i))?;
-                    recs[i].flush_secs += record(&mut hists[i].flush, t.elapsed());
-                }
-                continue;
-            }
-            Some(Op::Compact { store }) => {
-                for i in selected(store, stores.len()) {
-                    if !stores[i].capabilities().manual_compaction {
-                        continue;
-                    }
-                    let t = Instant::now();
-                    stores[i].compact().map_err(meter.store_err(i))?;
-                    let s = record(&mut hists[i].compaction, t.elapsed());
-                    *recs[i].compact_secs.get_or_insert(0.0) += s;
-                }
-                continue;
-            }
-            Some(Op::Mark { label }) => label.to_string(),
+    let result = loop {
+        let mark = match src.next_op() {
+            Err(e) => break Err(DriverError::Config(e.to_string())),
+            Ok(None) => "end".to_string(),
+            Ok(Some(op)) => match a.apply(op) {
+                Err(e) => break Err(e),
+                Ok(None) => continue,
+                Ok(Some(label)) => label,
+            },
         };
         let at_end = mark == "end";
-        if pending.iter().any(|b| !b.is_empty()) {
-            return Err(DriverError::Config(format!(
+        if a.uncommitted() {
+            break Err(DriverError::Config(format!(
                 "the workload left writes uncommitted at `{mark}`: a trace must commit before each mark and at its end"
             )));
         }
         // A trailing segment with nothing in it is not a segment.
-        if !(at_end && seg_ops == 0 && recs.iter().all(|r| r.flush_secs == 0.0)) {
+        if !(at_end && a.seg_ops == 0 && a.recs.iter().all(|r| r.flush_secs == 0.0)) {
             let total_secs = seg_start.elapsed().as_secs_f64();
-            let process_write_bytes = meter.close(&mut recs)?;
+            let process_write_bytes = match meter.close(&mut a.recs) {
+                Ok(p) => p,
+                Err(e) => break Err(e),
+            };
             let rec = SegmentRecord {
                 segment: segments.len() as u32 + 1,
                 mark,
-                ops: seg_ops,
-                gets: seg_gets,
+                ops: a.seg_ops,
+                gets: a.seg_gets,
                 total_secs,
                 process_write_bytes,
-                stores: std::mem::replace(&mut recs, meter.fresh()),
+                stores: std::mem::replace(&mut a.recs, meter.fresh()),
             };
             observer.segment_done(&rec);
             segments.push(rec);
         }
         if at_end {
-            return Ok(());
+            break Ok(());
         }
-        (seg_ops, seg_gets) = (0, 0);
+        (a.seg_ops, a.seg_gets) = (0, 0);
         seg_start = Instant::now();
+    };
+    *hists = a.hists;
+    counts.add(&a.counts);
+    result
+}
+
+/// What one worker thread of [`replay_parallel`] hands back.
+type WorkerOut = (Vec<OpHists>, Counts, Vec<StoreBatch>, u64);
+
+/// Runs one stream per worker thread against the same stores at once (the
+/// account-state workload's concurrent workers). Marks do not split the run:
+/// it is one segment, metered at the end; latencies come from every worker;
+/// write and flush seconds are summed over workers.
+pub fn replay_parallel(
+    mut sources: Vec<Box<dyn OpSource + Send>>,
+    stores: &[&dyn KvStore],
+    devices: &[Option<&LoopFs>],
+) -> OpsOutcome {
+    let mut out = OpsOutcome::default();
+    let Some(first) = sources.first() else {
+        out.error = Some(DriverError::Config("no worker streams".into()));
+        return out;
+    };
+    let names = first.header().stores.clone();
+    if names.len() != stores.len() {
+        out.error = Some(DriverError::Config(format!(
+            "the workload has {} stores, {} were opened",
+            names.len(),
+            stores.len()
+        )));
+        return out;
     }
+    let started = Instant::now();
+    let usage0 = Usage::now();
+    let done = AtomicBool::new(false);
+    let counters = Counters::default();
+    let mut hists: Vec<OpHists> = names.iter().map(|_| OpHists::default()).collect();
+    let mut counts = Counts::default();
+    let workers = sources.len();
+    let result = (|| -> Result<(), DriverError> {
+        let mut meter = SegmentMeter::new(&names, stores, devices)?;
+        let mut recs = meter.fresh();
+        let fresh: Vec<Vec<StoreBatch>> = sources.iter().map(|_| meter.fresh()).collect();
+        let (names, counters, done) = (&names, &counters, &done);
+        let (joined, samples) = std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| sample_every_second(stores, counters, done, started));
+            let handles: Vec<_> = sources
+                .iter_mut()
+                .zip(fresh)
+                .map(|(src, r)| {
+                    scope.spawn(move || -> Result<WorkerOut, DriverError> {
+                        let mut a = Applier::new(stores, names, counters, r);
+                        while let Some(op) = src
+                            .next_op()
+                            .map_err(|e| DriverError::Config(e.to_string()))?
+                        {
+                            a.apply(op)?;
+                        }
+                        if a.uncommitted() {
+                            return Err(DriverError::Config(
+                                "a worker's stream ended with writes uncommitted".into(),
+                            ));
+                        }
+                        Ok((a.hists, a.counts, a.recs, a.seg_ops))
+                    })
+                })
+                .collect();
+            let joined: Vec<Result<WorkerOut, DriverError>> = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .map_err(|_| DriverError::Generator("worker thread panicked".into()))?
+                })
+                .collect();
+            done.store(true, Ordering::Relaxed);
+            (joined, sampler.join().unwrap_or_default())
+        });
+        out.samples = samples;
+        let mut ops = 0;
+        for j in joined {
+            let (h, c, r, n) = j?;
+            for (mine, theirs) in hists.iter_mut().zip(&h) {
+                // Same bounds on both sides, so adding cannot fail.
+                let _ = mine.commit.add(&theirs.commit);
+                let _ = mine.flush.add(&theirs.flush);
+                let _ = mine.compaction.add(&theirs.compaction);
+                let _ = mine.get.add(&theirs.get);
+                let _ = mine.scan.add(&theirs.scan);
+            }
+            counts.add(&c);
+            for (m, t) in recs.iter_mut().zip(&r) {
+                m.entries += t.entries;
+                m.logical_bytes += t.logical_bytes;
+                m.raw_bytes += t.raw_bytes;
+                m.write_secs += t.write_secs;
+                m.flush_secs += t.flush_secs;
+                if let Some(c) = t.compact_secs {
+                    *m.compact_secs.get_or_insert(0.0) += c;
+                }
+            }
+            ops += n;
+        }
+        let total_secs = started.elapsed().as_secs_f64();
+        let process_write_bytes = meter.close(&mut recs)?;
+        out.segments.push(SegmentRecord {
+            segment: 1,
+            mark: format!("{workers} workers"),
+            ops,
+            gets: counts.gets,
+            total_secs,
+            process_write_bytes,
+            stores: recs,
+        });
+        Ok(())
+    })();
+    finish(
+        &mut out, result, &names, stores, &hists, &counts, started, usage0,
+    );
+    out
 }
 
 /// Key + value bytes of every entry of each store.

@@ -45,6 +45,8 @@ pub struct MemStore {
     path: PathBuf,
     cfg: MemConfig,
     map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    /// Serialises snapshots: concurrent flushes would share the temp file.
+    saving: std::sync::Mutex<()>,
 }
 
 impl KvBackend for Mem {
@@ -69,6 +71,7 @@ impl KvBackend for Mem {
             path: dir.to_path_buf(),
             cfg: cfg.clone(),
             map: RwLock::new(map),
+            saving: std::sync::Mutex::new(()),
         })
     }
 }
@@ -126,6 +129,7 @@ impl MemStore {
         if !self.cfg.persist {
             return Ok(());
         }
+        let _saving = self.saving.lock().map_err(|_| self.lock_err(op))?;
         let map = self.map.read().map_err(|_| self.lock_err(op))?;
         let mut body = Vec::new();
         for (k, v) in map.iter() {

@@ -41,6 +41,10 @@ impl Default for AccountConfig {
 /// The account-state generator.
 pub struct Accounts {
     cfg: AccountConfig,
+    /// This stream's worker number and the number of workers: it owns the
+    /// accounts `i` with `i % workers == worker` and a share of the operations.
+    worker: u64,
+    workers: u64,
     header: Header,
     seed: u64,
     created: u64,
@@ -51,8 +55,23 @@ pub struct Accounts {
 }
 
 impl Accounts {
-    /// A generator.
+    /// A generator for one worker.
     pub fn new(seed: u64, cfg: AccountConfig) -> Result<Self, String> {
+        Self::partition(seed, cfg, 0, 1)
+    }
+
+    /// Worker `worker` of `workers` running at once on the same store: each
+    /// owns a disjoint share of the accounts and of the operations, so the
+    /// streams never read each other's uncommitted accounts.
+    pub fn partition(
+        seed: u64,
+        cfg: AccountConfig,
+        worker: u64,
+        workers: u64,
+    ) -> Result<Self, String> {
+        if workers == 0 || worker >= workers {
+            return Err(format!("accounts: worker {worker} of {workers}"));
+        }
         let total: f64 = cfg.mix.iter().sum();
         if cfg.mix.iter().any(|p| *p < 0.0) || total <= 0.0 {
             return Err("accounts: mix must be three non-negative shares, not all zero".into());
@@ -65,16 +84,29 @@ impl Accounts {
         if cfg.accounts == 0 && cfg.mix[0] == 0.0 {
             return Err("accounts: no accounts and no creates leaves nothing to read".into());
         }
+        // This worker's share: accounts i = j * workers + worker.
+        let share = |n: u64| n / workers + u64::from(worker < n % workers);
+        let mut cfg = cfg;
+        let all = cfg.clone();
+        cfg.accounts = share(all.accounts);
+        cfg.operations = share(all.operations);
         Ok(Self {
-            header: crate::header("accounts", seed, &["accounts"], &cfg),
+            header: crate::header("accounts", seed, &["accounts"], &all),
             mix: cfg.mix.map(|p| p / total),
             created: cfg.accounts,
+            worker,
+            workers,
             seed,
             loaded: 0,
             done: 0,
-            rng: Rng::new(stream(seed, 0x6163, 0)),
+            rng: Rng::new(stream(seed, 0x6163, worker)),
             cfg,
         })
+    }
+
+    /// Global number of this worker's `j`-th account.
+    fn global(&self, j: u64) -> u64 {
+        j * self.workers + self.worker
     }
 
     /// Address of account `i`.
@@ -94,7 +126,8 @@ impl Refill for Accounts {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.accounts {
             let end = (self.loaded + 10_000).min(self.cfg.accounts);
-            for i in self.loaded..end {
+            for j in self.loaded..end {
+                let i = self.global(j);
                 out.push(OwnedOp::PutGenerated(
                     0,
                     Self::key(self.seed, i),
@@ -125,7 +158,7 @@ impl Refill for Accounts {
             }
             let u = self.rng.f64();
             if u < self.mix[0] || committed == 0 {
-                let i = self.created;
+                let i = self.global(self.created);
                 self.created += 1;
                 out.push(OwnedOp::PutGenerated(
                     0,
@@ -134,7 +167,8 @@ impl Refill for Accounts {
                     stream(self.seed, i, 0),
                 ));
             } else {
-                let i = self.rng.below(committed);
+                let j = self.rng.below(committed);
+                let i = self.global(j);
                 out.push(OwnedOp::Get(0, Self::key(self.seed, i), Expect::Present));
                 if u >= self.mix[0] + self.mix[1] {
                     out.push(OwnedOp::PutGenerated(

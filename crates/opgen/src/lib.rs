@@ -53,6 +53,29 @@ pub fn by_name(
     })
 }
 
+/// `workers` streams of a workload that runs with concurrent workers
+/// (accounts), each its own share; one stream for `workers == 1`.
+pub fn workers(
+    name: &str,
+    seed: u64,
+    params: serde_json::Value,
+    workers: u64,
+) -> Result<Vec<Box<dyn OpSource + Send>>, String> {
+    if name != "accounts" {
+        return Err(format!(
+            "workload `{name}` runs with one worker; concurrent workers: accounts"
+        ));
+    }
+    let cfg: accounts::AccountConfig =
+        serde_json::from_value(params).map_err(|e| format!("workload `{name}`: {e}"))?;
+    (0..workers)
+        .map(|w| {
+            accounts::Accounts::partition(seed, cfg.clone(), w, workers)
+                .map(|g| Box::new(Queued::new(g)) as Box<dyn OpSource + Send>)
+        })
+        .collect()
+}
+
 /// A header for a generated stream.
 fn header(workload: &str, seed: u64, stores: &[&str], config: &impl serde::Serialize) -> Header {
     Header {

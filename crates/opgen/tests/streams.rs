@@ -147,3 +147,19 @@ fn accounts_read_only_committed_accounts() {
     assert_eq!(bad, 0, "a read never finds an uncommitted account missing");
     assert_eq!(c["commit"], 100);
 }
+
+#[test]
+fn account_workers_own_disjoint_accounts_and_split_the_work() {
+    let p =
+        json!({"accounts": 1000, "operations": 4000, "ops_per_block": 50, "blocks_per_segment": 4});
+    let streams = kvbench_opgen::workers("accounts", 4, p, 4).expect("workers");
+    let mut total_gets = 0;
+    for mut s in streams {
+        // Each worker alone is consistent: it reads only what it committed.
+        let (c, bad) = play(&mut *s);
+        assert_eq!(bad, 0);
+        total_gets += c.get("get").copied().unwrap_or(0);
+    }
+    assert!(total_gets > 0);
+    assert!(kvbench_opgen::workers("ycsb", 1, json!({}), 2).is_err());
+}
