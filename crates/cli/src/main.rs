@@ -116,6 +116,10 @@ fn list() {
     }
     println!("stores: {}", kvbench_workload::stellar::STORES.join(", "));
     println!(
+        "generated workloads (kvbench run NAME --param KEY=VALUE): {}",
+        kvbench_opgen::NAMES.join(", ")
+    );
+    println!(
         "compaction strategies: {}",
         kvbench_driver::stellar::CompactionStrategy::NAMES
     );
