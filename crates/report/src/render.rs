@@ -723,6 +723,48 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     }
     let _ = writeln!(
         s,
+        "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), and latency in microseconds (p50 / p99; commits include the load's).\n\n| run | load s | run-phase ops | run-phase ops/s | get | scan | commit |\n|---|---:|---:|---:|---|---|---|"
+    );
+    for (label, run) in runs {
+        let Some(rp) = &run.replay else { continue };
+        let segs = &rp.segments;
+        let loaded = segs
+            .first()
+            .filter(|g| g.mark == "load" || g.mark == "genesis");
+        let rest = &segs[usize::from(loaded.is_some())..];
+        let (ops, secs) = rest
+            .iter()
+            .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
+        let lat = |f: fn(&kvbench_driver::results::OpLatency) -> &Option<Latency>| {
+            rp.summary
+                .as_ref()
+                .map(|x| {
+                    x.stores
+                        .values()
+                        .filter_map(|st| f(&st.latency).as_ref())
+                        .map(|l| format!("{:.0} / {:.0}", l.p50_us, l.p99_us))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "n/a".into())
+        };
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {ops} | {} | {} | {} | {} |",
+            loaded.map_or("n/a".into(), |g| format!("{:.1}", g.total_secs)),
+            if secs > 0.0 {
+                format!("{:.0}", ops as f64 / secs)
+            } else {
+                "n/a".into()
+            },
+            lat(|l| &l.get),
+            lat(|l| &l.scan),
+            lat(|l| &l.commit),
+        );
+    }
+    let _ = writeln!(
+        s,
         "\n| run | store | entries | logical MiB | disk MiB | space amp | WA engine | WA device | compaction s | commit p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for (label, run) in runs {
