@@ -221,3 +221,26 @@ fn bad_files_say_what_is_wrong() {
             .contains("not a kvbench results file")
     );
 }
+
+#[test]
+fn results_of_two_machines_merge_with_the_machine_as_a_dimension() {
+    let a = edited(&smoke(), |j| {
+        j["env"]["host"] = serde_json::json!("nvme-box")
+    });
+    let b = edited(&smoke(), |j| {
+        j["env"]["host"] = serde_json::json!("network-disk")
+    });
+    let t = tempfile::tempdir().expect("tempdir");
+    render::render(&[a.clone(), b.clone()], t.path()).expect("render");
+    let md = std::fs::read_to_string(t.path().join("report.md")).expect("report");
+    let run = a.json["runs"][0]["label"].as_str().expect("label");
+    assert!(md.contains(&format!("| nvme-box/{run} |")), "{md}");
+    assert!(md.contains(&format!("| network-disk/{run} |")));
+    assert!(
+        md.contains("| nvme-box |") && md.contains("| network-disk |"),
+        "machines table"
+    );
+    // Counters still compare across machines; timings are shown, not judged.
+    let rows = compare::compare(&[a], &[b], &Options::default()).expect("comparable");
+    assert!(!compare::failed(&rows));
+}
