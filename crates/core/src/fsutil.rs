@@ -15,9 +15,22 @@ pub fn dir_usage(dir: &Path) -> io::Result<DiskUsage> {
     let mut usage = DiskUsage::default();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d)? {
+        let listing = match fs::read_dir(&d) {
+            Ok(l) => l,
+            // A subdirectory removed after it was listed (not the root).
+            Err(e) if e.kind() == io::ErrorKind::NotFound && d != dir => continue,
+            Err(e) => return Err(e),
+        };
+        for entry in listing {
             let entry = entry?;
-            let md = entry.metadata()?;
+            // An engine deletes files while it runs (compaction outputs
+            // replace inputs, WALs retire): one gone between listing and
+            // stat no longer uses space, so it is skipped, not an error.
+            let md = match entry.metadata() {
+                Ok(md) => md,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
             if md.is_dir() {
                 stack.push(entry.path());
             } else if md.is_file() {
@@ -145,6 +158,33 @@ mod tests {
     fn free_bytes_of_tmp_is_positive_and_missing_paths_fail() {
         assert!(free_bytes(&std::env::temp_dir()).expect("statvfs") > 0);
         assert!(free_bytes(Path::new("/no/such/kvbench/path")).is_err());
+    }
+
+    #[test]
+    fn dir_usage_survives_files_vanishing_while_it_walks() {
+        let d = tmp("churn");
+        fs::create_dir_all(d.join("sub")).expect("mkdir");
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // Files and a directory appear and disappear, as under compaction.
+                let mut i = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let f = d.join("sub").join(format!("{}.sst", i % 64));
+                    let _ = fs::write(&f, b"x");
+                    let _ = fs::remove_file(d.join("sub").join(format!("{}.sst", (i + 32) % 64)));
+                    let t = d.join(format!("tmp{}", i % 4));
+                    let _ = fs::create_dir(&t);
+                    let _ = fs::remove_dir(&t);
+                    i += 1;
+                }
+            });
+            for _ in 0..2000 {
+                dir_usage(&d).expect("a vanished file is skipped, not an error");
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]
