@@ -164,25 +164,32 @@ mod tests {
     fn dir_usage_survives_files_vanishing_while_it_walks() {
         let d = tmp("churn");
         fs::create_dir_all(d.join("sub")).expect("mkdir");
+        // Enough files that listing and stat-ing them takes a while, so the
+        // churn thread deletes some in between, as compaction does.
+        let n = 3000u64;
+        for i in 0..n {
+            fs::write(d.join("sub").join(format!("{i}.sst")), b"x").expect("write");
+        }
         let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {
-                // Files and a directory appear and disappear, as under compaction.
                 let mut i = 0u64;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let f = d.join("sub").join(format!("{}.sst", i % 64));
+                    let f = d.join("sub").join(format!("{}.sst", (i * 7919) % n));
+                    let _ = fs::remove_file(&f);
                     let _ = fs::write(&f, b"x");
-                    let _ = fs::remove_file(d.join("sub").join(format!("{}.sst", (i + 32) % 64)));
-                    let t = d.join(format!("tmp{}", i % 4));
-                    let _ = fs::create_dir(&t);
-                    let _ = fs::remove_dir(&t);
                     i += 1;
                 }
             });
-            for _ in 0..2000 {
-                dir_usage(&d).expect("a vanished file is skipped, not an error");
-            }
+            // Collected before asserting, so a failure cannot leave the
+            // churn thread running and the scope waiting for it.
+            let walks: Vec<io::Result<DiskUsage>> = (0..100).map(|_| dir_usage(&d)).collect();
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            walks
+        })
+        .into_iter()
+        .for_each(|w| {
+            w.expect("a vanished file is skipped, not an error");
         });
         let _ = fs::remove_dir_all(&d);
     }
