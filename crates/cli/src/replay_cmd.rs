@@ -345,20 +345,8 @@ fn run_stream(
             eprintln!("[{}] failed: {e}", spec.name);
         }
         result.runs.push(run);
-        let tmp = out.join("results.json.tmp");
-        fs::write(&tmp, serde_json::to_vec_pretty(&result)?)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        fs::rename(&tmp, out.join("results.json"))
-            .with_context(|| format!("writing {}", out.join("results.json").display()))?;
+        // Rewritten after every backend so a later crash keeps the earlier runs.
+        stellar_cmd::write_json(&out.join("results.json"), &result)?;
     }
-    let summary = table::replay_summary(&result);
-    println!("{summary}");
-    fs::write(out.join("summary.md"), &summary)
-        .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
-    eprintln!("results: {}", out.join("results.json").display());
-    Ok(if failed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    stellar_cmd::finish(&out, &table::replay_summary(&result), failed)
 }

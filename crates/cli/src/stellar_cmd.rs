@@ -473,9 +473,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Rewritten after every backend so a later crash keeps the earlier runs.
         write_json(&out.join("results.json"), &result)?;
     }
-    let summary = table::stellar_summary(&result);
+    finish(&out, &table::stellar_summary(&result), failed)
+}
+
+/// Prints and saves the summary; exit 2 when a run failed.
+pub fn finish(out: &Path, summary: &str, failed: bool) -> anyhow::Result<ExitCode> {
     println!("{summary}");
-    fs::write(out.join("summary.md"), &summary)
+    fs::write(out.join("summary.md"), summary)
         .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
     eprintln!("results: {}", out.join("results.json").display());
     Ok(if failed {
@@ -509,7 +513,8 @@ pub fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_json(path: &Path, value: &RunResult) -> anyhow::Result<()> {
+/// Writes results atomically (aside, then renamed).
+pub fn write_json(path: &Path, value: &RunResult) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
     fs::write(&tmp, serde_json::to_vec_pretty(value)?)
         .with_context(|| format!("writing {}", tmp.display()))?;
