@@ -9,7 +9,7 @@ use std::time::Instant;
 use kvbench_core::{Batch, Durability, KvStore};
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_meter::rusage::Usage;
-use kvbench_trace::{Op, expand};
+use kvbench_trace::{Op, ValueRef, expand};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
@@ -31,6 +31,12 @@ pub struct SegmentRecord {
     pub ops: u64,
     /// Gets in the segment.
     pub gets: u64,
+    /// Seconds of the segment spent producing the operations (reading the
+    /// trace, running the generator, regenerating values), inside
+    /// `total_secs`: subtract it for the engines' share. Summed over
+    /// threads when workers run in parallel.
+    #[serde(default)]
+    pub source_secs: f64,
     /// Wall time of the segment, seconds (excluding the meters' `syncfs`).
     pub total_secs: f64,
     /// Process `write_bytes` during the segment.
@@ -60,8 +66,11 @@ pub struct OpsSummary {
     pub commits: u64,
     /// Wall time, seconds.
     pub wall_secs: f64,
-    /// Operations (puts, deletes, gets) per second of wall time.
+    /// Operations (puts, deletes, gets, scans) per second of wall time.
     pub ops_per_sec: f64,
+    /// Seconds spent producing the operations (see [`SegmentRecord::source_secs`]).
+    #[serde(default)]
+    pub source_secs: f64,
     /// Per store totals.
     pub stores: std::collections::BTreeMap<String, StoreSummary>,
     /// All stores together.
@@ -253,7 +262,7 @@ fn finish(
     let mut live = None;
     match result {
         Err(e) => out.error = Some(e),
-        Ok(()) => match live_bytes(stores) {
+        Ok(()) => match live_bytes(stores, names) {
             Ok(l) => live = Some(l),
             Err(e) => out.error = Some(e),
         },
@@ -273,6 +282,7 @@ fn finish(
             commits: counts.commits,
             wall_secs: wall,
             ops_per_sec: ops as f64 / wall.max(1e-9),
+            source_secs: out.segments.iter().map(|g| g.source_secs).sum(),
             stores,
             total,
             drift: drift(&out.segments, &out.samples),
@@ -291,6 +301,9 @@ struct Applier<'a> {
     recs: Vec<StoreBatch>,
     seg_ops: u64,
     seg_gets: u64,
+    /// Seconds spent producing operations (reading the trace or running
+    /// the generator, regenerating values) in the current segment.
+    seg_source: f64,
     scratch: Vec<u8>,
     got: Vec<u8>,
 }
@@ -312,17 +325,30 @@ impl<'a> Applier<'a> {
             recs,
             seg_ops: 0,
             seg_gets: 0,
+            seg_source: 0.0,
             scratch: Vec::new(),
             got: Vec::new(),
         }
     }
 
-    fn err(&self, i: usize) -> impl Fn(kvbench_core::Error) -> DriverError + use<> {
-        let store = self.names.get(i).cloned().unwrap_or_default();
+    /// The error of store `i`; builds its name only when there is an error,
+    /// so the per-operation path allocates nothing.
+    fn err(&self, i: usize) -> impl Fn(kvbench_core::Error) -> DriverError + use<'a> {
+        let names = self.names;
         move |source| DriverError::Store {
-            store: store.clone(),
+            store: names.get(i).cloned().unwrap_or_default(),
             source,
         }
+    }
+
+    /// The next operation of `src`, timing how long producing it took.
+    fn pull<'s>(&mut self, src: &'s mut dyn OpSource) -> Result<Option<Op<'s>>, DriverError> {
+        let t = Instant::now();
+        let op = src
+            .next_op()
+            .map_err(|e| DriverError::Config(e.to_string()));
+        self.seg_source += t.elapsed().as_secs_f64();
+        op
     }
 
     fn uncommitted(&self) -> bool {
@@ -334,7 +360,14 @@ impl<'a> Applier<'a> {
         let stores = self.stores;
         match op {
             Op::Put { store, key, value } => {
-                let v = expand(value, &mut self.scratch);
+                let v = if matches!(value, ValueRef::Generated { .. }) {
+                    let t = Instant::now();
+                    let v = expand(value, &mut self.scratch);
+                    self.seg_source += t.elapsed().as_secs_f64();
+                    v
+                } else {
+                    expand(value, &mut self.scratch)
+                };
                 self.pending[store as usize].put(key, v);
                 self.counts.puts += 1;
                 self.seg_ops += 1;
@@ -441,8 +474,8 @@ fn run_ops(
     let mut a = Applier::new(stores, names, counters, meter.fresh());
     let mut seg_start = Instant::now();
     let result = loop {
-        let mark = match src.next_op() {
-            Err(e) => break Err(DriverError::Config(e.to_string())),
+        let mark = match a.pull(src) {
+            Err(e) => break Err(e),
             Ok(None) => "end".to_string(),
             Ok(Some(op)) => match a.apply(op) {
                 Err(e) => break Err(e),
@@ -468,6 +501,7 @@ fn run_ops(
                 mark,
                 ops: a.seg_ops,
                 gets: a.seg_gets,
+                source_secs: a.seg_source,
                 total_secs,
                 process_write_bytes,
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
@@ -478,7 +512,7 @@ fn run_ops(
         if at_end {
             break Ok(());
         }
-        (a.seg_ops, a.seg_gets) = (0, 0);
+        (a.seg_ops, a.seg_gets, a.seg_source) = (0, 0, 0.0);
         seg_start = Instant::now();
     };
     *hists = a.hists;
@@ -487,7 +521,7 @@ fn run_ops(
 }
 
 /// What one worker thread of [`replay_parallel`] hands back.
-type WorkerOut = (Vec<OpHists>, Counts, Vec<StoreBatch>, u64);
+type WorkerOut = (Vec<OpHists>, Counts, Vec<StoreBatch>, u64, f64);
 
 /// Runs one stream per worker thread against the same stores at once (the
 /// account-state workload's concurrent workers). Marks do not split the run:
@@ -532,10 +566,7 @@ pub fn replay_parallel(
                 .map(|(src, r)| {
                     scope.spawn(move || -> Result<WorkerOut, DriverError> {
                         let mut a = Applier::new(stores, names, counters, r);
-                        while let Some(op) = src
-                            .next_op()
-                            .map_err(|e| DriverError::Config(e.to_string()))?
-                        {
+                        while let Some(op) = a.pull(&mut **src)? {
                             a.apply(op)?;
                         }
                         if a.uncommitted() {
@@ -543,7 +574,7 @@ pub fn replay_parallel(
                                 "a worker's stream ended with writes uncommitted".into(),
                             ));
                         }
-                        Ok((a.hists, a.counts, a.recs, a.seg_ops))
+                        Ok((a.hists, a.counts, a.recs, a.seg_ops, a.seg_source))
                     })
                 })
                 .collect();
@@ -558,9 +589,10 @@ pub fn replay_parallel(
             (joined, sampler.join().unwrap_or_default())
         });
         out.samples = samples;
-        let mut ops = 0;
+        let (mut ops, mut source_secs) = (0, 0.0);
         for j in joined {
-            let (h, c, r, n) = j?;
+            let (h, c, r, n, src_secs) = j?;
+            source_secs += src_secs;
             for (mine, theirs) in hists.iter_mut().zip(&h) {
                 // Same bounds on both sides, so adding cannot fail.
                 let _ = mine.commit.add(&theirs.commit);
@@ -589,6 +621,7 @@ pub fn replay_parallel(
             mark: format!("{workers} workers"),
             ops,
             gets: counts.gets,
+            source_secs,
             total_secs,
             process_write_bytes,
             stores: recs,
@@ -602,7 +635,7 @@ pub fn replay_parallel(
 }
 
 /// Key + value bytes of every entry of each store.
-fn live_bytes(stores: &[&dyn KvStore]) -> Result<Vec<u64>, DriverError> {
+fn live_bytes(stores: &[&dyn KvStore], names: &[String]) -> Result<Vec<u64>, DriverError> {
     stores
         .iter()
         .enumerate()
@@ -613,7 +646,7 @@ fn live_bytes(stores: &[&dyn KvStore]) -> Result<Vec<u64>, DriverError> {
                 true
             })
             .map_err(|source| DriverError::Store {
-                store: format!("store {i}"),
+                store: names.get(i).cloned().unwrap_or_default(),
                 source,
             })?;
             Ok(n)
@@ -678,6 +711,7 @@ mod tests {
             mark: String::new(),
             ops: 1,
             gets: 0,
+            source_secs: 0.0,
             total_secs: secs,
             process_write_bytes: None,
             stores: Vec::new(),
@@ -688,7 +722,7 @@ mod tests {
         Sample {
             t: 0.0,
             lookups: 0,
-            ledgers: 0,
+            ledgers: None,
             bytes: 0,
             write_stopped: None,
             running_compactions: None,

@@ -382,8 +382,9 @@ pub struct Sample {
     pub t: f64,
     /// Lookups completed in this second.
     pub lookups: u64,
-    /// Ledgers committed in this second.
-    pub ledgers: u64,
+    /// Ledgers committed in this second; absent for workloads without ledgers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledgers: Option<u64>,
     /// Logical bytes committed in this second (all stores).
     #[serde(default)]
     pub bytes: u64,

@@ -267,12 +267,25 @@ pub fn summarize_stores(
 /// Progress counters the writer bumps and the sampler reads.
 #[derive(Default)]
 pub struct Counters {
+    /// Whether the workload commits ledgers (Stellar); when not, samples
+    /// leave the ledger count absent rather than 0.
+    pub counts_ledgers: bool,
     /// Ledgers committed.
     pub ledgers: AtomicU64,
     /// Lookups (gets) completed.
     pub lookups: AtomicU64,
     /// Logical bytes committed.
     pub bytes: AtomicU64,
+}
+
+impl Counters {
+    /// Counters of a workload that commits ledgers.
+    pub fn for_ledgers() -> Self {
+        Self {
+            counts_ledgers: true,
+            ..Self::default()
+        }
+    }
 }
 
 /// Samples throughput and engine state once a second until `done`.
@@ -304,7 +317,7 @@ pub fn sample_every_second(
         samples.push(Sample {
             t: started.elapsed().as_secs_f64(),
             lookups: l - pl,
-            ledgers: c - pc,
+            ledgers: counters.counts_ledgers.then_some(c - pc),
             bytes: b - pb,
             stall_micros: sum(|s| s.stall_micros),
             pending_compaction_bytes: sum(|s| s.pending_compaction_bytes),

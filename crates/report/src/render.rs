@@ -585,7 +585,7 @@ fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportEr
                 s,
                 "{l},{},{},{},{},{},{},{},{}",
                 x.t,
-                x.ledgers,
+                u(x.ledgers),
                 x.lookups,
                 x.bytes,
                 u(x.stall_micros),
@@ -723,7 +723,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), and latency in microseconds (p50 / p99; commits include the load's).\n\n| run | load s | run-phase ops | run-phase ops/s | get | scan | commit |\n|---|---:|---:|---:|---|---|---|"
+        "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), the part of its time spent producing the operations (reading the trace or running the generator, inside the throughput's time), and latency in microseconds (p50 / p99; commits include the load's).\n\n| run | load s | run-phase ops | run-phase ops/s | of which producing ops, s | get | scan | commit |\n|---|---:|---:|---:|---:|---|---|---|"
     );
     for (label, run) in runs {
         let Some(rp) = &run.replay else { continue };
@@ -732,9 +732,9 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             .first()
             .filter(|g| g.mark == "load" || g.mark == "genesis");
         let rest = &segs[usize::from(loaded.is_some())..];
-        let (ops, secs) = rest
-            .iter()
-            .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
+        let (ops, secs, source) = rest.iter().fold((0u64, 0f64, 0f64), |(o, t, p), g| {
+            (o + g.ops, t + g.total_secs, p + g.source_secs)
+        });
         let lat = |f: fn(&kvbench_driver::results::OpLatency) -> &Option<Latency>| {
             rp.summary
                 .as_ref()
@@ -751,7 +751,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {label} | {} | {ops} | {} | {} | {} | {} |",
+            "| {label} | {} | {ops} | {} | {source:.2} | {} | {} | {} |",
             loaded.map_or("n/a".into(), |g| format!("{:.1}", g.total_secs)),
             if secs > 0.0 {
                 format!("{:.0}", ops as f64 / secs)
