@@ -28,6 +28,42 @@ pub struct Placement {
     pub keep_stores: bool,
 }
 
+/// `--memory-limit SIZE`: the bytes, after checking cgroups are usable here.
+pub fn memory_limit(arg: &str) -> anyhow::Result<u64> {
+    let b = crate::size::parse(arg).map_err(anyhow::Error::msg)?;
+    MemoryLimit::available().map_err(|e| anyhow::anyhow!("--memory-limit: {e}"))?;
+    Ok(b)
+}
+
+/// `--device auto|loop|none`: the private device size per store, or `None`
+/// when stores share the run directory's filesystem (`none`, or `auto`
+/// where loop devices cannot be used). `size` overrides `default`.
+pub fn device_size(mode: &str, size: Option<&str>, default: u64) -> anyhow::Result<Option<u64>> {
+    match mode {
+        "none" => Ok(None),
+        "auto" | "loop" => match LoopFs::available() {
+            Ok(()) => Ok(Some(match size {
+                Some(s) => crate::size::parse(s).map_err(anyhow::Error::msg)?,
+                None => default,
+            })),
+            Err(e) if mode == "loop" => anyhow::bail!("--device loop: {e}"),
+            Err(_) => Ok(None),
+        },
+        other => anyhow::bail!("unknown --device `{other}`; accepted: auto, loop, none"),
+    }
+}
+
+/// The named backends, each with `memory` for its engine and `--set` lines applied.
+pub fn specs(backends: &str, memory: &str, sets: &[String]) -> anyhow::Result<Vec<BackendSpec>> {
+    let memory = crate::size::parse(memory).map_err(anyhow::Error::msg)?;
+    let mut specs = crate::registry::parse_list(backends)?;
+    for s in &mut specs {
+        s.scale_memory(memory);
+    }
+    crate::registry::apply_sets(&mut specs, sets)?;
+    Ok(specs)
+}
+
 /// An empty record of a run labelled `label`.
 pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
     BackendRun {

@@ -15,7 +15,7 @@ use kvbench_meter::cgroup::{self, MemoryLimit};
 use kvbench_meter::loopdev::LoopFs;
 
 use crate::registry::{self, EngineConfig};
-use crate::{size, stellar_cmd};
+use crate::{harness, size, stellar_cmd};
 
 /// Options of `kvbench run point-reads`.
 #[derive(clap::Args)]
@@ -84,9 +84,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let limit = args
         .memory_limit
         .as_deref()
-        .map(size::parse)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+        .map(harness::memory_limit)
+        .transpose()?;
     let default_states = if limit.is_some() {
         "cold,limited,warm"
     } else {
@@ -97,13 +96,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
         None => cfg.logical_bytes() * 3 + (512 << 20),
     };
-    if limit.is_some() {
-        MemoryLimit::available().context("--memory-limit")?;
-    }
-    let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
-    let mut specs = registry::parse_list(&args.backends)?;
+    let mut specs = harness::specs(&args.backends, &args.engine_memory, &[])?;
     for s in &mut specs {
-        s.scale_memory(memory);
         // Background compaction off, so "before" is the L0-heavy state the
         // study measured and reads do not race a compaction; the full
         // compaction is the manual one below. `--set` may still turn it on.

@@ -11,13 +11,12 @@ use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
 use kvbench_driver::rundir::{RunDir, sanitize};
 use kvbench_driver::stellar::StellarOps;
 use kvbench_driver::timefmt;
-use kvbench_meter::cgroup::MemoryLimit;
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_trace::TraceReader;
 
 use crate::harness::{self, Placement};
-use crate::registry::{self, BackendSpec};
-use crate::{presets, size, stellar_cmd, table};
+use crate::registry::BackendSpec;
+use crate::{presets, stellar_cmd, table};
 
 /// Options of `kvbench record`.
 #[derive(clap::Args)]
@@ -253,32 +252,14 @@ fn run_stream(
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
     stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
-    let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
-    let mut specs = registry::parse_list(&args.backends)?;
-    for s in &mut specs {
-        s.scale_memory(memory);
-    }
-    registry::apply_sets(&mut specs, &args.sets)?;
-    let memory_limit = match args.memory_limit.as_deref() {
-        Some(s) => {
-            let b = size::parse(s).map_err(anyhow::Error::msg)?;
-            MemoryLimit::available().context("--memory-limit")?;
-            Some(b)
-        }
-        None => None,
-    };
-    let device_size = match args.device.as_str() {
-        "none" => None,
-        mode @ ("auto" | "loop") => match LoopFs::available() {
-            Ok(()) => Some(match &args.device_size {
-                Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
-                None => default_device,
-            }),
-            Err(e) if mode == "loop" => bail!("--device loop: {e}"),
-            Err(_) => None,
-        },
-        other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
-    };
+    let specs = harness::specs(&args.backends, &args.engine_memory, &args.sets)?;
+    let memory_limit = args
+        .memory_limit
+        .as_deref()
+        .map(harness::memory_limit)
+        .transpose()?;
+    let device_size =
+        harness::device_size(&args.device, args.device_size.as_deref(), default_device)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("kvbench-runs").join(format!(
             "{}-{}",

@@ -19,7 +19,6 @@ use kvbench_workload::stellar::STORES;
 use serde::Deserialize;
 
 use kvbench_meter::cgroup::MemoryLimit;
-use kvbench_meter::loopdev::LoopFs;
 
 use crate::harness::{self, Placement};
 use crate::registry::{self, BackendSpec, EngineConfig};
@@ -290,32 +289,19 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
             runs.push((name, [one.clone(), one.clone(), one]));
         }
     }
-    let device_size = match args.device.as_str() {
-        "none" => None,
-        mode @ ("auto" | "loop") => match LoopFs::available() {
-            Ok(()) => {
-                if args.keep_stores {
-                    bail!(
-                        "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
-                    );
-                }
-                Some(match &args.device_size {
-                    Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
-                    None => estimate_device_size(&workload),
-                })
-            }
-            Err(e) if mode == "loop" => bail!("--device loop: {e}"),
-            Err(_) => None,
-        },
-        other => bail!("unknown --device `{other}`; accepted: auto, loop, none"),
-    };
+    let device_size = harness::device_size(
+        &args.device,
+        args.device_size.as_deref(),
+        estimate_device_size(&workload),
+    )?;
+    if device_size.is_some() && args.keep_stores {
+        bail!(
+            "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
+        );
+    }
     let memory_limit = match args.memory_limit.as_deref() {
         Some("none") => None,
-        Some(s) => {
-            let b = size::parse(s).map_err(anyhow::Error::msg)?;
-            MemoryLimit::available().context("--memory-limit")?;
-            Some(b)
-        }
+        Some(s) => Some(harness::memory_limit(s)?),
         // A preset's limit applies where cgroups work; elsewhere the run
         // goes on unlimited, says so, and records no limit.
         None => match preset.memory_limit {
