@@ -34,9 +34,10 @@ pub struct SegmentRecord {
     /// Seconds of the segment spent producing the operations (reading the
     /// trace, running the generator, regenerating values), inside
     /// `total_secs`: subtract it for the engines' share. Summed over
-    /// threads when workers run in parallel.
-    #[serde(default)]
-    pub source_secs: f64,
+    /// threads when workers run in parallel. Absent in results written
+    /// before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_secs: Option<f64>,
     /// Wall time of the segment, seconds (excluding the meters' `syncfs`).
     pub total_secs: f64,
     /// Process `write_bytes` during the segment.
@@ -69,8 +70,8 @@ pub struct OpsSummary {
     /// Operations (puts, deletes, gets, scans) per second of wall time.
     pub ops_per_sec: f64,
     /// Seconds spent producing the operations (see [`SegmentRecord::source_secs`]).
-    #[serde(default)]
-    pub source_secs: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_secs: Option<f64>,
     /// Per store totals.
     pub stores: std::collections::BTreeMap<String, StoreSummary>,
     /// All stores together.
@@ -501,7 +502,7 @@ fn run_ops(
                 mark,
                 ops: a.seg_ops,
                 gets: a.seg_gets,
-                source_secs: a.seg_source,
+                source_secs: Some(a.seg_source),
                 total_secs,
                 process_write_bytes,
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
@@ -621,7 +622,7 @@ pub fn replay_parallel(
             mark: format!("{workers} workers"),
             ops,
             gets: counts.gets,
-            source_secs,
+            source_secs: Some(source_secs),
             total_secs,
             process_write_bytes,
             stores: recs,
@@ -711,7 +712,7 @@ mod tests {
             mark: String::new(),
             ops: 1,
             gets: 0,
-            source_secs: 0.0,
+            source_secs: Some(0.0),
             total_secs: secs,
             process_write_bytes: None,
             stores: Vec::new(),

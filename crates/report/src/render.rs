@@ -732,9 +732,11 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             .first()
             .filter(|g| g.mark == "load" || g.mark == "genesis");
         let rest = &segs[usize::from(loaded.is_some())..];
-        let (ops, secs, source) = rest.iter().fold((0u64, 0f64, 0f64), |(o, t, p), g| {
-            (o + g.ops, t + g.total_secs, p + g.source_secs)
-        });
+        let (ops, secs) = rest
+            .iter()
+            .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
+        // Absent when any segment predates the measurement.
+        let source: Option<f64> = rest.iter().map(|g| g.source_secs).sum();
         let lat = |f: fn(&kvbench_driver::results::OpLatency) -> &Option<Latency>| {
             rp.summary
                 .as_ref()
@@ -751,13 +753,14 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {label} | {} | {ops} | {} | {source:.2} | {} | {} | {} |",
+            "| {label} | {} | {ops} | {} | {} | {} | {} | {} |",
             loaded.map_or("n/a".into(), |g| format!("{:.1}", g.total_secs)),
             if secs > 0.0 {
                 format!("{:.0}", ops as f64 / secs)
             } else {
                 "n/a".into()
             },
+            opt(source, 2),
             lat(|l| &l.get),
             lat(|l| &l.scan),
             lat(|l| &l.commit),
