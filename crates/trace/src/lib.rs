@@ -520,11 +520,6 @@ impl<R: Read> TraceReader<R> {
         &self.header
     }
 
-    /// Bytes consumed so far.
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
-
     fn err(&self, offset: u64, what: String) -> TraceError {
         TraceError::Format {
             path: self.path.clone(),
