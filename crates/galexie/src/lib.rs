@@ -254,8 +254,10 @@ pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Option<String>), Impo
     Ok((files, passphrase))
 }
 
-/// Base64 line files found in a directory scan: `*.txt`, `*.b64`.
+/// Base64 line files found in a directory scan: `*.txt`, `*.b64`, and the
+/// same zstd-compressed (`*.txt.zst`, `*.b64.zst`).
 fn is_line_file(name: &str) -> bool {
+    let name = name.strip_suffix(".zst").unwrap_or(name);
     name.ends_with(".txt") || name.ends_with(".b64")
 }
 
@@ -285,7 +287,8 @@ fn read_config(path: &Path) -> Result<Option<String>, ImportError> {
 }
 
 /// Reads the ledgers of one file: a data-lake batch (by its `.xdr.zst` /
-/// `.xdr.zstd` name) or base64 `LedgerCloseMeta` lines (anything else).
+/// `.xdr.zstd` name) or base64 `LedgerCloseMeta` lines (anything else;
+/// zstd-compressed when the name ends in `.zst`).
 pub fn read_file(path: &Path) -> Result<Vec<LedgerCloseMeta>, ImportError> {
     let fmt = |what: String| ImportError::Format {
         path: path.to_path_buf(),
@@ -320,8 +323,13 @@ pub fn read_file(path: &Path) -> Result<Vec<LedgerCloseMeta>, ImportError> {
         return Ok(batch.ledger_close_metas.to_vec());
     }
     let file = std::fs::File::open(path).map_err(io)?;
+    let reader: Box<dyn std::io::Read> = if name.ends_with(".zst") {
+        Box::new(zstd::stream::read::Decoder::new(file).map_err(io)?)
+    } else {
+        Box::new(file)
+    };
     let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+    for (i, line) in std::io::BufReader::new(reader).lines().enumerate() {
         let line = line.map_err(io)?;
         let line = line.trim();
         if line.is_empty() {

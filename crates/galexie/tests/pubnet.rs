@@ -1,5 +1,5 @@
-//! Real pubnet ledgers from `../shared/data/stellar-pubnet/` (beside the
-//! clone; never copied into the repository): decoding, hash checks, errors.
+//! Real pubnet ledgers from `fixtures/stellar-pubnet/` (see its README for
+//! provenance): decoding, hash checks, errors.
 
 use std::path::PathBuf;
 
@@ -10,12 +10,8 @@ use kvbench_trace::OpSource;
 use kvbench_trace::queue::Queued;
 
 fn data() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/stellar-pubnet");
-    assert!(
-        p.is_dir(),
-        "{} is missing: the real pubnet test files live in ../shared beside the clone",
-        p.display()
-    );
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/stellar-pubnet");
+    assert!(p.is_dir(), "{} is missing from the clone", p.display());
     p
 }
 

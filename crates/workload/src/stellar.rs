@@ -34,7 +34,7 @@ const TAG_ENTRY: u64 = 6;
 const FEE_CHANGES_LEN: usize = 36 + 2 * (4 + 8 + 112) + 36;
 
 /// Shape of the synthetic pubnet. Defaults are fitted to the real data
-/// described in `shared/data/stellar-pubnet/README.md`.
+/// described in `fixtures/stellar-pubnet/README.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StellarProfile {

@@ -1,6 +1,6 @@
 //! The synthetic generator must compress like real pubnet data.
 //!
-//! References (see `shared/data/stellar-pubnet/README.md`): the ingestion
+//! References (see `fixtures/stellar-pubnet/README.md`): the ingestion
 //! report's month of pubnet, a ledger 89.5 % smaller and a transaction record
 //! 77.5 % smaller with zstd level 3, record mean about 5.1 KB raw and a
 //! ledger about 1.4 MB raw. The band is 4 percentage points on the ratios
@@ -85,12 +85,9 @@ fn generator_compresses_like_pubnet() {
 fn real_ledger_reduction_is_measured_the_same_way() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/stellar-pubnet/FCD285FF--53312000.xdr.zstd"
+        "/../../fixtures/stellar-pubnet/FCD285FF--53312000.xdr.zstd"
     );
-    let Ok(compressed) = std::fs::read(path) else {
-        eprintln!("skipped: {path} not found (shared data sits beside the clone)");
-        return;
-    };
+    let compressed = std::fs::read(path).expect("the real ledger fixture is in the clone");
     let raw = zstd::stream::decode_all(&compressed[..]).expect("real file decodes");
     assert_eq!(raw.len(), 372_492, "the README's raw size");
     let recompressed = zstd::bulk::compress(&raw, 3).expect("zstd").len();
