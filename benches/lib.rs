@@ -34,7 +34,15 @@ pub fn backends() -> Vec<(&'static str, Opener)> {
         }),
         ("lmdb", |d| Lmdb::open_boxed(d, &LmdbConfig::default())),
         ("mdbx", |d| Mdbx::open_boxed(d, &MdbxConfig::default())),
-        ("mem", |d| Mem::open_boxed(d, &MemConfig { persist: false })),
+        ("mem", |d| {
+            Mem::open_boxed(
+                d,
+                &MemConfig {
+                    persist: false,
+                    log: kvbench_mem::MemLog::Off,
+                },
+            )
+        }),
     ]
 }
 

@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use kvbench_benches::{backends, key, value};
-use kvbench_core::{Batch, Durability};
+use kvbench_core::Batch;
 
 const PRELOAD: u64 = 50_000;
 
@@ -17,7 +17,7 @@ fn bench(c: &mut Criterion) {
         for i in 0..PRELOAD {
             b.put(&key(i), &value(i));
             if b.len() == 10_000 {
-                store.write(&b, Durability::NoSync).expect("preload");
+                store.write(&b).expect("preload");
                 b.clear();
             }
         }
@@ -52,7 +52,7 @@ fn bench(c: &mut Criterion) {
                         }
                         b
                     },
-                    |b| store.write(b, Durability::NoSync).expect("commit"),
+                    |b| store.write(b).expect("commit"),
                     BatchSize::LargeInput,
                 )
             });

@@ -5,13 +5,13 @@
 use std::fs;
 use std::path::PathBuf;
 
-use kvbench_core::KvStore;
+use kvbench_core::{Durability, KvStore};
 use kvbench_driver::DriverError;
 use kvbench_driver::env::EnvInfo;
 use kvbench_driver::results::{BackendRun, StoreSetup};
 use kvbench_driver::rundir::{RunDir, sanitize};
 use kvbench_meter::cgroup::{self, MemoryLimit};
-use kvbench_meter::loopdev::LoopFs;
+use kvbench_meter::loopdev::{Device, LoopFs};
 use kvbench_meter::rusage::Usage;
 
 use crate::registry::BackendSpec;
@@ -53,14 +53,23 @@ pub fn device_size(mode: &str, size: Option<&str>, default: u64) -> anyhow::Resu
     }
 }
 
-/// The named backends, each with `memory` for its engine and `--set` lines applied.
-pub fn specs(backends: &str, memory: &str, sets: &[String]) -> anyhow::Result<Vec<BackendSpec>> {
+/// The named backends at durability `level`, each with `memory` for its
+/// engine and `--set` lines applied (which must not change the level).
+pub fn specs(
+    backends: &str,
+    memory: &str,
+    level: Durability,
+    sets: &[String],
+) -> anyhow::Result<Vec<BackendSpec>> {
     let memory = crate::size::parse(memory).map_err(anyhow::Error::msg)?;
-    let mut specs = crate::registry::parse_list(backends)?;
+    let mut specs = crate::registry::parse_list(backends, level)?;
     for s in &mut specs {
         s.scale_memory(memory);
     }
     crate::registry::apply_sets(&mut specs, sets)?;
+    for s in &specs {
+        s.check_durability(level)?;
+    }
     Ok(specs)
 }
 
@@ -86,7 +95,7 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
 
 /// The work done on a run's open stores (in store order) and their private
 /// devices; returns the error that ended it, if any.
-pub type Body<'a> = dyn FnMut(&[&dyn KvStore], &[Option<&LoopFs>]) -> Option<DriverError> + 'a;
+pub type Body<'a> = dyn FnMut(&[&dyn KvStore], &[Option<&Device>]) -> Option<DriverError> + 'a;
 
 /// Opens one store per name with its spec under `place`, runs `body` on
 /// them, closes them and cleans up, recording setup, usage, memory peak and
@@ -171,6 +180,7 @@ pub fn run_on_stores(
             backend: spec.name.clone(),
             engine_version: version,
             config: serde_json::to_value(&spec.config).unwrap_or_default(),
+            durability: Some(spec.durability()),
         });
         dirs.push(dir);
     }
@@ -188,7 +198,9 @@ pub fn run_on_stores(
         )
     });
     let stores: Vec<&dyn KvStore> = opened.iter().map(|s| &**s).collect();
-    let devs: Vec<Option<&LoopFs>> = (0..stores.len()).map(|i| devices.get(i)).collect();
+    let devs: Vec<Option<&Device>> = (0..stores.len())
+        .map(|i| devices.get(i).map(LoopFs::view))
+        .collect();
     let usage0 = Usage::now();
     let err = body(&stores, &devs);
     run.usage = Some(Usage::now().since(&usage0));

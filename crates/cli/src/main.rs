@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod crash_cmd;
+mod crash_worker;
 mod harness;
 mod import_cmd;
 mod pointreads_cmd;
@@ -13,6 +15,7 @@ mod replay_cmd;
 mod report_cmd;
 mod size;
 mod stellar_cmd;
+mod supervise;
 mod table;
 
 /// Benchmark embedded storage engines under blockchain workloads.
@@ -44,6 +47,16 @@ enum Command {
     Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
     List,
+    /// Remove what a killed kvbench left behind: mounted loop devices, their
+    /// images and memory cgroups of processes that no longer run.
+    Clean {
+        /// Only list what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// A process `kvbench run crash` starts and crashes (not for direct use).
+    #[command(hide = true)]
+    CrashWorker(crash_worker::Args),
 }
 
 #[derive(Subcommand)]
@@ -62,10 +75,32 @@ enum Workload {
     Blobs(Box<replay_cmd::GenArgs>),
     /// Account state: creates, reads and read-modify-writes in blocks.
     Accounts(Box<replay_cmd::GenArgs>),
+    /// Crash safety: kill -9 and power cuts of a committing writer, then
+    /// checks that every batch the durability level promises survived whole.
+    Crash(Box<crash_cmd::Args>),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if supervise::is_worker() {
+        crash_worker::die_with_parent();
+    }
+    if let Some((sub, out)) = supervised(&cli) {
+        // The out directory is fixed here so the supervisor knows where the
+        // worker writes, and both name it alike.
+        let (path, add) = match out {
+            Some(p) => (p, false),
+            None => (
+                std::path::PathBuf::from("kvbench-runs")
+                    .join(format!("{sub}-{}", kvbench_driver::timefmt::now_stamp())),
+                true,
+            ),
+        };
+        return supervise::run(&path, add).unwrap_or_else(|e| {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        });
+    }
     let result = match cli.command {
         Command::List => {
             list();
@@ -77,6 +112,8 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => import_cmd::calibrate(a),
         Command::Compare(a) => report_cmd::compare(a),
         Command::Export(a) => report_cmd::export(a),
+        Command::CrashWorker(a) => crash_worker::run(a),
+        Command::Clean { dry_run } => clean(dry_run),
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
@@ -85,6 +122,7 @@ fn main() -> ExitCode {
             Workload::Solana(args) => replay_cmd::generated("solana", *args),
             Workload::Blobs(args) => replay_cmd::generated("blobs", *args),
             Workload::Accounts(args) => replay_cmd::generated("accounts", *args),
+            Workload::Crash(args) => crash_cmd::run(*args),
         },
     };
     match result {
@@ -96,6 +134,57 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// For a run that may make loop devices or memory cgroups (root only), the
+/// workload's name and `--out`: it runs as a worker under a supervisor.
+fn supervised(cli: &Cli) -> Option<(&'static str, Option<std::path::PathBuf>)> {
+    if supervise::is_worker() || !kvbench_meter::is_root() {
+        return None;
+    }
+    let Command::Run { workload } = &cli.command else {
+        return None;
+    };
+    Some(match workload {
+        Workload::Stellar(a) => ("stellar", a.out()),
+        Workload::PointReads(a) => ("point-reads", a.out()),
+        Workload::Replay(a) => ("replay", a.out()),
+        Workload::Ycsb(a) => ("ycsb", a.out()),
+        Workload::Solana(a) => ("solana", a.out()),
+        Workload::Blobs(a) => ("blobs", a.out()),
+        Workload::Accounts(a) => ("accounts", a.out()),
+        // The crash test is a supervisor of its own.
+        Workload::Crash(_) => return None,
+    })
+}
+
+fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
+    use kvbench_meter::clean::{Leftover, find, remove};
+    let mut found = find();
+    // Cgroups first: killing a dead supervisor's workers frees their mounts.
+    found.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
+    if found.is_empty() {
+        println!("nothing to clean: no loop device or cgroup of a stopped kvbench");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut failed = 0;
+    for l in &found {
+        if dry_run {
+            println!("would remove {l}");
+        } else {
+            match remove(l) {
+                Ok(()) => println!("removed {l}"),
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("could not remove {l}: {e}");
+                }
+            }
+        }
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} leftovers could not be removed", found.len());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list() {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use kvbench_core::{KvBackend, KvStore};
+use kvbench_core::{Durability, KvBackend, KvStore};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
 use kvbench_mem::{Mem, MemConfig};
@@ -94,6 +94,41 @@ impl BackendSpec {
         }
     }
 
+    /// Sets the engine settings that give durability `level`.
+    pub fn set_durability(&mut self, level: Durability) -> kvbench_core::Result<()> {
+        match &mut self.config {
+            EngineConfig::Rocksdb(c) => Rocks::set_durability(c, level),
+            EngineConfig::Lmdb(c) => Lmdb::set_durability(c, level),
+            EngineConfig::Mdbx(c) => Mdbx::set_durability(c, level),
+            EngineConfig::Mem(c) => Mem::set_durability(c, level),
+        }
+    }
+
+    /// The durability level the settings give now.
+    pub fn durability(&self) -> Durability {
+        match &self.config {
+            EngineConfig::Rocksdb(c) => Rocks::durability(c),
+            EngineConfig::Lmdb(c) => Lmdb::durability(c),
+            EngineConfig::Mdbx(c) => Mdbx::durability(c),
+            EngineConfig::Mem(c) => Mem::durability(c),
+        }
+    }
+
+    /// Refuses settings that give another level than the run's: an override
+    /// (`--set`, a run file) that changed a sync setting would otherwise
+    /// compare engines at different durability under one label.
+    pub fn check_durability(&self, level: Durability) -> anyhow::Result<()> {
+        let got = self.durability();
+        if got != level {
+            anyhow::bail!(
+                "backend `{}`: its settings give durability `{got}`, not the run's `{level}` \
+                 (an override changed a sync setting); drop the override or pass --durability {got}",
+                self.name
+            );
+        }
+        Ok(())
+    }
+
     /// The engine library's version; RocksDB's is read from a store's LOG.
     pub fn engine_version(&self, store_dir: &Path) -> Option<String> {
         match &self.config {
@@ -173,14 +208,18 @@ pub fn apply_sets(specs: &mut [BackendSpec], sets: &[String]) -> anyhow::Result<
     Ok(())
 }
 
-/// Parses a comma-separated backend list, refusing unknown and repeated names.
-pub fn parse_list(list: &str) -> Result<Vec<BackendSpec>, anyhow::Error> {
+/// Parses a comma-separated backend list, refusing unknown and repeated
+/// names; each gets the settings of durability `level`.
+pub fn parse_list(list: &str, level: Durability) -> Result<Vec<BackendSpec>, anyhow::Error> {
     let mut out: Vec<BackendSpec> = Vec::new();
     for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if out.iter().any(|s| s.name == name) {
             anyhow::bail!("backend `{name}` is named twice");
         }
-        out.push(BackendSpec::by_name(name)?);
+        let mut spec = BackendSpec::by_name(name)?;
+        spec.set_durability(level)
+            .map_err(|e| anyhow::anyhow!("backend `{name}` at --durability {level}: {e}"))?;
+        out.push(spec);
     }
     if out.is_empty() {
         anyhow::bail!("no backend named; accepted: {}", NAMES.join(", "));
@@ -193,6 +232,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_backend_gives_every_level_it_is_set_to() {
+        for n in NAMES {
+            for level in Durability::ALL {
+                let mut s = BackendSpec::by_name(n).expect("known");
+                s.set_durability(level)
+                    .expect("every backend has every level");
+                assert_eq!(s.durability(), level, "{n}");
+                s.check_durability(level).expect("same level");
+            }
+        }
+        // An override that weakens a level is caught, naming the backend.
+        let mut specs = parse_list("lmdb", Durability::Power).expect("known");
+        apply_sets(&mut specs, &["lmdb.no_sync=true".into()]).expect("valid --set");
+        let e = specs[0]
+            .check_durability(Durability::Power)
+            .expect_err("weakened")
+            .to_string();
+        assert!(e.contains("lmdb") && e.contains("`none`"), "{e}");
+    }
+
+    #[test]
     fn every_name_resolves_and_unknown_lists_accepted() {
         for n in NAMES {
             assert_eq!(BackendSpec::by_name(n).expect("known").name, *n);
@@ -201,8 +261,8 @@ mod tests {
             .expect_err("unknown")
             .to_string();
         assert!(e.contains("rocksdb-leveled") && e.contains("mdbx"), "{e}");
-        assert!(parse_list("lmdb,lmdb").is_err());
-        assert!(parse_list(" , ").is_err());
+        assert!(parse_list("lmdb,lmdb", Durability::Process).is_err());
+        assert!(parse_list(" , ", Durability::Process).is_err());
     }
 
     #[test]
@@ -232,7 +292,7 @@ mod tests {
 
     #[test]
     fn set_lines_reach_the_named_backend_only() {
-        let mut specs = parse_list("rocksdb-leveled,lmdb").expect("known");
+        let mut specs = parse_list("rocksdb-leveled,lmdb", Durability::Process).expect("known");
         apply_sets(
             &mut specs,
             &["rocksdb-leveled.use_direct_reads=true".into()],

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use kvbench_core::Durability;
 use kvbench_driver::ops::{self, OpSource, OpsObserver, SegmentRecord};
 use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
 use kvbench_driver::rundir::{RunDir, sanitize};
 use kvbench_driver::stellar::StellarOps;
 use kvbench_driver::timefmt;
-use kvbench_meter::loopdev::LoopFs;
+use kvbench_meter::loopdev::Device;
 use kvbench_trace::TraceReader;
 
 use crate::harness::{self, Placement};
@@ -76,6 +77,12 @@ pub struct CommonArgs {
     /// Memory budget of each store's engine (memtables, caches).
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
     engine_memory: String,
+    /// What a crash may cost, the same on every engine: none (a crash may
+    /// lose or corrupt anything since the last flush), process (kill -9
+    /// loses nothing committed; a power cut may lose the latest commits,
+    /// never corrupt) or power (every commit survives a power cut).
+    #[arg(long, value_name = "LEVEL", default_value = "process")]
+    durability: Durability,
     /// Memory cgroup limit (page cache included); needs root.
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
@@ -95,6 +102,20 @@ pub struct CommonArgs {
     /// Run even from a debug build.
     #[arg(long)]
     allow_debug: bool,
+}
+
+impl ReplayArgs {
+    /// The `--out` given, if any.
+    pub fn out(&self) -> Option<PathBuf> {
+        self.common.out.clone()
+    }
+}
+
+impl GenArgs {
+    /// The `--out` given, if any.
+    pub fn out(&self) -> Option<PathBuf> {
+        self.common.out.clone()
+    }
 }
 
 /// Runs `kvbench record`.
@@ -237,7 +258,7 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
 /// Runs the stream on opened stores and devices.
 type Exec<'a> = dyn Fn(
         &[&dyn kvbench_core::KvStore],
-        &[Option<&LoopFs>],
+        &[Option<&Device>],
         &mut Progress,
     ) -> anyhow::Result<ops::OpsOutcome>
     + 'a;
@@ -252,7 +273,12 @@ fn run_stream(
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
     stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
-    let specs = harness::specs(&args.backends, &args.engine_memory, &args.sets)?;
+    let specs = harness::specs(
+        &args.backends,
+        &args.engine_memory,
+        args.durability,
+        &args.sets,
+    )?;
     let memory_limit = args
         .memory_limit
         .as_deref()
@@ -278,6 +304,7 @@ fn run_stream(
         command: std::env::args().collect::<Vec<_>>().join(" "),
         env: kvbench_driver::env::EnvInfo::capture(&out),
         config,
+        durability: Some(args.durability),
         runs: Vec::new(),
     };
     let place = Placement {
@@ -286,10 +313,14 @@ fn run_stream(
         read_ahead_kb: 128,
         keep_stores: false,
     };
+    // Written before the first run too, so a run killed midway has a
+    // results file to be recorded in.
+    stellar_cmd::write_json(&out.join("results.json"), &result)?;
     let mut failed = false;
     for spec in &specs {
         eprintln!("[{}] running {}...", spec.name, result.workload);
         let mut run = harness::new_run(&spec.name, memory_limit);
+        crate::supervise::note_current_run(&out, &spec.name, 0);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
         let mut progress = Progress {
@@ -328,6 +359,7 @@ fn run_stream(
         result.runs.push(run);
         // Rewritten after every backend so a later crash keeps the earlier runs.
         stellar_cmd::write_json(&out.join("results.json"), &result)?;
+        crate::supervise::clear_current_run(&out);
     }
     stellar_cmd::finish(&out, &table::replay_summary(&result), failed)
 }

@@ -44,9 +44,12 @@ pub struct Args {
     stores: Vec<String>,
     #[command(flatten)]
     shape: ShapeArgs,
-    /// Commit every batch with sync (fsync) instead of leaving it to the engine.
-    #[arg(long)]
-    sync: bool,
+    /// What a crash may cost, the same on every engine: none (a crash may
+    /// lose or corrupt anything since the last flush), process (kill -9
+    /// loses nothing committed; a power cut may lose the latest commits,
+    /// never corrupt) or power (every commit survives a power cut).
+    #[arg(long, value_name = "LEVEL", default_value = "process")]
+    durability: Durability,
     /// Memory budget of each engine (memtables, block cache), e.g. 64MiB.
     #[arg(long, value_name = "SIZE")]
     engine_memory: Option<String>,
@@ -86,6 +89,13 @@ pub struct Args {
     /// Run even from a debug build (its numbers mislead; for testing the harness only).
     #[arg(long)]
     allow_debug: bool,
+}
+
+impl Args {
+    /// The `--out` given, if any.
+    pub fn out(&self) -> Option<PathBuf> {
+        self.out.clone()
+    }
 }
 
 /// Flags that shape the Stellar ingestion protocol (`run stellar`, `record stellar`).
@@ -150,6 +160,8 @@ struct Plan {
     /// Private device size per store, when stores get private devices.
     device_size: Option<u64>,
     workload: StellarConfig,
+    /// The durability level of every store.
+    durability: Durability,
     /// Each run: label and the backend of each store.
     runs: Vec<(String, [BackendSpec; 3])>,
 }
@@ -193,9 +205,6 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         workload = base.try_into().context("run file [workload]")?;
     }
     args.shape.apply(&mut workload)?;
-    if args.sync {
-        workload.durability = Durability::Sync;
-    }
     if let Some(v) = args.streaming_ledgers {
         workload.streaming.ledgers = v;
     }
@@ -213,6 +222,8 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
     };
     let spec = |name: &str| -> anyhow::Result<BackendSpec> {
         let mut s = BackendSpec::by_name(name)?;
+        s.set_durability(args.durability)
+            .with_context(|| format!("backend `{name}` at --durability {}", args.durability))?;
         if let Some(m) = memory {
             s.scale_memory(m);
         }
@@ -224,6 +235,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         if let Some(t) = file.backend.get(name) {
             s.apply_overrides(t)?;
         }
+        s.check_durability(args.durability)?;
         Ok(s)
     };
     for name in file.backend.keys() {
@@ -283,7 +295,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
             (None, None, Some(v)) => v.join(","),
             (None, None, None) => registry::DEFAULT_BACKENDS.join(","),
         };
-        for s in registry::parse_list(&list)? {
+        for s in registry::parse_list(&list, args.durability)? {
             let name = s.name.clone();
             let one = spec(&name)?;
             runs.push((name, [one.clone(), one.clone(), one]));
@@ -323,6 +335,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         memory_limit,
         device_size,
         workload,
+        durability: args.durability,
         runs,
     })
 }
@@ -419,6 +432,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         env: EnvInfo::capture(&out),
         config: serde_json::to_value(&plan.workload)?,
+        durability: Some(plan.durability),
         runs: Vec::new(),
     };
     let tty = std::io::stderr().is_terminal();
@@ -439,7 +453,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Repeats interleave backends (a, b, a, b), so slow drift of the machine
     // spreads over all of them instead of biasing one.
     let each = (0..args.repeat).flat_map(|r| plan.runs.iter().map(move |x| (r, x)));
+    // Written before the first run too, so a run killed midway (by its
+    // memory limit, say) has a results file to be recorded in.
+    write_json(&out.join("results.json"), &result)?;
     for (repeat, (label, specs)) in each {
+        crate::supervise::note_current_run(&out, label, repeat);
         let mut run = run_one(
             &plan,
             &RunId { label, repeat },
@@ -458,6 +476,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         result.runs.push(run);
         // Rewritten after every backend so a later crash keeps the earlier runs.
         write_json(&out.join("results.json"), &result)?;
+        crate::supervise::clear_current_run(&out);
     }
     finish(&out, &table::stellar_summary(&result), failed)
 }
@@ -500,7 +519,7 @@ pub fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
 }
 
 /// Writes results atomically (aside, then renamed).
-pub fn write_json(path: &Path, value: &RunResult) -> anyhow::Result<()> {
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
     fs::write(&tmp, serde_json::to_vec_pretty(value)?)
         .with_context(|| format!("writing {}", tmp.display()))?;

@@ -511,7 +511,11 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
 #[test]
 fn real_pubnet_ledgers_import_replay_and_calibrate() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/stellar-pubnet");
-    assert!(data.is_dir(), "{} is missing from the clone", data.display());
+    assert!(
+        data.is_dir(),
+        "{} is missing from the clone",
+        data.display()
+    );
     let data = data.display().to_string();
     let t = tempfile::tempdir().expect("tempdir");
     let o = kvbench(

@@ -7,6 +7,15 @@ pub enum BatchOp<'a> {
     Delete(&'a [u8]),
 }
 
+impl BatchOp<'_> {
+    /// The key the operation writes or deletes.
+    pub fn key(&self) -> &[u8] {
+        match self {
+            BatchOp::Put(k, _) | BatchOp::Delete(k) => k,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Rec {
     start: usize,

@@ -110,6 +110,23 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A key longer than the engine can store.
+    #[error(
+        "{engine}: {op} failed on {}: a key of {len} bytes is longer than the engine's limit of {max} bytes; use shorter keys (hash long ones)",
+        path.display()
+    )]
+    KeyTooLong {
+        /// Engine name.
+        engine: &'static str,
+        /// Operation that failed.
+        op: Op,
+        /// Store directory.
+        path: PathBuf,
+        /// Length of the key, bytes.
+        len: usize,
+        /// The engine's limit, bytes.
+        max: usize,
+    },
     /// A config value is out of range.
     #[error("{engine}: invalid config: {message}")]
     Config {
@@ -128,7 +145,8 @@ impl Error {
             | Error::Full { op, .. }
             | Error::Unsupported { op, .. }
             | Error::BadPath { op, .. }
-            | Error::Io { op, .. } => Some(*op),
+            | Error::Io { op, .. }
+            | Error::KeyTooLong { op, .. } => Some(*op),
             Error::Config { .. } => None,
         }
     }

@@ -70,6 +70,9 @@ pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             fs::create_dir_all(dir).map_err(io)?;
+            if let Some(parent) = dir.parent() {
+                sync_dir(parent).map_err(io)?;
+            }
         }
         Err(e) => return Err(io(e)),
     }
@@ -85,14 +88,18 @@ pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
             Ok(false)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let mut entries = fs::read_dir(dir).map_err(io)?;
+            // A marker whose write a crash cut short leaves only its temporary file.
+            let tmp = format!(".{STORE_MARKER}.tmp");
+            let mut entries = fs::read_dir(dir)
+                .map_err(io)?
+                .filter(|e| e.as_ref().map_or(true, |e| e.file_name() != tmp.as_str()));
             if entries.next().is_some() {
                 return Err(bad(format!(
                     "the directory is not empty and has no {STORE_MARKER} marker, so it is not a store kvbench made; \
                      kvbench never writes into a directory it did not create: give an empty or missing directory"
                 )));
             }
-            fs::write(&marker, format!("{engine}\n")).map_err(|e| {
+            write_durably(dir, STORE_MARKER, format!("{engine}\n").as_bytes()).map_err(|e| {
                 if e.kind() == io::ErrorKind::PermissionDenied {
                     bad("the directory is not writable; give a directory you can write to".into())
                 } else {
@@ -103,6 +110,24 @@ pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
         }
         Err(e) => Err(io(e)),
     }
+}
+
+/// Writes `name` in `dir` so that a power cut leaves either no file or the
+/// whole of it: into a temporary file, fsynced, renamed, then the directory
+/// fsynced (a marker written without these came back empty after a cut).
+pub fn write_durably(dir: &Path, name: &str, data: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let mut f = fs::File::create(&tmp)?;
+    f.write_all(data)?;
+    f.sync_all()?;
+    fs::rename(&tmp, dir.join(name))?;
+    sync_dir(dir)
+}
+
+/// Fsyncs a directory, making the names created or renamed in it durable.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
 }
 
 /// Bytes available to unprivileged writers on the filesystem holding `path`.

@@ -12,5 +12,5 @@ mod store;
 
 pub use batch::{Batch, BatchOp};
 pub use error::{Error, Op, Result};
-pub use stats::{DiskUsage, EngineStats, PageOps};
-pub use store::{Capabilities, Durability, KvBackend, KvStore};
+pub use stats::{DiskUsage, EngineStats, PageOps, counter_delta};
+pub use store::{Capabilities, CrashKind, Durability, KvBackend, KvStore};

@@ -134,3 +134,11 @@ pub struct DiskUsage {
     /// Number of regular files.
     pub files: u64,
 }
+
+/// How much a monotonic engine counter grew from `before` to `after`. Absent
+/// when either reading is, and when the counter went backwards: the engine
+/// restarted its count (RocksDB's tickers after a reopen), so the growth is
+/// unknown, never a made-up 0.
+pub fn counter_delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
+    after?.checked_sub(before?)
+}

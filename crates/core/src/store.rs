@@ -6,14 +6,77 @@ use serde::de::DeserializeOwned;
 
 use crate::{Batch, DiskUsage, EngineStats, Error, Op, Result, fsutil};
 
-/// How hard a batch commit pushes data to stable storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+/// What survives a crash: one promise with the same meaning on every engine,
+/// which each backend maps onto its own settings (see
+/// [`KvBackend::set_durability`]). Ordered from weakest to strongest.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Durability {
-    /// Return only once the batch is on stable storage (fsync / fdatasync / msync).
-    Sync,
-    /// Return once the engine has the batch; it reaches disk later.
-    NoSync,
+    /// Only what an explicit flush or close wrote is promised: a kill -9 may
+    /// lose later commits, and a power cut may lose or corrupt anything since.
+    None,
+    /// A kill -9 loses no committed batch; a power cut may lose the latest
+    /// commits but leaves whole batches in commit order, never a corrupt store.
+    Process,
+    /// Every committed batch survives a power cut.
+    Power,
+}
+
+impl Durability {
+    /// Every level, weakest first.
+    pub const ALL: [Durability; 3] = [Durability::None, Durability::Process, Durability::Power];
+
+    /// The level's name as flags and results spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::None => "none",
+            Durability::Process => "process",
+            Durability::Power => "power",
+        }
+    }
+
+    /// Whether a crash of this kind may lose a committed batch at this level.
+    pub fn may_lose(self, crash: CrashKind) -> bool {
+        match (self, crash) {
+            (Durability::None, _) => true,
+            (Durability::Process, CrashKind::Kill) => false,
+            (Durability::Process, CrashKind::PowerCut) => true,
+            (Durability::Power, _) => false,
+        }
+    }
+
+    /// Whether a crash of this kind may leave a corrupt store or a torn batch.
+    pub fn may_corrupt(self, crash: CrashKind) -> bool {
+        self == Durability::None && crash == CrashKind::PowerCut
+    }
+}
+
+impl std::fmt::Display for Durability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Durability::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown durability `{s}`; accepted: none, process, power"))
+    }
+}
+
+/// How a process holding a store can end without closing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrashKind {
+    /// SIGKILL: the process dies, the kernel keeps its page cache.
+    Kill,
+    /// The machine loses power: what the device has not made stable is gone.
+    PowerCut,
 }
 
 /// What a backend can do beyond the required operations.
@@ -60,9 +123,9 @@ pub trait KvStore: Send + Sync {
         Ok(self.get_into(key, &mut out)?.then_some(out))
     }
 
-    /// Commits `batch` atomically: after a crash or reopen either all of it
-    /// is visible or none.
-    fn write(&self, batch: &Batch, durability: Durability) -> Result<()>;
+    /// Commits `batch` atomically (after a crash or reopen either all of it
+    /// is visible or none), as durable as the store's [`Durability`] level.
+    fn write(&self, batch: &Batch) -> Result<()>;
 
     /// Visits entries with key >= `start` in key order until `visit` returns false.
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()>;
@@ -127,6 +190,13 @@ pub trait KvBackend {
     /// refused (see [`fsutil::claim_store_dir`]).
     fn open(dir: &Path, cfg: &Self::Config) -> Result<Self::Store>;
 
+    /// Sets `cfg`'s engine settings so that the store gives `level`, or
+    /// says (as [`Error::Config`]) why this engine cannot give it.
+    fn set_durability(cfg: &mut Self::Config, level: Durability) -> Result<()>;
+
+    /// The level `cfg`'s settings give, whatever set them.
+    fn durability(cfg: &Self::Config) -> Durability;
+
     /// Opens the store behind a box, for callers that mix engines.
     fn open_boxed(dir: &Path, cfg: &Self::Config) -> Result<Box<dyn KvStore>> {
         Ok(Box::new(Self::open(dir, cfg)?))
@@ -145,8 +215,8 @@ impl KvStore for Box<dyn KvStore> {
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         (**self).get_into(key, out)
     }
-    fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
-        (**self).write(batch, durability)
+    fn write(&self, batch: &Batch) -> Result<()> {
+        (**self).write(batch)
     }
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
         (**self).scan(start, visit)

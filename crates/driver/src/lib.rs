@@ -4,6 +4,7 @@
 //! decides which engines those are. Results are data first: every report is
 //! rendered from the files this crate writes.
 
+pub mod crash;
 pub mod env;
 pub mod ops;
 pub mod pointreads;

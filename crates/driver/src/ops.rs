@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use kvbench_core::{Batch, Durability, KvStore};
-use kvbench_meter::loopdev::LoopFs;
+use kvbench_core::{Batch, KvStore};
+use kvbench_meter::loopdev::Device;
 use kvbench_meter::rusage::Usage;
 use kvbench_trace::{Op, ValueRef, expand};
 use serde::{Deserialize, Serialize};
@@ -197,7 +197,7 @@ impl Counts {
 pub fn replay(
     src: &mut dyn OpSource,
     stores: &[&dyn KvStore],
-    devices: &[Option<&LoopFs>],
+    devices: &[Option<&Device>],
     observer: &mut dyn OpsObserver,
 ) -> OpsOutcome {
     let mut out = OpsOutcome::default();
@@ -411,19 +411,16 @@ impl<'a> Applier<'a> {
                 self.counts.scans += 1;
                 self.seg_ops += 1;
             }
-            Op::Commit { sync } => {
-                let d = if sync {
-                    Durability::Sync
-                } else {
-                    Durability::NoSync
-                };
+            // A trace's sync flag is not obeyed: the run's durability level,
+            // the same for every engine, decides what a commit syncs.
+            Op::Commit { .. } => {
                 for (i, store) in stores.iter().enumerate() {
                     let b = &self.pending[i];
                     if b.is_empty() {
                         continue;
                     }
                     let t = Instant::now();
-                    store.write(b, d).map_err(self.err(i))?;
+                    store.write(b).map_err(self.err(i))?;
                     let (n, bytes) = (b.len() as u64, b.logical_bytes());
                     let r = &mut self.recs[i];
                     r.write_secs += record(&mut self.hists[i].commit, t.elapsed());
@@ -464,7 +461,7 @@ fn run_ops(
     src: &mut dyn OpSource,
     names: &[String],
     stores: &[&dyn KvStore],
-    devices: &[Option<&LoopFs>],
+    devices: &[Option<&Device>],
     observer: &mut dyn OpsObserver,
     segments: &mut Vec<SegmentRecord>,
     hists: &mut Vec<OpHists>,
@@ -531,7 +528,7 @@ type WorkerOut = (Vec<OpHists>, Counts, Vec<StoreBatch>, u64, f64);
 pub fn replay_parallel(
     mut sources: Vec<Box<dyn OpSource + Send>>,
     stores: &[&dyn KvStore],
-    devices: &[Option<&LoopFs>],
+    devices: &[Option<&Device>],
 ) -> OpsOutcome {
     let mut out = OpsOutcome::default();
     let Some(first) = sources.first() else {

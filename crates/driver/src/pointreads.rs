@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use kvbench_core::{Batch, Durability, KvStore};
+use kvbench_core::{Batch, KvStore};
 use kvbench_meter::blockdev::BlockStat;
 use kvbench_meter::proc_io::ProcIo;
 use kvbench_meter::rusage::Usage;
@@ -106,7 +106,7 @@ pub fn load(cfg: &PointReadConfig, store: &dyn KvStore) -> Result<f64, DriverErr
         cfg.value(i, &mut v);
         batch.put(&k, &v);
         if batch.len() as u64 == cfg.load_batch || i + 1 == cfg.keys {
-            store.write(&batch, Durability::NoSync).map_err(err)?;
+            store.write(&batch).map_err(err)?;
             batch.clear();
         }
     }
@@ -326,6 +326,9 @@ pub struct PointResults {
     pub config: PointReadConfig,
     /// Memory cgroup limit of `limited` measurements, bytes.
     pub memory_limit_bytes: Option<u64>,
+    /// The durability level every store was set to (absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<kvbench_core::Durability>,
     /// One entry per backend.
     pub runs: Vec<PointRun>,
 }

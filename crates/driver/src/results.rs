@@ -36,6 +36,10 @@ pub struct RunResult {
     pub env: EnvInfo,
     /// The workload config, as the workload defines it.
     pub config: serde_json::Value,
+    /// The durability level every store of the run was set to (absent in
+    /// results from before levels existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<kvbench_core::Durability>,
     /// One entry per backend (or hybrid) run, in run order.
     pub runs: Vec<BackendRun>,
 }
@@ -109,6 +113,10 @@ pub struct StoreSetup {
     pub engine_version: Option<String>,
     /// The backend's typed config.
     pub config: serde_json::Value,
+    /// The durability level the store's settings give (absent in results
+    /// from before levels existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<kvbench_core::Durability>,
 }
 
 /// One batch of the ingestion protocol.

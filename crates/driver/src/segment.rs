@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use kvbench_core::{EngineStats, KvStore};
+use kvbench_core::{EngineStats, KvStore, counter_delta};
 use kvbench_meter::blockdev::BlockStat;
-use kvbench_meter::loopdev::LoopFs;
+use kvbench_meter::loopdev::Device;
 use kvbench_meter::proc_io::ProcIo;
 
 use crate::DriverError;
@@ -67,15 +67,11 @@ impl OpHists {
     }
 }
 
-fn delta(after: Option<u64>, before: Option<u64>) -> Option<u64> {
-    Some(after?.saturating_sub(before.unwrap_or(0)))
-}
-
 /// Takes the readings at segment ends.
 pub struct SegmentMeter<'a> {
     names: Vec<String>,
     stores: &'a [&'a dyn KvStore],
-    devices: &'a [Option<&'a LoopFs>],
+    devices: &'a [Option<&'a Device>],
     prev: Vec<EngineStats>,
     prev_dev: Vec<Option<BlockStat>>,
     prev_io: Option<ProcIo>,
@@ -86,7 +82,7 @@ impl<'a> SegmentMeter<'a> {
     pub fn new(
         names: &[String],
         stores: &'a [&'a dyn KvStore],
-        devices: &'a [Option<&'a LoopFs>],
+        devices: &'a [Option<&'a Device>],
     ) -> Result<Self, DriverError> {
         let mut m = SegmentMeter {
             names: names.to_vec(),
@@ -179,10 +175,12 @@ impl<'a> SegmentMeter<'a> {
             let now = store.stats().map_err(self.store_err(i))?;
             let p = &self.prev[i];
             let r = &mut recs[i];
-            r.flush_bytes = delta(now.flush_write_bytes, p.flush_write_bytes);
-            r.compact_read_bytes = delta(now.compaction_read_bytes, p.compaction_read_bytes);
-            r.compact_write_bytes = delta(now.compaction_write_bytes, p.compaction_write_bytes);
-            r.engine_write_bytes = delta(now.engine_write_bytes(), p.engine_write_bytes());
+            r.flush_bytes = counter_delta(now.flush_write_bytes, p.flush_write_bytes);
+            r.compact_read_bytes =
+                counter_delta(now.compaction_read_bytes, p.compaction_read_bytes);
+            r.compact_write_bytes =
+                counter_delta(now.compaction_write_bytes, p.compaction_write_bytes);
+            r.engine_write_bytes = counter_delta(now.engine_write_bytes(), p.engine_write_bytes());
             r.disk = store.disk_usage().map_err(self.store_err(i))?;
             r.engine = now.clone();
             self.prev[i] = now;

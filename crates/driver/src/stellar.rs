@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, bounded};
 use hdrhistogram::Histogram;
-use kvbench_core::{Batch, Durability, KvStore};
-use kvbench_meter::loopdev::LoopFs;
+use kvbench_core::{Batch, KvStore};
+use kvbench_meter::loopdev::Device;
 use kvbench_meter::rusage::Usage;
 use kvbench_workload::rng::{Rng, stream};
 use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find_tx};
@@ -75,8 +75,6 @@ pub struct StellarConfig {
     pub commit_ledgers: u32,
     /// What follows each batch.
     pub compaction: CompactionStrategy,
-    /// Durability of each commit.
-    pub durability: Durability,
     /// Generator threads; 0 picks one less than the cores (at least one).
     pub workers: usize,
     /// Random transactions read back through both lookup paths after
@@ -96,7 +94,6 @@ impl Default for StellarConfig {
             batch_ledgers: 2000,
             commit_ledgers: 100,
             compaction: CompactionStrategy::Manual,
-            durability: Durability::NoSync,
             workers: 0,
             verify_txs: 1000,
             profile: StellarProfile::default(),
@@ -170,7 +167,7 @@ pub struct Outcome {
 pub type Stores<'a> = [&'a dyn KvStore; 3];
 
 /// Each store's private device, when it has one, in [`STORES`] order.
-pub type Devices<'a> = [Option<&'a LoopFs>; 3];
+pub type Devices<'a> = [Option<&'a Device>; 3];
 
 struct Chunk {
     batch: u32,
@@ -356,7 +353,7 @@ impl StellarOps {
                 }
             }
         }
-        out.push(OwnedOp::Commit(self.cfg.durability == Durability::Sync));
+        out.push(OwnedOp::Commit(false));
         // The last chunk of a batch ends it, as in the batch driver.
         let b = u64::from(chunk.batch);
         if k + 1 == b * self.plan.chunks_per_batch() + self.plan.chunks_in_batch(b) {
@@ -594,9 +591,7 @@ fn write_batches(
             txs += chunk.txs;
             for (i, store) in stores.iter().enumerate() {
                 let t = Instant::now();
-                store
-                    .write(&chunk.writes[i], cfg.durability)
-                    .map_err(store_err(i))?;
+                store.write(&chunk.writes[i]).map_err(store_err(i))?;
                 let r = &mut rec_stores[i];
                 r.write_secs += record(&mut hists[i].commit, t.elapsed());
                 r.entries += chunk.writes[i].len() as u64;
@@ -843,7 +838,7 @@ fn streaming(
                 }
                 let t = Instant::now();
                 for (i, store) in stores.iter().enumerate() {
-                    store.write(&w[i], cfg.durability).map_err(store_err(i))?;
+                    store.write(&w[i]).map_err(store_err(i))?;
                 }
                 record(&mut hist, t.elapsed());
                 last.store(seq, Ordering::Release);

@@ -2,9 +2,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use kvbench_core::{
-    Batch, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
-};
+use kvbench_core::{Batch, Capabilities, EngineStats, Error, KvBackend, KvStore, Op, Result};
 use kvbench_driver::results::BatchRecord;
 use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig, StreamingConfig};
 use kvbench_mem::{Mem, MemConfig, MemStore};
@@ -53,7 +51,10 @@ fn run_mem(cfg: &StellarConfig, s: &[MemStore; 3], seen: &mut Seen) -> stellar::
 }
 
 fn open3(dir: &std::path::Path) -> [MemStore; 3] {
-    let cfg = MemConfig { persist: false };
+    let cfg = MemConfig {
+        persist: false,
+        log: kvbench_mem::MemLog::Off,
+    };
     ["ledgers", "txdata", "txindex"].map(|s| Mem::open(&dir.join(s), &cfg).expect("open"))
 }
 
@@ -143,7 +144,7 @@ impl KvStore for Filling {
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.inner.get_into(key, out)
     }
-    fn write(&self, batch: &Batch, d: Durability) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         if self.writes_left.fetch_sub(1, Ordering::SeqCst) == 0 {
             return Err(Error::Full {
                 engine: "filling",
@@ -153,7 +154,7 @@ impl KvStore for Filling {
                 message: "test cap".into(),
             });
         }
-        self.inner.write(batch, d)
+        self.inner.write(batch)
     }
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
         self.inner.scan(start, visit)

@@ -20,11 +20,14 @@ const ENGINE: &str = "lmdb";
 pub struct LmdbConfig {
     /// Size of the memory map, bytes: the largest the store can grow.
     pub map_size: u64,
-    /// MDB_NOSYNC: commits do not fsync by themselves. Batches committed with
-    /// `Durability::Sync` are still made durable by an explicit
-    /// `mdb_env_sync` after the commit, so only unsynced batches skip the disk.
-    /// With `false`, every commit syncs (LMDB's own default).
+    /// MDB_NOSYNC: commits do not sync; the OS writes pages back in any
+    /// order, so a power cut may corrupt the store (durability `none`).
     pub no_sync: bool,
+    /// MDB_NOMETASYNC: each commit syncs its data pages but not the meta
+    /// page, which the next commit's sync carries; a power cut may undo the
+    /// last commit but not corrupt (durability `process`). With both flags
+    /// off every commit syncs data and meta (LMDB's default, `power`).
+    pub no_meta_sync: bool,
     /// MDB_WRITEMAP: write through the writable map instead of `pwrite`.
     pub write_map: bool,
     /// MDB_NORDAHEAD: no read-ahead on the map (helps random reads when the
@@ -36,7 +39,8 @@ impl Default for LmdbConfig {
     fn default() -> Self {
         Self {
             map_size: 64 << 30,
-            no_sync: true,
+            no_sync: false,
+            no_meta_sync: true,
             write_map: false,
             no_read_ahead: true,
         }
@@ -50,7 +54,6 @@ pub struct Lmdb;
 pub struct LmdbStore {
     env: Env<WithoutTls>,
     db: Database<'static, Bytes, Bytes>,
-    cfg: LmdbConfig,
     path: PathBuf,
 }
 
@@ -89,6 +92,23 @@ impl KvBackend for Lmdb {
     type Config = LmdbConfig;
     type Store = LmdbStore;
 
+    fn set_durability(cfg: &mut LmdbConfig, level: Durability) -> Result<()> {
+        (cfg.no_sync, cfg.no_meta_sync) = match level {
+            Durability::None => (true, false),
+            Durability::Process => (false, true),
+            Durability::Power => (false, false),
+        };
+        Ok(())
+    }
+
+    fn durability(cfg: &LmdbConfig) -> Durability {
+        match (cfg.no_sync, cfg.no_meta_sync) {
+            (true, _) => Durability::None,
+            (false, true) => Durability::Process,
+            (false, false) => Durability::Power,
+        }
+    }
+
     fn open(dir: &Path, cfg: &LmdbConfig) -> Result<LmdbStore> {
         if cfg.map_size < 1 << 20 {
             return Err(Error::Config {
@@ -100,6 +120,9 @@ impl KvBackend for Lmdb {
         let mut flags = EnvFlags::empty();
         if cfg.no_sync {
             flags |= EnvFlags::NO_SYNC;
+        }
+        if cfg.no_meta_sync {
+            flags |= EnvFlags::NO_META_SYNC;
         }
         if cfg.write_map {
             flags |= EnvFlags::WRITE_MAP;
@@ -130,7 +153,6 @@ impl KvBackend for Lmdb {
         Ok(LmdbStore {
             env,
             db,
-            cfg: cfg.clone(),
             path: dir.to_path_buf(),
         })
     }
@@ -139,6 +161,21 @@ impl KvBackend for Lmdb {
 impl LmdbStore {
     fn err(&self, op: Op, e: heed::Error) -> Error {
         map_err(op, &self.path, e)
+    }
+
+    /// Checked only once a put failed, so the hot path pays nothing.
+    fn write_err(&self, key: &[u8], e: heed::Error) -> Error {
+        let max = self.env.max_key_size();
+        if key.len() > max {
+            return Error::KeyTooLong {
+                engine: ENGINE,
+                op: Op::Write,
+                path: self.path.clone(),
+                len: key.len(),
+                max,
+            };
+        }
+        self.err(Op::Write, e)
     }
 }
 
@@ -167,7 +204,7 @@ impl KvStore for LmdbStore {
         }
     }
 
-    fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         let mut wtxn = self.env.write_txn().map_err(|e| self.err(Op::Write, e))?;
         for op in batch.iter() {
             // An error drops `wtxn`, which aborts it: nothing of the batch lands.
@@ -175,13 +212,10 @@ impl KvStore for LmdbStore {
                 BatchOp::Put(k, v) => self.db.put(&mut wtxn, k, v),
                 BatchOp::Delete(k) => self.db.delete(&mut wtxn, k).map(|_| ()),
             }
-            .map_err(|e| self.err(Op::Write, e))?;
+            .map_err(|e| self.write_err(op.key(), e))?;
         }
-        wtxn.commit().map_err(|e| self.err(Op::Write, e))?;
-        if durability == Durability::Sync && self.cfg.no_sync {
-            self.env.force_sync().map_err(|e| self.err(Op::Write, e))?;
-        }
-        Ok(())
+        // The env flags (set from the durability level) decide what the commit syncs.
+        wtxn.commit().map_err(|e| self.err(Op::Write, e))
     }
 
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {

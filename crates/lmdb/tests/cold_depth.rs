@@ -3,7 +3,7 @@
 //! private device must see about D reads per GET. Needs root and loop
 //! devices; where they are missing the test says it was not run and why.
 
-use kvbench_core::{Batch, Durability, KvBackend, KvStore};
+use kvbench_core::{Batch, KvBackend, KvStore};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_meter::{cgroup, loopdev::LoopFs, rusage::Usage};
 
@@ -36,7 +36,7 @@ fn a_cold_get_reads_tree_depth_pages() {
     for i in 0..n {
         b.put(&key(i), &[7u8; 100]);
         if b.len() == 10_000 {
-            store.write(&b, Durability::Sync).expect("write");
+            store.write(&b).expect("write");
             b.clear();
         }
     }

@@ -1,7 +1,7 @@
 //! The shared conformance suite, run on LMDB (plain and write-map).
 
 use kvbench_conformance::{SMALL_CAP, Subject, conformance_suite};
-use kvbench_core::KvBackend;
+use kvbench_core::{Durability, KvBackend};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 
 fn small() -> LmdbConfig {
@@ -18,6 +18,8 @@ mod lmdb {
         open: |d| Lmdb::open_boxed(d, &LmdbConfig::default()),
         open_small: Some(|d| Lmdb::open_boxed(d, &small())),
         fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
     };
     conformance_suite!(S);
 }
@@ -46,6 +48,8 @@ mod lmdb_write_map {
             )
         }),
         fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: true,
     };
     conformance_suite!(S);
 }

@@ -58,9 +58,8 @@ pub enum Sync {
 pub struct MdbxConfig {
     /// File geometry.
     pub geometry: Geometry,
-    /// Durability mode of commits. Batches committed with `Durability::Sync`
-    /// are always made durable (an explicit `mdbx_env_sync` follows the
-    /// commit when the mode does not sync by itself).
+    /// Durability mode of commits, set from the durability level: `none` ->
+    /// utterly-no-sync, `process` -> safe-no-sync, `power` -> durable.
     pub sync: Sync,
     /// MDBX_WRITEMAP: write through the writable map.
     pub write_map: bool,
@@ -93,7 +92,6 @@ pub struct Mdbx;
 
 struct MdbxStore<E: DatabaseKind> {
     db: Database<E>,
-    cfg: MdbxConfig,
     path: PathBuf,
 }
 
@@ -119,6 +117,23 @@ impl KvBackend for Mdbx {
     const NAME: &'static str = ENGINE;
     type Config = MdbxConfig;
     type Store = Box<dyn KvStore>;
+
+    fn set_durability(cfg: &mut MdbxConfig, level: Durability) -> Result<()> {
+        cfg.sync = match level {
+            Durability::None => Sync::UtterlyNoSync,
+            Durability::Process => Sync::SafeNoSync,
+            Durability::Power => Sync::Durable,
+        };
+        Ok(())
+    }
+
+    fn durability(cfg: &MdbxConfig) -> Durability {
+        match cfg.sync {
+            Sync::UtterlyNoSync => Durability::None,
+            Sync::SafeNoSync | Sync::NoMetaSync => Durability::Process,
+            Sync::Durable => Durability::Power,
+        }
+    }
 
     fn open(dir: &Path, cfg: &MdbxConfig) -> Result<Box<dyn KvStore>> {
         let g = cfg.geometry;
@@ -169,7 +184,6 @@ impl<E: DatabaseKind> MdbxStore<E> {
         txn.commit().map_err(|e| map_err(Op::Open, dir, e))?;
         Ok(Self {
             db,
-            cfg: cfg.clone(),
             path: dir.to_path_buf(),
         })
     }
@@ -178,8 +192,21 @@ impl<E: DatabaseKind> MdbxStore<E> {
         map_err(op, &self.path, e)
     }
 
-    fn syncs_by_itself(&self) -> bool {
-        matches!(self.cfg.sync, Sync::Durable)
+    /// Checked only once a put failed, so the hot path pays nothing.
+    fn write_err(&self, key: &[u8], e: libmdbx::Error) -> Error {
+        // SAFETY: the env pointer is valid while `self.db` lives.
+        let max = unsafe { mdbx_sys::mdbx_env_get_maxkeysize_ex(self.db.ptr().0, 0) };
+        let max = usize::try_from(max).unwrap_or(usize::MAX);
+        if key.len() > max {
+            return Error::KeyTooLong {
+                engine: ENGINE,
+                op: Op::Write,
+                path: self.path.clone(),
+                len: key.len(),
+                max,
+            };
+        }
+        self.err(Op::Write, e)
     }
 
     fn page_ops(&self) -> Result<PageOps> {
@@ -240,7 +267,7 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
         })
     }
 
-    fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         let txn = self.db.begin_rw_txn().map_err(|e| self.err(Op::Write, e))?;
         let table = txn.open_table(None).map_err(|e| self.err(Op::Write, e))?;
         for op in batch.iter() {
@@ -249,13 +276,10 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
                 BatchOp::Put(k, v) => txn.put(&table, k, v, WriteFlags::UPSERT),
                 BatchOp::Delete(k) => txn.del(&table, k, None).map(|_| ()),
             }
-            .map_err(|e| self.err(Op::Write, e))?;
+            .map_err(|e| self.write_err(op.key(), e))?;
         }
-        txn.commit().map_err(|e| self.err(Op::Write, e))?;
-        if durability == Durability::Sync && !self.syncs_by_itself() {
-            self.db.sync(true).map_err(|e| self.err(Op::Write, e))?;
-        }
-        Ok(())
+        // The sync mode (set from the durability level) decides what the commit syncs.
+        txn.commit().map(|_| ()).map_err(|e| self.err(Op::Write, e))
     }
 
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {

@@ -1,7 +1,7 @@
 //! The shared conformance suite, run on MDBX (plain and write-map).
 
 use kvbench_conformance::{SMALL_CAP, Subject, conformance_suite};
-use kvbench_core::KvBackend;
+use kvbench_core::{Durability, KvBackend};
 use kvbench_mdbx::{Geometry, Mdbx, MdbxConfig};
 
 fn small() -> MdbxConfig {
@@ -22,6 +22,8 @@ mod mdbx {
         open: |d| Mdbx::open_boxed(d, &MdbxConfig::default()),
         open_small: Some(|d| Mdbx::open_boxed(d, &small())),
         fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
     };
     conformance_suite!(S);
 }
@@ -49,6 +51,8 @@ mod mdbx_write_map {
             )
         }),
         fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: true,
     };
     conformance_suite!(S);
 }

@@ -2,14 +2,14 @@
 //!
 //! It is the suite's reference (its semantics are obvious by construction)
 //! and the floor for harness overhead: a workload run on `mem` costs what the
-//! driver costs. It persists a snapshot on `flush` and `close`, so the
-//! conformance suite's reopen checks apply to it too; a crash loses what was
-//! written since the last snapshot, which its capabilities do not hide: it
-//! never calls itself durable per batch.
+//! driver costs. It persists a snapshot on `flush` and `close`, and, at
+//! durability `process` or `power`, appends every batch to a log (synced per
+//! batch at `power`) that the next open replays, so it is also the crash
+//! test's control: an engine whose correctness is obvious by construction.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -21,7 +21,20 @@ use serde::{Deserialize, Serialize};
 
 const ENGINE: &str = "mem";
 const SNAPSHOT: &str = "snapshot.kvm";
+const LOG: &str = "log.kvm";
 const MAGIC: &[u8; 8] = b"KVBMEM01";
+
+/// What the in-memory backend does with each committed batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemLog {
+    /// Nothing: only snapshots persist (durability `none`).
+    Off,
+    /// Appended to the log with write(2), not synced (durability `process`).
+    Write,
+    /// Appended and fdatasynced before the commit returns (durability `power`).
+    Sync,
+}
 
 /// Settings of the in-memory backend.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,11 +42,16 @@ const MAGIC: &[u8; 8] = b"KVBMEM01";
 pub struct MemConfig {
     /// Write a snapshot file on flush and close and load it on open.
     pub persist: bool,
+    /// The per-batch log (needs `persist`).
+    pub log: MemLog,
 }
 
 impl Default for MemConfig {
     fn default() -> Self {
-        Self { persist: true }
+        Self {
+            persist: true,
+            log: MemLog::Write,
+        }
     }
 }
 
@@ -47,6 +65,9 @@ pub struct MemStore {
     map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
     /// Serialises snapshots: concurrent flushes would share the temp file.
     saving: std::sync::Mutex<()>,
+    /// The open log, when `cfg.log` is not `Off`; appended under the map's
+    /// write lock so its order is the commit order.
+    log: std::sync::Mutex<Option<fs::File>>,
 }
 
 impl KvBackend for Mem {
@@ -54,26 +75,138 @@ impl KvBackend for Mem {
     type Config = MemConfig;
     type Store = MemStore;
 
+    fn set_durability(cfg: &mut MemConfig, level: Durability) -> Result<()> {
+        cfg.log = match level {
+            Durability::None => MemLog::Off,
+            Durability::Process => MemLog::Write,
+            Durability::Power => MemLog::Sync,
+        };
+        if !cfg.persist && level != Durability::None {
+            return Err(Error::Config {
+                engine: ENGINE,
+                message: format!(
+                    "durability {level} needs persist = true (without it nothing reaches disk)"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn durability(cfg: &MemConfig) -> Durability {
+        match (cfg.persist, cfg.log) {
+            (false, _) | (true, MemLog::Off) => Durability::None,
+            (true, MemLog::Write) => Durability::Process,
+            (true, MemLog::Sync) => Durability::Power,
+        }
+    }
+
     fn open(dir: &Path, cfg: &MemConfig) -> Result<MemStore> {
         fsutil::claim_store_dir(ENGINE, dir)?;
+        let corrupt = |what: &str, e: io::Error| Error::Engine {
+            engine: ENGINE,
+            op: Op::Open,
+            path: dir.to_path_buf(),
+            message: format!("{what}: {e}"),
+        };
         let snap = dir.join(SNAPSHOT);
-        let map = if cfg.persist && snap.exists() {
-            load(&snap).map_err(|e| Error::Engine {
-                engine: ENGINE,
-                op: Op::Open,
-                path: dir.to_path_buf(),
-                message: format!("snapshot {}: {e}", snap.display()),
-            })?
+        let mut map = if cfg.persist && snap.exists() {
+            load(&snap).map_err(|e| corrupt(&format!("snapshot {}", snap.display()), e))?
         } else {
             BTreeMap::new()
+        };
+        let log = if cfg.persist && cfg.log != MemLog::Off {
+            let path = dir.join(LOG);
+            Some(
+                replay_log(&path, &mut map)
+                    .map_err(|e| corrupt(&format!("log {}", path.display()), e))?,
+            )
+        } else {
+            None
         };
         Ok(MemStore {
             path: dir.to_path_buf(),
             cfg: cfg.clone(),
             map: RwLock::new(map),
             saving: std::sync::Mutex::new(()),
+            log: std::sync::Mutex::new(log),
         })
     }
+}
+
+/// Applies the whole frames of the log at `path` to `map`, cuts off a torn
+/// tail (a crash mid-append) and returns the log open for appending.
+fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<fs::File> {
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let mut data = Vec::new();
+    f.read_to_end(&mut data)?;
+    let mut at = 0;
+    while data.len() - at >= 12 {
+        let len = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default()) as usize;
+        let sum = u64::from_le_bytes(data[at + 4..at + 12].try_into().unwrap_or_default());
+        let Some(body) = data.get(at + 12..at + 12 + len) else {
+            break;
+        };
+        if checksum(body) != sum {
+            break;
+        }
+        apply_frame(body, map)?;
+        at += 12 + len;
+    }
+    if at < data.len() {
+        f.set_len(at as u64)?;
+        f.sync_data()?;
+    }
+    Ok(f)
+}
+
+/// Puts are tagged 1 and deletes 0: `tag, key length, value length, key, value`.
+fn apply_frame(mut body: &[u8], map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<()> {
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "malformed record in a log frame",
+        )
+    };
+    while !body.is_empty() {
+        let head = body.get(..9).ok_or_else(bad)?;
+        let kl = u32::from_le_bytes(head[1..5].try_into().map_err(|_| bad())?) as usize;
+        let vl = u32::from_le_bytes(head[5..9].try_into().map_err(|_| bad())?) as usize;
+        let k = body.get(9..9 + kl).ok_or_else(bad)?;
+        let v = body.get(9 + kl..9 + kl + vl).ok_or_else(bad)?;
+        if head[0] == 1 {
+            map.insert(k.to_vec(), v.to_vec());
+        } else {
+            map.remove(k);
+        }
+        body = &body[9 + kl + vl..];
+    }
+    Ok(())
+}
+
+fn encode_frame(batch: &Batch) -> Vec<u8> {
+    let mut body = Vec::with_capacity(batch.logical_bytes() as usize + 9 * batch.len() + 12);
+    body.extend_from_slice(&[0; 12]);
+    for op in batch.iter() {
+        let (tag, k, v): (u8, &[u8], &[u8]) = match op {
+            BatchOp::Put(k, v) => (1, k, v),
+            BatchOp::Delete(k) => (0, k, &[]),
+        };
+        body.push(tag);
+        body.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        body.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        body.extend_from_slice(k);
+        body.extend_from_slice(v);
+    }
+    let len = (body.len() - 12) as u32;
+    let sum = checksum(&body[12..]);
+    body[..4].copy_from_slice(&len.to_le_bytes());
+    body[4..12].copy_from_slice(&sum.to_le_bytes());
+    body
 }
 
 fn load(path: &Path) -> io::Result<BTreeMap<Vec<u8>, Vec<u8>>> {
@@ -152,7 +285,15 @@ impl MemStore {
         f.write_all(&checksum(&body).to_le_bytes())
             .map_err(io_err)?;
         f.sync_all().map_err(io_err)?;
-        fs::rename(&tmp, self.path.join(SNAPSHOT)).map_err(io_err)
+        fs::rename(&tmp, self.path.join(SNAPSHOT)).map_err(io_err)?;
+        fsutil::sync_dir(&self.path).map_err(io_err)?;
+        // The snapshot holds every logged batch now (writers wait on the
+        // map's lock, held here), so the log starts over.
+        let mut log = self.log.lock().map_err(|_| self.lock_err(op))?;
+        if let Some(l) = log.as_mut() {
+            l.set_len(0).and_then(|_| l.sync_data()).map_err(io_err)?;
+        }
+        Ok(())
     }
 }
 
@@ -177,8 +318,32 @@ impl KvStore for MemStore {
         })
     }
 
-    fn write(&self, batch: &Batch, _durability: Durability) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         let mut map = self.map.write().map_err(|_| self.lock_err(Op::Write))?;
+        if let Some(l) = self
+            .log
+            .lock()
+            .map_err(|_| self.lock_err(Op::Write))?
+            .as_mut()
+        {
+            let io_err = |source| Error::Io {
+                engine: ENGINE,
+                op: Op::Write,
+                path: self.path.clone(),
+                source,
+            };
+            // Logged before applied: a failed append leaves the map as it
+            // was, and is cut off so later frames do not follow a torn one.
+            let end = l.stream_position().map_err(io_err)?;
+            let mut logged = l.write_all(&encode_frame(batch));
+            if logged.is_ok() && self.cfg.log == MemLog::Sync {
+                logged = l.sync_data();
+            }
+            if let Err(e) = logged {
+                let _ = l.set_len(end);
+                return Err(io_err(e));
+            }
+        }
         for op in batch.iter() {
             match op {
                 BatchOp::Put(k, v) => {

@@ -1,17 +1,68 @@
-//! A memory cgroup (v1) around this process: caps page cache and heap
-//! together, so a data set larger than the limit really is read from disk.
+//! A memory cgroup capping page cache and heap together, so a data set
+//! larger than the limit really is read from disk. cgroup v1 (the
+//! `memory` hierarchy) and v2 (the unified hierarchy's `memory.max`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::{MeterError, Result, is_root, read, write};
 
-const ROOT: &str = "/sys/fs/cgroup/memory";
+const V1_ROOT: &str = "/sys/fs/cgroup/memory";
+const V2_ROOT: &str = "/sys/fs/cgroup";
 
-/// This process, placed in a new memory cgroup with a limit.
+/// Every cgroup kvbench makes is named `kvbench-PID` or `kvbench-PID-TAG`
+/// after the process that made it, so `kvbench clean` can tell its own.
+pub const PREFIX: &str = "kvbench-";
+
+/// Which cgroup interface this machine offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V1,
+    V2,
+}
+
+impl Version {
+    fn detect() -> Option<Self> {
+        if Path::new(V1_ROOT).join("memory.limit_in_bytes").exists() {
+            Some(Version::V1)
+        } else if std::fs::read_to_string(Path::new(V2_ROOT).join("cgroup.controllers"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "memory"))
+        {
+            Some(Version::V2)
+        } else {
+            None
+        }
+    }
+
+    fn root(self) -> &'static str {
+        match self {
+            Version::V1 => V1_ROOT,
+            Version::V2 => V2_ROOT,
+        }
+    }
+
+    fn limit_file(self) -> &'static str {
+        match self {
+            Version::V1 => "memory.limit_in_bytes",
+            Version::V2 => "memory.max",
+        }
+    }
+}
+
+/// A memory cgroup with a limit, removed on drop.
 #[derive(Debug)]
 pub struct MemoryLimit {
     dir: PathBuf,
     limit: u64,
+    version: Version,
+}
+
+/// The roots under which kvbench makes cgroups on this machine.
+pub fn roots() -> Vec<PathBuf> {
+    [V1_ROOT, V2_ROOT]
+        .into_iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .collect()
 }
 
 impl MemoryLimit {
@@ -23,31 +74,64 @@ impl MemoryLimit {
                 why: "needs root to create a memory cgroup".into(),
             });
         }
-        if !std::path::Path::new(ROOT)
-            .join("memory.limit_in_bytes")
-            .exists()
-        {
-            return Err(MeterError::Unavailable {
-                meter: "memory limit",
-                why: format!("no cgroup v1 memory controller at {ROOT}"),
-            });
-        }
-        Ok(())
+        Self::version().map(|_| ())
+    }
+
+    fn version() -> Result<Version> {
+        Version::detect().ok_or_else(|| MeterError::Unavailable {
+            meter: "memory limit",
+            why: format!(
+                "no memory controller: neither cgroup v1 at {V1_ROOT} nor cgroup v2 with `memory` in {V2_ROOT}/cgroup.controllers"
+            ),
+        })
     }
 
     /// Creates a cgroup limited to `bytes` and moves this whole process into it.
     pub fn enter(bytes: u64) -> Result<Self> {
+        let g = Self::make(bytes, format!("{PREFIX}{}", std::process::id()))?;
+        g.add(std::process::id())?;
+        Ok(g)
+    }
+
+    /// Creates a cgroup limited to `bytes` named after this process and
+    /// `tag`, with no process in it yet: a supervisor puts its workers in
+    /// with [`MemoryLimit::add`] and stays outside the limit itself.
+    pub fn create(bytes: u64, tag: &str) -> Result<Self> {
+        Self::make(bytes, format!("{PREFIX}{}-{tag}", std::process::id()))
+    }
+
+    fn make(bytes: u64, name: String) -> Result<Self> {
         Self::available()?;
-        let dir = PathBuf::from(ROOT).join(format!("kvbench-{}", std::process::id()));
+        let version = Self::version()?;
+        if version == Version::V2 {
+            // Children get a memory controller only when the parent hands it down.
+            let ctl = format!("{V2_ROOT}/cgroup.subtree_control");
+            if !read(&ctl)?.split_whitespace().any(|w| w == "memory") {
+                write(&ctl, "+memory")?;
+            }
+        }
+        let dir = PathBuf::from(version.root()).join(name);
         std::fs::create_dir(&dir).map_err(|source| MeterError::Io {
             what: "creating cgroup",
             path: dir.display().to_string(),
             source,
         })?;
-        let g = MemoryLimit { dir, limit: bytes };
-        g.file_write("memory.limit_in_bytes", &bytes.to_string())?;
-        g.file_write("cgroup.procs", &std::process::id().to_string())?;
+        let g = MemoryLimit {
+            dir,
+            limit: bytes,
+            version,
+        };
+        g.file_write(version.limit_file(), &bytes.to_string())?;
+        if version == Version::V2 {
+            // No swap here, but where there is, the limit must not leak into it.
+            let _ = g.file_write("memory.swap.max", "0");
+        }
         Ok(g)
+    }
+
+    /// Moves process `pid` into the cgroup.
+    pub fn add(&self, pid: u32) -> Result<()> {
+        self.file_write("cgroup.procs", &pid.to_string())
     }
 
     fn file_write(&self, name: &str, value: &str) -> Result<()> {
@@ -59,28 +143,44 @@ impl MemoryLimit {
         self.limit
     }
 
-    /// Peak memory charged to the cgroup (page cache included), bytes.
+    /// Peak memory charged to the cgroup (page cache included), bytes. On
+    /// cgroup v2 this needs `memory.peak` (Linux 5.19 and later).
     pub fn max_usage(&self) -> Result<u64> {
-        let p = self
-            .dir
-            .join("memory.max_usage_in_bytes")
-            .display()
-            .to_string();
+        let name = match self.version {
+            Version::V1 => "memory.max_usage_in_bytes",
+            Version::V2 => "memory.peak",
+        };
+        let p = self.dir.join(name).display().to_string();
         read(&p)?.trim().parse().map_err(|_| MeterError::Parse {
             path: p,
             why: "not a number".into(),
         })
     }
+
+    /// Processes the kernel's OOM killer ended in this cgroup, where the
+    /// kernel reports it (`oom_kill` in memory.oom_control or memory.events).
+    pub fn oom_kills(&self) -> Option<u64> {
+        let name = match self.version {
+            Version::V1 => "memory.oom_control",
+            Version::V2 => "memory.events",
+        };
+        let text = std::fs::read_to_string(self.dir.join(name)).ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|n| n.trim().parse().ok())
+    }
 }
 
 impl Drop for MemoryLimit {
     fn drop(&mut self) {
-        // Back to the root group, then remove ours (its page-cache charges
-        // move to the parent).
-        let _ = write(
-            &format!("{ROOT}/cgroup.procs"),
-            &std::process::id().to_string(),
-        );
+        // Back to the root group (if this process is in ours), then remove
+        // ours; its page-cache charges move to the parent.
+        let root = self.version.root();
+        let mine = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        let me = std::process::id().to_string();
+        if mine.lines().any(|l| l.trim() == me) {
+            let _ = write(&format!("{root}/cgroup.procs"), &me);
+        }
         let _ = std::fs::remove_dir(&self.dir);
     }
 }

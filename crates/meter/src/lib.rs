@@ -8,10 +8,12 @@
 //!   what really reached the disk, whoever issued it.
 //! - [`loopdev`]: a private ext4 image on a loop device, so a block device's
 //!   counters belong to one store alone.
-//! - [`cgroup`]: a memory cgroup (v1) capping page cache and heap together.
+//! - [`cgroup`]: a memory cgroup (v1 or v2) capping page cache and heap together.
+//! - [`clean`]: finds and removes what a killed kvbench left behind.
 
 pub mod blockdev;
 pub mod cgroup;
+pub mod clean;
 pub mod loopdev;
 pub mod proc_io;
 pub mod rusage;

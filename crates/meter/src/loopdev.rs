@@ -3,8 +3,9 @@
 //!
 //! Created and removed by kvbench: the image file, the loop device and the
 //! mount point are all new, and `Drop` undoes them in reverse order. A
-//! process killed by a signal cannot run `Drop`; `kvbench` prints the image
-//! and device so they can be removed by hand (`umount`, `losetup -d`).
+//! process killed by a signal cannot run `Drop`; beside each image a marker
+//! names the process that made it, and `kvbench clean` removes what a dead
+//! process left.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,51 @@ pub struct LoopFs {
     device: String,
     mount: PathBuf,
     mounted: bool,
+    view: Device,
+}
+
+/// A mounted block device seen from a process that does not own it (a
+/// worker measuring the device its supervisor made): counters and syncs,
+/// no unmounting.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Device {
+    /// The device, e.g. `/dev/loop3`.
+    pub device: String,
+    /// Where its filesystem is mounted.
+    pub mount: PathBuf,
+}
+
+impl Device {
+    /// The device's counters now.
+    pub fn stat(&self) -> Result<BlockStat> {
+        let name = self.device.trim_start_matches("/dev/");
+        BlockStat::read(&format!("/sys/block/{name}/stat"))
+    }
+
+    /// Writes back everything dirty on the filesystem (`syncfs`), so the
+    /// device counters include it.
+    pub fn sync(&self) -> Result<()> {
+        let dir = std::fs::File::open(&self.mount).map_err(|source| MeterError::Io {
+            what: "opening",
+            path: self.mount.display().to_string(),
+            source,
+        })?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: the fd is valid for the life of `dir`.
+        if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+            return Err(MeterError::Io {
+                what: "syncfs",
+                path: self.mount.display().to_string(),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The device name, e.g. `/dev/loop3`.
+    pub fn device(&self) -> &str {
+        &self.device
+    }
 }
 
 impl LoopFs {
@@ -63,6 +109,11 @@ impl LoopFs {
             let path = p.display().to_string();
             move |source| MeterError::Io { what, path, source }
         };
+        // The marker names this process, so `kvbench clean` can tell an
+        // image a killed kvbench left from one a live run still uses.
+        let owner = owner_marker(image);
+        std::fs::write(&owner, format!("kvbench pid={}\n", std::process::id()))
+            .map_err(io("writing owner marker", &owner))?;
         let f = std::fs::File::create(image).map_err(io("creating image", image))?;
         f.set_len(size).map_err(io("sizing image", image))?;
         drop(f);
@@ -71,11 +122,16 @@ impl LoopFs {
             Ok(d) => d,
             Err(e) => {
                 let _ = std::fs::remove_file(image);
+                let _ = std::fs::remove_file(&owner);
                 return Err(e);
             }
         };
         let mut fs = LoopFs {
             image: image.to_path_buf(),
+            view: Device {
+                device: device.clone(),
+                mount: mount.to_path_buf(),
+            },
             device,
             mount: mount.to_path_buf(),
             mounted: false,
@@ -116,28 +172,76 @@ impl LoopFs {
 
     /// The device's counters now.
     pub fn stat(&self) -> Result<BlockStat> {
-        let name = self.device.trim_start_matches("/dev/");
-        BlockStat::read(&format!("/sys/block/{name}/stat"))
+        self.view.stat()
     }
 
     /// Writes back everything dirty on this filesystem (`syncfs`), so the
     /// device counters include it.
     pub fn sync(&self) -> Result<()> {
+        self.view.sync()
+    }
+
+    /// The device as a non-owning view, for meters and worker processes.
+    pub fn view(&self) -> &Device {
+        &self.view
+    }
+
+    /// Simulates a power cut: shuts the filesystem down without flushing
+    /// its journal (`EXT4_IOC_SHUTDOWN` with `EXT4_GOING_FLAGS_NOLOGFLUSH`,
+    /// as xfstests' godown does). From here on every I/O on it fails; what
+    /// the device had not made stable is gone once [`LoopFs::remount`] runs.
+    pub fn power_cut(&self) -> Result<()> {
+        // _IOR('X', 125, __u32)
+        const EXT4_IOC_SHUTDOWN: libc::c_ulong = 0x8004_587d;
+        const EXT4_GOING_FLAGS_NOLOGFLUSH: u32 = 2;
         let dir = std::fs::File::open(&self.mount).map_err(|source| MeterError::Io {
             what: "opening",
             path: self.mount.display().to_string(),
             source,
         })?;
         use std::os::fd::AsRawFd;
-        // SAFETY: the fd is valid for the life of `dir`.
-        if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+        let flags = EXT4_GOING_FLAGS_NOLOGFLUSH;
+        // SAFETY: the fd is valid for the life of `dir`; the ioctl reads one u32.
+        if unsafe { libc::ioctl(dir.as_raw_fd(), EXT4_IOC_SHUTDOWN, &flags) } != 0 {
             return Err(MeterError::Io {
-                what: "syncfs",
+                what: "EXT4_IOC_SHUTDOWN",
                 path: self.mount.display().to_string(),
                 source: std::io::Error::last_os_error(),
             });
         }
         Ok(())
+    }
+
+    /// Unmounts and mounts the filesystem again (ext4 replays its journal),
+    /// as a machine does when it boots after a power cut. Every process that
+    /// had files open on it must be gone first.
+    pub fn remount(&mut self) -> Result<()> {
+        let m = self.mount.display().to_string();
+        // A mount namespace made while the old mount existed (another
+        // run's worker) keeps its superblock, shut down, alive; mounting the
+        // device again would then bring back that one. Such a namespace
+        // drops its copies of foreign mounts within milliseconds, so try
+        // again until a fresh filesystem answers.
+        for _ in 0..50 {
+            run("umount", &[&m])?;
+            self.mounted = false;
+            run("mount", &["-o", "noatime", &self.device, &m])?;
+            self.mounted = true;
+            let probe = self.mount.join(".kvbench-probe");
+            if std::fs::write(&probe, b"")
+                .and_then(|()| std::fs::remove_file(&probe))
+                .is_ok()
+            {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Err(MeterError::Unavailable {
+            meter: "power-cut simulation",
+            why: format!(
+                "{m} stayed shut down after 50 remounts: another process still holds the old mount"
+            ),
+        })
     }
 }
 
@@ -151,5 +255,13 @@ impl Drop for LoopFs {
         let _ = std::fs::remove_dir(&self.mount);
         let _ = run("losetup", &["-d", &self.device]);
         let _ = std::fs::remove_file(&self.image);
+        let _ = std::fs::remove_file(owner_marker(&self.image));
     }
+}
+
+/// The file beside an image that says which kvbench process made it.
+pub fn owner_marker(image: &Path) -> PathBuf {
+    let mut name = image.as_os_str().to_owned();
+    name.push(".kvbench-owner");
+    PathBuf::from(name)
 }

@@ -206,6 +206,17 @@ pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>
                 d.path.display()
             ));
         }
+        if d.durability() != b.durability() {
+            let name = |x: Option<kvbench_core::Durability>| {
+                x.map_or("unrecorded".to_string(), |l| l.to_string())
+            };
+            hard.push(format!(
+                "durability: {} vs {} ({}): engines at different durability do different work",
+                name(b.durability()),
+                name(d.durability()),
+                d.path.display()
+            ));
+        }
         if d.config() != b.config() {
             hard.push(format!(
                 "workload config differs: {} vs {}",

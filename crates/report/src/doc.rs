@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use kvbench_driver::crash::CrashResults;
 use kvbench_driver::env::EnvInfo;
 use kvbench_driver::pointreads::PointResults;
 use kvbench_driver::results::{RunResult, SCHEMA_VERSION};
@@ -15,6 +16,8 @@ pub enum Doc {
     Stellar(Box<RunResult>),
     /// `kvbench run point-reads`.
     PointReads(Box<PointResults>),
+    /// `kvbench run crash`.
+    Crash(Box<CrashResults>),
 }
 
 /// A results file as loaded.
@@ -34,6 +37,7 @@ impl Loaded {
         match &self.doc {
             Doc::Stellar(r) => &r.workload,
             Doc::PointReads(r) => &r.workload,
+            Doc::Crash(r) => &r.workload,
         }
     }
 
@@ -42,6 +46,7 @@ impl Loaded {
         match &self.doc {
             Doc::Stellar(r) => &r.env,
             Doc::PointReads(r) => &r.env,
+            Doc::Crash(r) => &r.env,
         }
     }
 
@@ -50,6 +55,7 @@ impl Loaded {
         match &self.doc {
             Doc::Stellar(r) => r.seed,
             Doc::PointReads(r) => r.seed,
+            Doc::Crash(r) => r.seed,
         }
     }
 
@@ -58,6 +64,17 @@ impl Loaded {
         match &self.doc {
             Doc::Stellar(r) => &r.command,
             Doc::PointReads(r) => &r.command,
+            Doc::Crash(r) => &r.command,
+        }
+    }
+
+    /// The durability level the run was made at; absent in older results.
+    pub fn durability(&self) -> Option<kvbench_core::Durability> {
+        match &self.doc {
+            Doc::Stellar(r) => r.durability,
+            Doc::PointReads(r) => r.durability,
+            // Each crash run names its own level.
+            Doc::Crash(_) => None,
         }
     }
 
@@ -66,6 +83,10 @@ impl Loaded {
         match &self.doc {
             Doc::Stellar(r) => r.config.clone(),
             Doc::PointReads(r) => serde_json::to_value(&r.config).unwrap_or_default(),
+            Doc::Crash(r) => serde_json::json!({
+                "shape": r.shape,
+                "batches_per_cycle": r.batches_per_cycle
+            }),
         }
     }
 
@@ -111,6 +132,9 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
         .to_string();
     let doc = match workload.as_str() {
         "point-reads" => Doc::PointReads(Box::new(
+            serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
+        )),
+        "crash" => Doc::Crash(Box::new(
             serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
         )),
         "" => return Err(bad("no `workload` field".into())),

@@ -3,6 +3,7 @@
 
 pub mod bencher;
 pub mod compare;
+pub mod crash;
 pub mod doc;
 pub mod metrics;
 pub mod render;

@@ -153,7 +153,7 @@ pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
         .iter()
         .filter_map(|d| match &d.doc {
             Doc::Stellar(r) => Some((d, r.as_ref())),
-            Doc::PointReads(_) => None,
+            Doc::PointReads(_) | Doc::Crash(_) => None,
         })
         .collect();
     let all: Vec<(String, &BackendRun)> = stellar
@@ -188,6 +188,13 @@ pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
     }
     for (_, members) in &groups {
         point_section(&mut out, members, &label)?;
+    }
+    for d in docs {
+        if let Doc::Crash(c) = &d.doc {
+            out.md
+                .push_str(&crate::crash::crash_table(c).replacen("# ", "## ", 1));
+            out.md.push('\n');
+        }
     }
     let md = std::mem::take(&mut out.md);
     out.file("report.md", &md)?;
@@ -240,6 +247,7 @@ fn sources_table(md: &mut String, docs: &[Loaded]) {
         let started = match &d.doc {
             Doc::Stellar(r) => r.started_at.clone(),
             Doc::PointReads(p) => p.started_at.clone(),
+            Doc::Crash(c) => c.started_at.clone(),
         };
         let _ = writeln!(
             md,
@@ -610,7 +618,7 @@ fn point_section(
         .iter()
         .filter_map(|d| match &d.doc {
             Doc::PointReads(p) => Some((*d, p.as_ref())),
-            Doc::Stellar(_) => None,
+            Doc::Stellar(_) | Doc::Crash(_) => None,
         })
         .collect();
     let Some((_, p)) = points.first() else {

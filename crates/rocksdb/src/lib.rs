@@ -85,8 +85,13 @@ pub struct RocksConfig {
     pub use_direct_io_for_flush_and_compaction: bool,
     /// Turn background compaction off (the `none` strategy).
     pub disable_auto_compactions: bool,
-    /// Skip the write-ahead log (data is durable only after a flush).
+    /// Skip the write-ahead log: a commit lives only in the memtable until a
+    /// flush (durability `none`).
     pub disable_wal: bool,
+    /// Sync the write-ahead log on every commit (`WriteOptions::sync`,
+    /// durability `power`); without it the WAL is written but not synced
+    /// (durability `process`).
+    pub sync_wal: bool,
     /// Target SST size at L1, bytes; `None` keeps RocksDB's default (64 MiB).
     pub target_file_size_base: Option<u64>,
     /// Size of L1, bytes; `None` keeps RocksDB's default (256 MiB).
@@ -112,6 +117,7 @@ impl Default for RocksConfig {
             use_direct_io_for_flush_and_compaction: false,
             disable_auto_compactions: false,
             disable_wal: false,
+            sync_wal: false,
             target_file_size_base: None,
             max_bytes_for_level_base: None,
         }
@@ -237,6 +243,8 @@ pub struct RocksStore {
     // Statistics live in the Options object RocksDB was opened with.
     opts: Options,
     cfg: RocksConfig,
+    // Built once: the durability level fixes them for the store's life.
+    write_opts: WriteOptions,
     path: PathBuf,
 }
 
@@ -245,14 +253,35 @@ impl KvBackend for Rocks {
     type Config = RocksConfig;
     type Store = RocksStore;
 
+    fn set_durability(cfg: &mut RocksConfig, level: Durability) -> Result<()> {
+        (cfg.disable_wal, cfg.sync_wal) = match level {
+            Durability::None => (true, false),
+            Durability::Process => (false, false),
+            Durability::Power => (false, true),
+        };
+        Ok(())
+    }
+
+    fn durability(cfg: &RocksConfig) -> Durability {
+        match (cfg.disable_wal, cfg.sync_wal) {
+            (true, _) => Durability::None,
+            (false, false) => Durability::Process,
+            (false, true) => Durability::Power,
+        }
+    }
+
     fn open(dir: &Path, cfg: &RocksConfig) -> Result<RocksStore> {
         cfg.validate()?;
         fsutil::claim_store_dir(ENGINE, dir)?;
         let opts = cfg.options();
         let db = DB::open(&opts, dir).map_err(|e| engine_err(Op::Open, dir, e))?;
+        let mut write_opts = WriteOptions::default();
+        write_opts.set_sync(cfg.sync_wal && !cfg.disable_wal);
+        write_opts.disable_wal(cfg.disable_wal);
         Ok(RocksStore {
             db,
             opts,
+            write_opts,
             cfg: cfg.clone(),
             path: dir.to_path_buf(),
         })
@@ -314,7 +343,7 @@ impl KvStore for RocksStore {
         }
     }
 
-    fn write(&self, batch: &Batch, durability: Durability) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         let mut wb = WriteBatch::default();
         for op in batch.iter() {
             match op {
@@ -322,17 +351,9 @@ impl KvStore for RocksStore {
                 BatchOp::Delete(k) => wb.delete(k),
             }
         }
-        let mut wo = WriteOptions::default();
-        wo.set_sync(durability == Durability::Sync && !self.cfg.disable_wal);
-        wo.disable_wal(self.cfg.disable_wal);
         self.db
-            .write_opt(wb, &wo)
-            .map_err(|e| self.err(Op::Write, e))?;
-        if durability == Durability::Sync && self.cfg.disable_wal {
-            // Without a WAL the only way to make a batch durable is a flush.
-            self.db.flush().map_err(|e| self.err(Op::Write, e))?;
-        }
-        Ok(())
+            .write_opt(wb, &self.write_opts)
+            .map_err(|e| self.err(Op::Write, e))
     }
 
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {

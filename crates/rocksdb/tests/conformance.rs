@@ -1,7 +1,7 @@
 //! The shared conformance suite, run on every RocksDB config.
 
 use kvbench_conformance::{Subject, conformance_suite};
-use kvbench_core::KvBackend;
+use kvbench_core::{Durability, KvBackend};
 use kvbench_rocksdb::{Compaction, Rocks, RocksConfig};
 
 const FIFO_CAP: u64 = 8 << 20;
@@ -26,6 +26,8 @@ mod leveled {
         open: |d| Rocks::open_boxed(d, &small(Compaction::Leveled)),
         open_small: None,
         fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
     };
     conformance_suite!(S);
 }
@@ -44,6 +46,8 @@ mod fifo {
         },
         open_small: None,
         fifo_cap: Some(FIFO_CAP),
+        durability: Durability::Process,
+        map_writes: false,
     };
     conformance_suite!(S);
 }
@@ -55,6 +59,8 @@ mod universal {
         open: |d| Rocks::open_boxed(d, &small(Compaction::Universal)),
         open_small: None,
         fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
     };
     conformance_suite!(S);
 }

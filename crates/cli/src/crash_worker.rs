@@ -1,0 +1,195 @@
+//! The processes `kvbench run crash` starts: a writer that commits numbered
+//! batches and acknowledges each on stdout until it is killed, and a
+//! checker that reopens the stores after the crash and prints what they
+//! hold as one JSON line. Both run the engine; the supervisor never does,
+//! so a crashing engine (SIGBUS, abort) cannot take the supervisor down.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use kvbench_core::{Batch, KvStore};
+use kvbench_driver::crash::{self, CrashShape, Recovered};
+use serde::{Deserialize, Serialize};
+
+use crate::registry::BackendSpec;
+
+/// What a worker is told (as one JSON argument).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    /// The engine config.
+    pub spec: BackendSpec,
+    /// What each batch writes.
+    pub shape: CrashShape,
+    /// Seed of keys and values.
+    pub seed: u64,
+    /// Directory holding one subdirectory per store.
+    pub dir: PathBuf,
+    /// Writer: first batch number.
+    pub from: u64,
+    /// Writer: batches to commit before idling.
+    pub batches: u64,
+    /// Checker: per store, the batch from which every batch is checked.
+    pub window: Vec<u64>,
+    /// Checker: per store, the batch past the last one to check.
+    pub upto: Vec<u64>,
+    /// Checker: random batches checked below the window.
+    pub samples: u64,
+}
+
+/// The checker's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checked {
+    /// Time to open every store, seconds.
+    pub open_secs: Option<f64>,
+    /// Why a store did not open.
+    pub open_error: Option<String>,
+    /// Per store, what it held.
+    pub stores: Vec<Recovered>,
+}
+
+/// Acknowledgement line prefix: `ack STORE BATCH COMPACTING`.
+pub const ACK: &str = "ack ";
+
+/// `kvbench crash-worker write|check JOB_JSON`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// `write` or `check`.
+    mode: String,
+    /// The job, as JSON.
+    job: String,
+}
+
+/// Set when the worker runs in a mount namespace of its own (see the
+/// supervisor's simulated reboot).
+pub const PRIVATE_NS_ENV: &str = "KVBENCH_PRIVATE_MOUNT_NS";
+
+/// Detaches, in this process's private mount namespace, every loop-device
+/// mount but the one holding `dir`: the namespace copied them all, and a
+/// copy would keep another run's filesystem alive across its remount.
+fn drop_foreign_loop_mounts(dir: &std::path::Path) {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for line in info.lines() {
+        // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE SUPEROPTS
+        let f: Vec<&str> = line.split(' ').collect();
+        let source = line.split(" - ").nth(1).and_then(|r| r.split(' ').nth(1));
+        let (Some(mp), Some(src)) = (f.get(4), source) else {
+            continue;
+        };
+        let mp = mp.replace("\\040", " ");
+        if src.starts_with("/dev/loop")
+            && !dir.starts_with(&mp)
+            && let Ok(c) = std::ffi::CString::new(mp)
+        {
+            // SAFETY: a valid C string; MNT_DETACH only unhooks the mount here.
+            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        }
+    }
+}
+
+/// Asks the kernel to kill this process when its parent dies, so a
+/// supervisor killed by -9 leaves no writer running (`kvbench clean` then
+/// removes its device and cgroup).
+pub fn die_with_parent() {
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and no pointers.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+}
+
+fn open_all(job: &Job) -> anyhow::Result<Vec<Box<dyn KvStore>>> {
+    job.shape
+        .stores
+        .iter()
+        .map(|s| {
+            let dir = job.dir.join(&s.name);
+            job.spec
+                .open(&dir)
+                .with_context(|| format!("opening store `{}` in {}", s.name, dir.display()))
+        })
+        .collect()
+}
+
+/// Runs a worker.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    die_with_parent();
+    let job: Job = serde_json::from_str(&args.job).context("crash-worker job")?;
+    if std::env::var_os(PRIVATE_NS_ENV).is_some() {
+        drop_foreign_loop_mounts(&job.dir);
+    }
+    match args.mode.as_str() {
+        "write" => write(&job),
+        "check" => check(&job),
+        other => anyhow::bail!("crash-worker mode `{other}`: expected write or check"),
+    }
+}
+
+fn write(job: &Job) -> anyhow::Result<ExitCode> {
+    // Wait until the supervisor has placed this process in its memory cgroup.
+    let mut go = String::new();
+    std::io::stdin().lock().read_line(&mut go)?;
+    let stores = open_all(job)?;
+    let mut out = std::io::stdout().lock();
+    let mut b = Batch::new();
+    for n in job.from..job.from + job.batches {
+        for (i, (shape, st)) in job.shape.stores.iter().zip(&stores).enumerate() {
+            crash::shape::batch(job.seed, shape, i, n, &mut b);
+            st.write(&b)
+                .with_context(|| format!("store `{}`, batch {n}", shape.name))?;
+            let compacting = match st.stats().ok().and_then(|s| s.running_compactions) {
+                Some(c) => u8::from(c > 0).to_string(),
+                None => "-".into(),
+            };
+            writeln!(out, "{ACK}{i} {n} {compacting}")?;
+            out.flush()?;
+        }
+    }
+    writeln!(out, "done")?;
+    out.flush()?;
+    // Idle with the stores open until the crash comes.
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+fn check(job: &Job) -> anyhow::Result<ExitCode> {
+    let t = Instant::now();
+    let result = match open_all(job) {
+        Err(e) => Checked {
+            open_secs: None,
+            open_error: Some(format!("{e:#}")),
+            stores: Vec::new(),
+        },
+        Ok(stores) => {
+            let open_secs = Some(t.elapsed().as_secs_f64());
+            let recovered = job
+                .shape
+                .stores
+                .iter()
+                .zip(&stores)
+                .enumerate()
+                .map(|(i, (shape, st))| {
+                    crash::verify(
+                        job.seed,
+                        shape,
+                        i,
+                        &**st,
+                        job.window[i],
+                        job.upto[i],
+                        job.samples,
+                    )
+                })
+                .collect();
+            for st in stores {
+                st.close()?;
+            }
+            Checked {
+                open_secs,
+                open_error: None,
+                stores: recovered,
+            }
+        }
+    };
+    println!("{}", serde_json::to_string(&result)?);
+    Ok(ExitCode::SUCCESS)
+}

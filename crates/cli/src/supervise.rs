@@ -1,0 +1,201 @@
+//! Runs a benchmark command in a worker process and cleans up after it.
+//!
+//! A run that places stores on loop devices or in a memory cgroup makes
+//! things the kernel keeps after the process is gone. A worker killed by
+//! its memory limit (the OOM killer sends SIGKILL), by Ctrl-C or by `kill`
+//! runs no destructor, so the command re-runs itself as a worker and this
+//! supervisor, which holds no engine and no data, waits for it. Whatever
+//! ends the worker, the supervisor then removes the worker's loop devices,
+//! mounts and cgroups (found by the markers naming its pid), says clearly
+//! what happened (the memory limit and peak usage on an OOM kill), and
+//! records the interrupted run in the results with the batches it finished.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use kvbench_driver::results::RunResult;
+use kvbench_meter::clean::{self, Leftover};
+
+/// Set in the worker's environment: run the command itself.
+pub const WORKER_ENV: &str = "KVBENCH_WORKER";
+/// The file in the output directory that names the run in progress.
+pub const CURRENT_RUN: &str = ".kvbench-current-run";
+
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// True in the worker process.
+pub fn is_worker() -> bool {
+    std::env::var_os(WORKER_ENV).is_some()
+}
+
+/// Notes (in the output directory) which run is in progress, so that if
+/// the worker dies the supervisor can name it and keep its batches.
+pub fn note_current_run(out: &Path, label: &str, repeat: u32) {
+    let _ = std::fs::write(out.join(CURRENT_RUN), format!("{repeat}\n{label}\n"));
+}
+
+/// The run is over: no note.
+pub fn clear_current_run(out: &Path) {
+    let _ = std::fs::remove_file(out.join(CURRENT_RUN));
+}
+
+/// What a cgroup said before it was removed.
+struct CgroupState {
+    limit: Option<u64>,
+    peak: Option<u64>,
+    oom_kills: Option<u64>,
+}
+
+fn read_num(p: PathBuf) -> Option<u64> {
+    std::fs::read_to_string(p).ok()?.trim().parse().ok()
+}
+
+fn cgroup_state(dir: &Path) -> CgroupState {
+    let events = std::fs::read_to_string(dir.join("memory.oom_control"))
+        .or_else(|_| std::fs::read_to_string(dir.join("memory.events")))
+        .unwrap_or_default();
+    CgroupState {
+        limit: read_num(dir.join("memory.limit_in_bytes"))
+            .or_else(|| read_num(dir.join("memory.max"))),
+        peak: read_num(dir.join("memory.max_usage_in_bytes"))
+            .or_else(|| read_num(dir.join("memory.peak"))),
+        oom_kills: events
+            .lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|n| n.trim().parse().ok()),
+    }
+}
+
+/// Runs the current command line again as a worker with `--out` fixed to
+/// `out`, waits for it, then cleans up and reports.
+pub fn run(out: &Path, add_out: bool) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe()?;
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if add_out {
+        args.push("--out".into());
+        args.push(out.display().to_string());
+    }
+    // SAFETY: the handler only stores into an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let mut child = Command::new(exe).args(&args).env(WORKER_ENV, "1").spawn()?;
+    let pid = child.id();
+    let mut forwarded = false;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        let sig = SIGNAL.load(Ordering::SeqCst);
+        // Ctrl-C reaches the worker too (same process group); a `kill` of
+        // the supervisor alone is passed on so the worker does not outlive it.
+        if sig != 0 && !forwarded {
+            // SAFETY: kill has no memory preconditions; `pid` is our child.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            forwarded = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // What the worker left: its devices and cgroups, named by its pid.
+    let mut cgroups = Vec::new();
+    let mut left: Vec<Leftover> = clean::find()
+        .into_iter()
+        .filter(|l| owner(l) == pid)
+        .collect();
+    left.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
+    for l in &left {
+        if let Leftover::Cgroup { dir, .. } = l {
+            cgroups.push(cgroup_state(dir));
+        }
+        if let Err(e) = clean::remove(l) {
+            eprintln!("kvbench: could not remove {l}: {e}; run `kvbench clean`");
+        }
+    }
+    if !left.is_empty() {
+        eprintln!(
+            "kvbench: removed {} device(s) and cgroup(s) the worker left",
+            left.len()
+        );
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let Some(sig) = status.signal() else {
+        clear_current_run(out);
+        return Ok(ExitCode::from(
+            status.code().unwrap_or(2).clamp(0, 255) as u8
+        ));
+    };
+    let oom = cgroups.iter().find(|c| c.oom_kills.unwrap_or(0) > 0);
+    let why = match (sig, oom) {
+        (libc::SIGKILL, Some(c)) => format!(
+            "the run was killed by its memory limit of {} (peak {}, {} OOM kill(s)): the engine and kvbench together needed more; raise --memory-limit or shrink the batch (--batch-ledgers, --commit-ledgers)",
+            mib(c.limit),
+            mib(c.peak),
+            c.oom_kills.unwrap_or(0)
+        ),
+        (libc::SIGINT, _) => "the run was interrupted (Ctrl-C)".to_string(),
+        (libc::SIGTERM, _) => "the run was stopped by SIGTERM".to_string(),
+        (s, _) => format!("the run was killed by signal {s}"),
+    };
+    let kept = keep_interrupted_run(out, &why);
+    eprintln!("error: {why}; {kept}");
+    Ok(ExitCode::from(2))
+}
+
+fn owner(l: &Leftover) -> u32 {
+    match l {
+        Leftover::Loop { pid, .. } | Leftover::Cgroup { pid, .. } => *pid,
+    }
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or("unknown".into(), |b| format!("{} MiB", b >> 20))
+}
+
+/// Adds the run that was in progress, with its finished batches and the
+/// error, to the results file; says what was kept.
+fn keep_interrupted_run(out: &Path, why: &str) -> String {
+    let results = out.join("results.json");
+    let Ok(note) = std::fs::read_to_string(out.join(CURRENT_RUN)) else {
+        return format!("what finished is in {}", out.display());
+    };
+    let mut lines = note.lines();
+    let repeat: u32 = lines.next().and_then(|r| r.parse().ok()).unwrap_or(0);
+    let label = lines.next().unwrap_or("").to_string();
+    let Some(mut result) = std::fs::read(&results)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<RunResult>(&b).ok())
+    else {
+        return format!("what finished is in {}", out.display());
+    };
+    let mut run = crate::harness::new_run(&label, None);
+    run.repeat = repeat;
+    run.error = Some(why.to_string());
+    let tag = if repeat == 0 {
+        label.clone()
+    } else {
+        format!("{label}#{}", repeat + 1)
+    };
+    let jsonl = std::fs::read_to_string(out.join("batches.jsonl")).unwrap_or_default();
+    run.batches = jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<kvbench_driver::results::BatchRecord>(l).ok())
+        .filter(|b| b.label == tag)
+        .collect();
+    let n = run.batches.len();
+    result.runs.push(run);
+    clear_current_run(out);
+    match crate::stellar_cmd::write_json(&results, &result) {
+        Ok(()) => format!(
+            "the {n} batch(es) `{label}` finished are kept in {} with the error",
+            results.display()
+        ),
+        Err(e) => format!("could not update {}: {e:#}", results.display()),
+    }
+}

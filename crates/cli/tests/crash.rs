@@ -1,0 +1,224 @@
+//! Crash safety as a user meets it: `kvbench run crash`, a run killed by its
+//! memory limit, and `kvbench clean`. Each needs root and loop devices and
+//! says "not run" without them.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn kvbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run kvbench")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn usable() -> bool {
+    match kvbench_meter::loopdev::LoopFs::available()
+        .and_then(|()| kvbench_meter::cgroup::MemoryLimit::available())
+    {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("not run: {e}");
+            false
+        }
+    }
+}
+
+/// Loop devices and cgroups whose maker was `pid`.
+fn leftovers_of(pid: u32) -> Vec<String> {
+    let mut v: Vec<String> = kvbench_meter::clean::find()
+        .into_iter()
+        .map(|l| l.to_string())
+        .filter(|l| l.contains(&format!("pid {pid})")))
+        .collect();
+    for root in kvbench_meter::cgroup::roots() {
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(&format!("kvbench-{pid}")) {
+                v.push(name);
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn the_reference_engine_keeps_every_promise_through_kills_and_power_cuts() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "crash",
+            "--backends",
+            "mem",
+            "--durability",
+            "none,process,power",
+            "--cycles",
+            "4",
+            "--batches-per-cycle",
+            "12",
+            "--out",
+            "c",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("c/results.json")).expect("results"))
+            .expect("json");
+    let runs = r["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 6, "3 levels x 2 kinds");
+    for run in runs {
+        let s = &run["summary"];
+        let (level, kind) = (run["durability"].as_str(), run["kind"].as_str());
+        assert_eq!(s["cycles"], 4, "{run}");
+        assert!(s["acked"].as_u64().expect("acked") >= 4, "{run}");
+        assert_eq!(s["torn"], 0, "{level:?} {kind:?}: {s}");
+        assert_eq!(s["corrupt"], 0, "{level:?} {kind:?}: {s}");
+        assert_eq!(s["out_of_order"], 0, "{level:?} {kind:?}: {s}");
+        assert_eq!(s["promise_kept"], true, "{level:?} {kind:?}: {s}");
+        match (level, kind) {
+            // Its log is synced per batch at `power`; written, not synced, at
+            // `process`: a kill keeps it, and a power cut may not.
+            (Some("power"), _) | (Some("process"), Some("kill")) => {
+                assert_eq!(s["lost"], 0, "{level:?} {kind:?}: {s}")
+            }
+            // Without a log nothing since the last snapshot survives.
+            (Some("none"), _) => assert!(s["lost"].as_u64().expect("lost") > 0, "{s}"),
+            _ => {}
+        }
+    }
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("| mem | power | power-cut | 4 |"), "{table}");
+    assert!(leftovers_of(std::process::id()).is_empty());
+}
+
+#[test]
+fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args([
+            "run",
+            "stellar",
+            "--preset",
+            "quick",
+            "--backends",
+            "lmdb",
+            "--memory-limit",
+            "48MiB",
+            "--batch-ledgers",
+            "400",
+            "--commit-ledgers",
+            "400",
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            "oom",
+        ])
+        .current_dir(t.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let o = child.wait_with_output().expect("wait");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("memory limit of 48 MiB") && err.contains("peak"),
+        "{err}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("oom/results.json")).expect("results"))
+            .expect("json");
+    let run = &r["runs"][0];
+    assert!(
+        run["error"]
+            .as_str()
+            .expect("error")
+            .contains("memory limit"),
+        "{run}"
+    );
+    assert_eq!(run["label"], "lmdb");
+    // Nothing of the supervisor or of its worker stays mounted or attached.
+    let losetup = String::from_utf8_lossy(
+        &Command::new("losetup")
+            .arg("-a")
+            .output()
+            .expect("losetup")
+            .stdout,
+    )
+    .to_string();
+    assert!(
+        !losetup.contains(t.path().to_str().expect("utf8")),
+        "{losetup}"
+    );
+    assert!(leftovers_of(pid).is_empty());
+}
+
+#[test]
+fn clean_removes_what_a_killed_supervisor_left() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args([
+            "run",
+            "crash",
+            "--backends",
+            "lmdb",
+            "--durability",
+            "power",
+            "--kinds",
+            "kill",
+            "--cycles",
+            "1000",
+            "--memory-limit",
+            "256MiB",
+            "--out",
+            "c",
+        ])
+        .current_dir(t.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    // Wait until its device exists and a writer has started, then kill it
+    // without warning (its workers die with it: they ask for that).
+    let log = t.path().join("c/lmdb-power-kill.worker.log");
+    for _ in 0..400 {
+        if log.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(log.exists(), "the crash test never started a writer");
+    child.kill().expect("kill -9");
+    child.wait().expect("reap");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let before = leftovers_of(pid);
+    assert!(
+        !before.is_empty(),
+        "a killed supervisor leaves its device and cgroup"
+    );
+    let o = kvbench(&["clean", "--dry-run"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("would remove"));
+    assert_eq!(leftovers_of(pid), before, "a dry run removes nothing");
+    let o = kvbench(&["clean"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+}

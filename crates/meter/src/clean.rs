@@ -1,0 +1,168 @@
+//! What a killed kvbench left behind (mounted loop devices, their images,
+//! memory cgroups), found by kvbench's own markers and removed only when
+//! the process that made it is gone.
+
+use std::path::{Path, PathBuf};
+
+use crate::loopdev::owner_marker;
+use crate::{Result, run};
+
+/// Something a kvbench process made and did not remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leftover {
+    /// A loop device over a kvbench image, maybe still mounted.
+    Loop {
+        /// The device, e.g. `/dev/loop3`.
+        device: String,
+        /// Its backing image.
+        image: PathBuf,
+        /// Where it is mounted, if it is.
+        mount: Option<PathBuf>,
+        /// The process that made it.
+        pid: u32,
+    },
+    /// A memory cgroup named after its maker.
+    Cgroup {
+        /// Its directory.
+        dir: PathBuf,
+        /// The process that made it.
+        pid: u32,
+    },
+}
+
+impl std::fmt::Display for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Leftover::Loop {
+                device,
+                image,
+                mount,
+                pid,
+            } => write!(
+                f,
+                "loop device {device} over {} (made by pid {pid}){}",
+                image.display(),
+                mount
+                    .as_ref()
+                    .map_or(String::new(), |m| format!(", mounted at {}", m.display()))
+            ),
+            Leftover::Cgroup { dir, pid } => {
+                write!(f, "memory cgroup {} (made by pid {pid})", dir.display())
+            }
+        }
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid as i32, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+fn owner_pid(marker: &Path) -> Option<u32> {
+    std::fs::read_to_string(marker)
+        .ok()?
+        .trim()
+        .strip_prefix("kvbench pid=")?
+        .parse()
+        .ok()
+}
+
+/// Leftovers of kvbench processes that are no longer running.
+pub fn find() -> Vec<Leftover> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(backing) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let image = PathBuf::from(backing.trim().trim_end_matches(" (deleted)"));
+        let Some(pid) = owner_pid(&owner_marker(&image)) else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        let device = format!("/dev/{name}");
+        let mount = mounts.lines().find_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next() == Some(device.as_str()))
+                .then(|| f.next().map(PathBuf::from))
+                .flatten()
+        });
+        out.push(Leftover::Loop {
+            device,
+            image,
+            mount,
+            pid,
+        });
+    }
+    for root in crate::cgroup::roots() {
+        for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(rest) = name.strip_prefix(crate::cgroup::PREFIX) else {
+                continue;
+            };
+            let Ok(pid) = rest.split('-').next().unwrap_or("").parse::<u32>() else {
+                continue;
+            };
+            if e.path().is_dir() && !alive(pid) {
+                out.push(Leftover::Cgroup { dir: e.path(), pid });
+            }
+        }
+    }
+    out
+}
+
+/// Removes one leftover: unmounts, detaches and deletes the image and its
+/// marker (and the mount point, when empty); or kills what still runs in a
+/// cgroup (workers of a dead supervisor) and removes the cgroup.
+pub fn remove(l: &Leftover) -> Result<()> {
+    match l {
+        Leftover::Loop {
+            device,
+            image,
+            mount,
+            ..
+        } => {
+            if let Some(m) = mount {
+                let m = m.display().to_string();
+                if run("umount", &[&m]).is_err() {
+                    run("umount", &["-l", &m])?;
+                }
+                let _ = std::fs::remove_dir(&m);
+            }
+            run("losetup", &["-d", device])?;
+            let _ = std::fs::remove_file(image);
+            let _ = std::fs::remove_file(owner_marker(image));
+            Ok(())
+        }
+        Leftover::Cgroup { dir, .. } => {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+                // SAFETY: kill has no memory preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            // A killed process leaves the cgroup a moment after the signal.
+            for _ in 0..50 {
+                if std::fs::remove_dir(dir).is_ok() {
+                    return Ok(());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            std::fs::remove_dir(dir).map_err(|source| crate::MeterError::Io {
+                what: "removing cgroup",
+                path: dir.display().to_string(),
+                source,
+            })
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The crash-test table: one row per backend x durability level x crash kind.
+
+use kvbench_core::CrashKind;
+use kvbench_driver::crash::{CrashResults, CrashSummary};
+
+/// The crash kind as flags and tables spell it.
+pub fn kind_name(k: CrashKind) -> &'static str {
+    match k {
+        CrashKind::Kill => "kill",
+        CrashKind::PowerCut => "power-cut",
+    }
+}
+
+/// One line of totals, for progress output.
+pub fn one_line(s: &CrashSummary, error: Option<&str>) -> String {
+    let mut line = format!(
+        "{} cycles, {} commits acknowledged, {} lost ({} promised), {} torn, {} corrupt, {} out of order, {} failed opens: {}",
+        s.cycles,
+        s.acked,
+        s.lost,
+        s.lost_promised,
+        s.torn,
+        s.corrupt,
+        s.out_of_order,
+        s.failed_opens,
+        if s.promise_kept {
+            "level held"
+        } else {
+            "LEVEL BROKEN"
+        }
+    );
+    if let Some(e) = error {
+        line.push_str(&format!("; stopped: {e}"));
+    }
+    line
+}
+
+/// The crash table: one row per backend x level x crash kind.
+pub fn crash_table(r: &CrashResults) -> String {
+    let ms = |s: Option<f64>| s.map_or("n/a".to_string(), |v| format!("{:.0}", v * 1e3));
+    let mut t = format!(
+        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\n\
+         | backend | durability | crash | cycles | commits acked | lost | lost (promised) | torn | corrupt | out of order | failed opens | in compaction | recovery p50 / p99 ms | level held |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+        r.shape.name, r.batches_per_cycle, r.seed
+    );
+    for run in &r.runs {
+        let s = &run.summary;
+        t.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
+            run.backend,
+            run.durability,
+            kind_name(run.kind),
+            s.cycles,
+            s.acked,
+            s.lost,
+            s.lost_promised,
+            s.torn,
+            s.corrupt,
+            s.out_of_order,
+            s.failed_opens,
+            s.during_compaction,
+            ms(s.recovery_p50_secs),
+            ms(s.recovery_p99_secs),
+            match (s.promise_kept, &run.error) {
+                (_, Some(_)) => "stopped (see results)",
+                (true, None) => "yes",
+                (false, None) => "**no**",
+            }
+        ));
+    }
+    t
+}
