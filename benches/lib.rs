@@ -8,8 +8,8 @@ use kvbench_core::{KvBackend, KvStore};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
 use kvbench_mem::{Mem, MemConfig};
+use kvbench_rng::{Rng, stream};
 use kvbench_rocksdb::{Rocks, RocksConfig};
-use kvbench_workload::rng::{Rng, stream};
 
 /// A backend under benchmark: name and opener with bench-sized memory.
 pub type Opener = fn(&Path) -> kvbench_core::Result<Box<dyn KvStore>>;

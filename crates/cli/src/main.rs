@@ -4,8 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod crash_cmd;
-mod crash_worker;
+mod crash;
 mod harness;
 mod import_cmd;
 mod pointreads_cmd;
@@ -56,7 +55,7 @@ enum Command {
     },
     /// A process `kvbench run crash` starts and crashes (not for direct use).
     #[command(hide = true)]
-    CrashWorker(crash_worker::Args),
+    CrashWorker(crash::worker::Args),
 }
 
 #[derive(Subcommand)]
@@ -77,24 +76,21 @@ enum Workload {
     Accounts(Box<replay_cmd::GenArgs>),
     /// Crash safety: kill -9 and power cuts of a committing writer, then
     /// checks that every batch the durability level promises survived whole.
-    Crash(Box<crash_cmd::Args>),
+    Crash(Box<crash::Args>),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    kvbench_mdbx::quiet_notices();
     if supervise::is_worker() {
-        crash_worker::die_with_parent();
+        crash::worker::die_with_parent();
     }
     if let Some((sub, out)) = supervised(&cli) {
         // The out directory is fixed here so the supervisor knows where the
         // worker writes, and both name it alike.
         let (path, add) = match out {
             Some(p) => (p, false),
-            None => (
-                std::path::PathBuf::from("kvbench-runs")
-                    .join(format!("{sub}-{}", kvbench_driver::timefmt::now_stamp())),
-                true,
-            ),
+            None => (kvbench_driver::rundir::default_out(sub), true),
         };
         return supervise::run(&path, add).unwrap_or_else(|e| {
             eprintln!("error: {e:#}");
@@ -112,7 +108,7 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => import_cmd::calibrate(a),
         Command::Compare(a) => report_cmd::compare(a),
         Command::Export(a) => report_cmd::export(a),
-        Command::CrashWorker(a) => crash_worker::run(a),
+        Command::CrashWorker(a) => crash::worker::run(a),
         Command::Clean { dry_run } => clean(dry_run),
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
@@ -122,7 +118,7 @@ fn main() -> ExitCode {
             Workload::Solana(args) => replay_cmd::generated("solana", *args),
             Workload::Blobs(args) => replay_cmd::generated("blobs", *args),
             Workload::Accounts(args) => replay_cmd::generated("accounts", *args),
-            Workload::Crash(args) => crash_cmd::run(*args),
+            Workload::Crash(args) => crash::run(*args),
         },
     };
     match result {

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5_000)]
     missing_reads: u64,
     /// Backends, comma-separated.
-    #[arg(long, default_value = "rocksdb-leveled,lmdb,mdbx")]
+    #[arg(long, default_value = crate::registry::POINT_READ_LIST)]
     backends: String,
     /// Cache states to measure, comma-separated: cold (store closed, page
     /// cache dropped, reopened), limited (cold, then read inside a memory
@@ -123,9 +123,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for s in &specs {
         s.check_durability(args.durability)?;
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("kvbench-runs").join(format!("point-reads-{}", timefmt::now_stamp()))
-    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| kvbench_driver::rundir::default_out("point-reads"));
     let rundir = RunDir::create(&out, args.force)?;
     let loop_ok = LoopFs::available();
     let mut results = PointResults {

@@ -22,6 +22,16 @@ pub const NAMES: &[&str] = &[
 /// Backends a run uses when none is named: the four engines users compare.
 pub const DEFAULT_BACKENDS: &[&str] = &["rocksdb-leveled", "rocksdb-fifo", "lmdb", "mdbx"];
 
+/// [`DEFAULT_BACKENDS`] as a flag value (clap defaults need a literal).
+pub const DEFAULT_LIST: &str = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx";
+
+/// The backends point reads use when none is named: FIFO is left out, its
+/// reads are leveled RocksDB's without the compaction.
+pub const POINT_READ_LIST: &str = "rocksdb-leveled,lmdb,mdbx";
+
+/// The environment variable that replaces the default backend list.
+pub const BACKENDS_ENV: &str = "KVBENCH_BACKENDS";
+
 /// A backend's typed config, tagged with its engine: what results record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "engine", rename_all = "kebab-case")]
@@ -250,6 +260,14 @@ mod tests {
             .expect_err("weakened")
             .to_string();
         assert!(e.contains("lmdb") && e.contains("`none`"), "{e}");
+    }
+
+    #[test]
+    fn the_default_list_is_the_default_backends() {
+        assert_eq!(DEFAULT_LIST, DEFAULT_BACKENDS.join(","));
+        for n in POINT_READ_LIST.split(',') {
+            assert!(NAMES.contains(&n), "{n}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use kvbench_core::Durability;
 use kvbench_driver::ops::{self, OpSource, OpsObserver, SegmentRecord};
 use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
-use kvbench_driver::rundir::{RunDir, sanitize};
+use kvbench_driver::rundir::RunDir;
 use kvbench_driver::stellar::StellarOps;
 use kvbench_driver::timefmt;
 use kvbench_meter::loopdev::Device;
@@ -69,7 +69,7 @@ pub struct GenArgs {
 #[derive(clap::Args)]
 pub struct CommonArgs {
     /// Backends, comma-separated; each runs the whole stream.
-    #[arg(long, default_value = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx")]
+    #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::DEFAULT_LIST)]
     backends: String,
     /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable.
     #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
@@ -286,13 +286,10 @@ fn run_stream(
         .transpose()?;
     let device_size =
         harness::device_size(&args.device, args.device_size.as_deref(), default_device)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("kvbench-runs").join(format!(
-            "{}-{}",
-            sanitize(&workload),
-            timefmt::now_stamp()
-        ))
-    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| kvbench_driver::rundir::default_out(&workload));
     let rundir = RunDir::create(&out, args.force)?;
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,

@@ -293,7 +293,8 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
             (Some(l), _, _) => l.clone(),
             (None, Some(b), _) => b.clone(),
             (None, None, Some(v)) => v.join(","),
-            (None, None, None) => registry::DEFAULT_BACKENDS.join(","),
+            (None, None, None) => std::env::var(registry::BACKENDS_ENV)
+                .unwrap_or_else(|_| registry::DEFAULT_LIST.to_string()),
         };
         for s in registry::parse_list(&list, args.durability)? {
             let name = s.name.clone();
@@ -396,10 +397,15 @@ impl Observer for Progress {
 /// Runs `kvbench run stellar`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_build(cfg!(debug_assertions), args.allow_debug)?;
+    // Every check before anything is created on disk.
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
     let mut plan = plan(&args)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("kvbench-runs").join(format!("stellar-{}", timefmt::now_stamp()))
-    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| kvbench_driver::rundir::default_out("stellar"));
     let rundir = RunDir::create(&out, args.force)?;
     if let Some(size) = plan.device_size {
         // Images are sparse, but a store that outgrows the free space under
@@ -446,9 +452,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         plan.runs.len(),
         out.display()
     );
-    if args.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
     let mut failed = false;
     // Repeats interleave backends (a, b, a, b), so slow drift of the machine
     // spreads over all of them instead of biasing one.

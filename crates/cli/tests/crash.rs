@@ -3,19 +3,10 @@
 //! says "not run" without them.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn kvbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvbench"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run kvbench")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
+mod common;
+use common::{kvbench, stderr};
 
 fn usable() -> bool {
     match kvbench_meter::loopdev::LoopFs::available()
@@ -45,6 +36,16 @@ fn leftovers_of(pid: u32) -> Vec<String> {
         }
     }
     v
+}
+
+/// No loop device is backed by a file under `dir`, and nothing under it is mounted.
+fn assert_no_devices_under(dir: &Path) {
+    let losetup = Command::new("losetup").arg("-a").output().expect("losetup");
+    let losetup = String::from_utf8_lossy(&losetup.stdout).to_string();
+    let dir = dir.to_str().expect("utf8");
+    assert!(!losetup.contains(dir), "{losetup}");
+    let mounts = std::fs::read_to_string("/proc/mounts").expect("mounts");
+    assert!(!mounts.contains(dir), "{mounts}");
 }
 
 #[test]
@@ -221,4 +222,63 @@ fn clean_removes_what_a_killed_supervisor_left() {
     let o = kvbench(&["clean"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+}
+
+#[test]
+fn a_stopped_run_is_recorded_and_cleaned_up() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args([
+            "run",
+            "stellar",
+            "--preset",
+            "quick",
+            "--backends",
+            "mdbx",
+            "--memory-limit",
+            "512MiB",
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            "stop",
+        ])
+        .current_dir(t.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    // Stop it once it has finished a batch or two.
+    let jsonl = t.path().join("stop/batches.jsonl");
+    for _ in 0..600 {
+        if std::fs::read_to_string(&jsonl).is_ok_and(|s| s.lines().count() >= 2) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: kill has no memory preconditions; `pid` is our child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().expect("wait");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("SIGTERM"), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(t.path().join("stop/results.json")).expect("results"),
+    )
+    .expect("json");
+    let run = &r["runs"][0];
+    assert!(
+        run["error"].as_str().expect("error").contains("SIGTERM"),
+        "{run}"
+    );
+    assert!(
+        run["batches"].as_array().expect("batches").len() >= 2,
+        "{run}"
+    );
+    // The worker's three store devices and its cgroup, removed by the supervisor.
+    assert!(err.contains("removed 4 device(s) and cgroup(s)"), "{err}");
+    assert_no_devices_under(t.path());
 }

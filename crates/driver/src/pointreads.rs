@@ -9,7 +9,7 @@ use kvbench_core::{Batch, KvStore};
 use kvbench_meter::blockdev::BlockStat;
 use kvbench_meter::proc_io::ProcIo;
 use kvbench_meter::rusage::Usage;
-use kvbench_workload::rng::{Rng, stream};
+use kvbench_rng::{Rng, stream};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;

@@ -92,6 +92,18 @@ impl RunDir {
     }
 }
 
+/// Where a run writes when `--out` is not given: `NAME-TIMESTAMP` under
+/// `$KVBENCH_RUNS_DIR`, or under `kvbench-runs` in the working directory.
+pub fn default_out(name: &str) -> PathBuf {
+    let root = std::env::var_os("KVBENCH_RUNS_DIR")
+        .map_or_else(|| PathBuf::from("kvbench-runs"), PathBuf::from);
+    root.join(format!(
+        "{}-{}",
+        sanitize(name),
+        crate::timefmt::now_stamp()
+    ))
+}
+
 /// Makes a label safe as one path component.
 pub fn sanitize(label: &str) -> String {
     label

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use kvbench_core::{Batch, KvStore};
 use kvbench_meter::loopdev::Device;
 use kvbench_meter::rusage::Usage;
-use kvbench_workload::rng::{Rng, stream};
+use kvbench_rng::{Rng, stream};
 use kvbench_workload::stellar::{Ledger, STORES, StellarGen, StellarProfile, find_tx};
 use serde::{Deserialize, Serialize};
 

@@ -78,6 +78,16 @@ impl Default for MdbxConfig {
     }
 }
 
+/// Keeps MDBX's warnings and errors on stderr but drops its notices: at its
+/// default level it prints a line in every child a process forks (its
+/// after-fork handler), which would land in kvbench's output.
+pub fn quiet_notices() {
+    // SAFETY: sets global log settings; a null logger keeps MDBX's own stderr writer.
+    unsafe {
+        mdbx_sys::mdbx_setup_debug(mdbx_sys::MDBX_LOG_WARN, mdbx_sys::MDBX_DBG_DONTCHANGE, None);
+    }
+}
+
 /// The linked libmdbx version, e.g. `0.14.1`.
 pub fn engine_version() -> String {
     // SAFETY: mdbx_version is an immutable static initialised by the library.

@@ -2,9 +2,9 @@
 //! of transactions that create accounts, read them, or read-modify-write
 //! them, each block one atomic commit.
 
+use kvbench_rng::{Rng, stream};
 use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
-use kvbench_workload::rng::{Rng, stream};
 use serde::{Deserialize, Serialize};
 
 /// Settings of an account-state run.

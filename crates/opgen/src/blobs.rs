@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use kvbench_rng::{Rng, stream};
 use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
-use kvbench_workload::rng::{Rng, stream};
 use serde::{Deserialize, Serialize};
 
 /// Settings of a blob-store run.

@@ -2,9 +2,9 @@
 //! the workload's mix of reads, updates, inserts, scans and
 //! read-modify-writes under its request distribution.
 
+use kvbench_rng::{Rng, mix, stream};
 use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
-use kvbench_workload::rng::{Rng, mix, stream};
 use serde::{Deserialize, Serialize};
 
 use crate::zipf::Zipf;

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use kvbench_workload::rng::Rng;
+use kvbench_rng::Rng;
 
 use crate::ReportError;
 use crate::doc::Loaded;

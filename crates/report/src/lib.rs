@@ -4,6 +4,7 @@
 pub mod bencher;
 pub mod compare;
 pub mod crash;
+mod csv_out;
 pub mod doc;
 pub mod metrics;
 pub mod render;

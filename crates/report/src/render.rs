@@ -554,55 +554,10 @@ fn stellar_charts(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(
 }
 
 fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
-    let o = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
-    let u = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
-    let mut b = String::from(
-        "run,batch,first_ledger,ledgers,txs,total_secs,writer_wait_secs,store,entries,logical_bytes,raw_bytes,write_secs,flush_secs,compact_secs,engine_write_bytes,device_write_bytes,device_read_bytes,disk_allocated_bytes\n",
-    );
-    let mut s = String::from(
-        "run,t,ledgers,lookups,bytes,stall_micros,pending_compaction_bytes,running_compactions,write_stopped\n",
-    );
-    for (l, r) in runs {
-        for rec in &r.batches {
-            for st in &rec.stores {
-                let _ = writeln!(
-                    b,
-                    "{l},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                    rec.batch,
-                    rec.first_ledger,
-                    rec.ledgers,
-                    rec.txs,
-                    rec.total_secs,
-                    rec.writer_wait_secs,
-                    st.store,
-                    st.entries,
-                    st.logical_bytes,
-                    st.raw_bytes,
-                    st.write_secs,
-                    st.flush_secs,
-                    o(st.compact_secs),
-                    u(st.engine_write_bytes),
-                    u(st.device_write_bytes),
-                    u(st.device_read_bytes),
-                    st.disk.allocated_bytes
-                );
-            }
-        }
-        for x in &r.ingest_samples {
-            let _ = writeln!(
-                s,
-                "{l},{},{},{},{},{},{},{},{}",
-                x.t,
-                u(x.ledgers),
-                x.lookups,
-                x.bytes,
-                u(x.stall_micros),
-                u(x.pending_compaction_bytes),
-                u(x.running_compactions),
-                x.write_stopped.map_or(String::new(), |w| w.to_string())
-            );
-        }
-    }
+    let (b, s) = crate::csv_out::series(runs).map_err(|e| ReportError::Io {
+        path: out.dir.join("batches.csv"),
+        source: std::io::Error::other(e),
+    })?;
     out.file("batches.csv", &b)?;
     out.file("samples.csv", &s)?;
     out.md.push_str("Series: [`batches.csv`](batches.csv) (one row per batch and store), [`samples.csv`](samples.csv) (one row per second of ingestion).\n\n");

@@ -19,8 +19,6 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use kvbench_workload::rng::{Rng, mix};
-
 pub mod queue;
 use serde::{Deserialize, Serialize};
 
@@ -225,22 +223,7 @@ pub enum TraceError {
     Encode(String),
 }
 
-/// 64-bit hash of a value, for get expectations (not cryptographic).
-pub fn value_hash(v: &[u8]) -> u64 {
-    let mut h = mix(v.len() as u64);
-    for chunk in v.chunks(8) {
-        let mut w = [0u8; 8];
-        w[..chunk.len()].copy_from_slice(chunk);
-        h = mix(h ^ u64::from_le_bytes(w));
-    }
-    h
-}
-
-/// Fills `out` with the `len` bytes a generated value of `seed` stands for.
-pub fn generate(len: u32, seed: u64, out: &mut Vec<u8>) {
-    out.clear();
-    Rng::new(seed).fill(out, len as usize);
-}
+pub use kvbench_rng::{generate, value_hash};
 
 fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
     buf.extend_from_slice(&(b.len() as u32).to_le_bytes());

@@ -3,8 +3,8 @@
 
 use std::io::Cursor;
 
+use kvbench_rng::Rng;
 use kvbench_trace::{Expect, Header, Op, TraceError, TraceReader, TraceWriter, ValueRef, expand};
-use kvbench_workload::rng::Rng;
 
 fn header() -> Header {
     Header {

@@ -4,6 +4,5 @@
 //! never holds its data set in memory and any value read back can be
 //! regenerated and checked.
 
-pub mod rng;
 pub mod shape;
 pub mod stellar;

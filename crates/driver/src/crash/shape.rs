@@ -1,7 +1,7 @@
 //! What each batch of a crash test writes, regenerated from its position.
 
 use kvbench_core::Batch;
-use kvbench_workload::rng::{Rng, stream};
+use kvbench_rng::{Rng, stream};
 use serde::{Deserialize, Serialize};
 
 /// How a store's keys are made.

@@ -1,7 +1,7 @@
 //! What a reopened store holds, checked batch by batch.
 
 use kvbench_core::KvStore;
-use kvbench_workload::rng::{Rng, stream};
+use kvbench_rng::{Rng, stream};
 use serde::{Deserialize, Serialize};
 
 use super::shape::{StoreShape, key, value};

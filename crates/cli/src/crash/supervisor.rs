@@ -1,240 +1,33 @@
-//! `kvbench run crash`: the supervisor. For each backend x durability level
-//! x crash kind it makes a private ext4 loop device, starts writer
-//! processes that commit batches and acknowledge them, ends each at a
-//! random acknowledgement (kill -9, or a power cut: the filesystem shut
-//! down without flushing its journal, then remounted), and has a checker
-//! process reopen the stores and say what survived. It owns every device,
-//! mount and cgroup, and removes them whatever happens to its workers.
+//! The supervisor's crash cycles on one private device: start a writer,
+//! crash it, have a checker reopen the stores, keep count.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use kvbench_core::{CrashKind, Durability};
-use kvbench_driver::crash::{CrashResults, CrashRun, CrashShape, CrashSummary, Cycle};
+use kvbench_driver::crash::{CrashRun, CrashShape, CrashSummary, Cycle};
 use kvbench_driver::results::StoreSetup;
 use kvbench_driver::rundir::{RunDir, sanitize};
-use kvbench_driver::timefmt;
 use kvbench_meter::cgroup::MemoryLimit;
 use kvbench_meter::loopdev::LoopFs;
-use kvbench_workload::rng::{Rng, stream};
+use kvbench_rng::Rng;
 
-use crate::crash_worker::{ACK, Checked, Job};
-use crate::registry::{BackendSpec, EngineConfig};
-use crate::{registry, size, stellar_cmd};
+use super::reboot::{after_reboot, new_boot_id};
+use super::worker::{ACK, Checked, Job, PRIVATE_NS_ENV};
+use super::{SAMPLES, WINDOW};
+use crate::registry::BackendSpec;
 
-/// Options of `kvbench run crash`.
-#[derive(clap::Args)]
-pub struct Args {
-    /// Backends, comma-separated.
-    #[arg(long, default_value = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx")]
-    backends: String,
-    /// Durability levels to test, comma-separated: none, process, power.
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "none,process,power",
-        value_delimiter = ','
-    )]
-    durability: Vec<Durability>,
-    /// Crash kinds, comma-separated: kill (kill -9), power-cut.
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "kill,power-cut",
-        value_delimiter = ','
-    )]
-    kinds: Vec<String>,
-    /// Crash cycles per backend, level and kind.
-    #[arg(long, default_value_t = 50)]
-    cycles: u32,
-    /// What each batch writes: generic (200 random 32-byte keys x 1,000 B)
-    /// or stellar (the ledgers, txdata and txindex stores).
-    #[arg(long, default_value = "generic")]
-    shape: String,
-    /// Most batches a writer commits before it is crashed; the crash comes
-    /// after a random number of acknowledgements up to this.
-    #[arg(long, default_value_t = 100)]
-    batches_per_cycle: u64,
-    /// Seed of the batches and the crash points.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Memory cgroup limit of the writer and the checker (page cache
-    /// included), so crashes also hit a store larger than memory.
-    #[arg(long, value_name = "SIZE")]
-    memory_limit: Option<String>,
-    /// Memory budget of each engine (memtables, block cache). Small, so
-    /// RocksDB flushes and compacts often and crashes land in compactions.
-    #[arg(long, value_name = "SIZE", default_value = "16MiB")]
-    engine_memory: String,
-    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable.
-    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
-    sets: Vec<String>,
-    /// Size of each private device (sparse).
-    #[arg(long, value_name = "SIZE", default_value = "8GiB")]
-    device_size: String,
-    /// Output directory (must not exist, or be empty).
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Write into an existing non-empty --out directory.
-    #[arg(long)]
-    force: bool,
-    /// Run even from a debug build.
-    #[arg(long)]
-    allow_debug: bool,
-}
-
-/// Batches below the last acknowledged ones checked at random every cycle
-/// (all of them at the last cycle).
-const SAMPLES: u64 = 32;
-/// Batches below the cycle's first write checked in full every cycle (all
-/// from there up are).
-const WINDOW: u64 = 64;
-
-fn parse_kind(s: &str) -> anyhow::Result<CrashKind> {
-    match s.trim() {
-        "kill" => Ok(CrashKind::Kill),
-        "power-cut" => Ok(CrashKind::PowerCut),
-        other => bail!("unknown crash kind `{other}`; accepted: kill, power-cut"),
-    }
-}
-
-/// The specs under test at `level`, with the crash test's engine settings.
-fn spec(
-    name: &str,
-    level: Durability,
-    memory: u64,
-    sets: &[String],
-) -> anyhow::Result<BackendSpec> {
-    let mut specs = registry::parse_list(name, level)?;
-    for s in &mut specs {
-        s.scale_memory(memory);
-        if let EngineConfig::Rocksdb(c) = &mut s.config {
-            // Compactions early and often, so crashes land in them; FIFO's
-            // cap above anything a test writes, so eviction is not loss.
-            c.level0_file_num_compaction_trigger = 4;
-            if let kvbench_rocksdb::Compaction::Fifo {
-                max_table_files_size,
-            } = &mut c.compaction
-            {
-                *max_table_files_size = 16 << 30;
-            }
-        }
-    }
-    let sets: Vec<String> = sets
-        .iter()
-        .filter(|l| l.starts_with(&format!("{name}.")))
-        .cloned()
-        .collect();
-    registry::apply_sets(&mut specs, &sets)?;
-    let s = specs.remove(0);
-    s.check_durability(level)?;
-    Ok(s)
-}
-
-/// Runs `kvbench run crash`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
-    LoopFs::available().map_err(|e| {
-        anyhow::anyhow!("kvbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
-    })?;
-    let shape = CrashShape::by_name(&args.shape).map_err(anyhow::Error::msg)?;
-    let kinds: Vec<CrashKind> = args
-        .kinds
-        .iter()
-        .map(|k| parse_kind(k))
-        .collect::<anyhow::Result<_>>()?;
-    if args.cycles == 0 || args.batches_per_cycle == 0 {
-        bail!("--cycles and --batches-per-cycle must be at least 1");
-    }
-    let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
-    let device_size = size::parse(&args.device_size).map_err(anyhow::Error::msg)?;
-    let memory_limit = args
-        .memory_limit
-        .as_deref()
-        .map(crate::harness::memory_limit)
-        .transpose()?;
-    // Every spec is checked before anything is created.
-    let names: Vec<String> = registry::parse_list(&args.backends, Durability::None)?
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    let mut plan = Vec::new();
-    for name in &names {
-        for &level in &args.durability {
-            let s = spec(name, level, memory, &args.sets)?;
-            for &kind in &kinds {
-                plan.push((s.clone(), level, kind));
-            }
-        }
-    }
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("kvbench-runs").join(format!("crash-{}", timefmt::now_stamp()))
-    });
-    let rundir = RunDir::create(&out, args.force)?;
-    let mut results = CrashResults {
-        schema_version: kvbench_driver::results::SCHEMA_VERSION,
-        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        workload: "crash".into(),
-        seed: args.seed,
-        started_at: timefmt::now_rfc3339(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        env: kvbench_driver::env::EnvInfo::capture(&out),
-        shape: shape.clone(),
-        batches_per_cycle: args.batches_per_cycle,
-        runs: Vec::new(),
-    };
-    let exe = std::env::current_exe().context("finding the kvbench binary")?;
-    for (n, (spec, level, kind)) in plan.into_iter().enumerate() {
-        let tag = format!(
-            "{}-{}-{}",
-            spec.name,
-            level,
-            kvbench_report::crash::kind_name(kind)
-        );
-        eprintln!("[{tag}] {} cycles...", args.cycles);
-        let sup = Supervisor {
-            exe: &exe,
-            shape: &shape,
-            seed: args.seed,
-            cycles: args.cycles,
-            batches: args.batches_per_cycle,
-            memory_limit,
-            device_size,
-        };
-        let run = sup.run(
-            &rundir,
-            &tag,
-            spec,
-            level,
-            kind,
-            stream(args.seed, n as u64, 0),
-        );
-        eprintln!(
-            "[{tag}] {}",
-            kvbench_report::crash::one_line(&run.summary, run.error.as_deref())
-        );
-        results.runs.push(run);
-        stellar_cmd::write_json(&out.join("results.json"), &results)?;
-    }
-    let table = kvbench_report::crash::crash_table(&results);
-    std::fs::write(out.join("summary.md"), &table)
-        .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
-    println!("{table}");
-    eprintln!("results: {}", out.join("results.json").display());
-    Ok(ExitCode::SUCCESS)
-}
-
-struct Supervisor<'a> {
-    exe: &'a Path,
-    shape: &'a CrashShape,
-    seed: u64,
-    cycles: u32,
-    batches: u64,
-    memory_limit: Option<u64>,
-    device_size: u64,
+pub(super) struct Supervisor<'a> {
+    pub(super) exe: &'a Path,
+    pub(super) shape: &'a CrashShape,
+    pub(super) seed: u64,
+    pub(super) cycles: u32,
+    pub(super) batches: u64,
+    pub(super) memory_limit: Option<u64>,
+    pub(super) device_size: u64,
 }
 
 /// A worker process, killed and reaped on drop whatever happened.
@@ -248,7 +41,7 @@ impl Drop for Worker {
 }
 
 impl Supervisor<'_> {
-    fn run(
+    pub(super) fn run(
         &self,
         rundir: &RunDir,
         tag: &str,
@@ -527,7 +320,7 @@ impl Supervisor<'_> {
             .stderr(err);
         if let Some(b) = boot_id {
             after_reboot(&mut cmd, b)?;
-            cmd.env(crate::crash_worker::PRIVATE_NS_ENV, "1");
+            cmd.env(PRIVATE_NS_ENV, "1");
         }
         let child = cmd.spawn().context("starting a crash worker")?;
         let w = Worker(child);
@@ -550,63 +343,6 @@ impl Supervisor<'_> {
             })
             .collect()
     }
-}
-
-/// Makes the worker see `boot_id` as the machine's boot id, in a mount
-/// namespace of its own. A real power cut is also a reboot, and MDBX tells
-/// a process crash (page cache intact: recent unsynced commits may be kept)
-/// from a system crash (roll back to the last synced commit) by comparing
-/// the boot id in its meta pages with the machine's. A simulated cut keeps
-/// the machine running, so without this MDBX would trust pages the cut threw
-/// away. It must happen before exec: MDBX reads the boot id at load time.
-fn after_reboot(cmd: &mut Command, boot_id: &Path) -> anyhow::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::process::CommandExt;
-    let src = std::ffi::CString::new(boot_id.as_os_str().as_bytes())?;
-    let dst = c"/proc/sys/kernel/random/boot_id";
-    let root = c"/";
-    // SAFETY: the closure runs between fork and exec and makes only raw
-    // system calls on C strings prepared before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            let none = std::ptr::null();
-            if libc::unshare(libc::CLONE_NEWNS) != 0
-                || libc::mount(
-                    none,
-                    root.as_ptr(),
-                    none,
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
-                ) != 0
-                || libc::mount(
-                    src.as_ptr(),
-                    dst.as_ptr(),
-                    none,
-                    libc::MS_BIND,
-                    std::ptr::null(),
-                ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    Ok(())
-}
-
-/// Writes a fresh boot id (a random UUID, as the kernel prints one) to `path`.
-fn new_boot_id(path: &Path, rng: &mut Rng) -> anyhow::Result<()> {
-    let (a, b) = (rng.next_u64(), rng.next_u64());
-    let hex = format!("{a:016x}{b:016x}");
-    let id = format!(
-        "{}-{}-{}-{}-{}\n",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    );
-    std::fs::write(path, id).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The last lines a worker wrote to its log, for an error message.

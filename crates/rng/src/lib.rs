@@ -1,7 +1,10 @@
-//! A small, fast, position-addressable random source.
+//! A small, fast, position-addressable random source, and the value hash.
 //!
 //! Generators derive a fresh stream for every (seed, position) so that any
-//! element can be regenerated alone, in any order, on any thread.
+//! element can be regenerated alone, in any order, on any thread. Traces
+//! store generated values as (length, seed) and reads as hashes, so every
+//! trace ever recorded depends on the exact output of this crate: the
+//! golden vectors below pin it, and a change that moves them breaks traces.
 
 /// SplitMix64 finaliser: a strong 64-bit mix used to derive stream seeds.
 pub fn mix(mut z: u64) -> u64 {
@@ -81,9 +84,64 @@ impl Rng {
     }
 }
 
+/// 64-bit hash of a value, for read expectations (not cryptographic).
+pub fn value_hash(v: &[u8]) -> u64 {
+    let mut h = mix(v.len() as u64);
+    for chunk in v.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        h = mix(h ^ u64::from_le_bytes(w));
+    }
+    h
+}
+
+/// Fills `out` with the `len` bytes a generated value of `seed` stands for.
+pub fn generate(len: u32, seed: u64, out: &mut Vec<u8>) {
+    out.clear();
+    Rng::new(seed).fill(out, len as usize);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pinned outputs: every recorded trace regenerates its values and
+    /// checks its reads through these exact functions. If this test fails,
+    /// the change breaks every existing trace; bump the trace format
+    /// version instead of updating the vectors.
+    #[test]
+    fn golden_vectors() {
+        assert_eq!(mix(0), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(mix(1), 0x910a_2dec_8902_5cc1);
+        assert_eq!(stream(1, 2, 3), 0x1591_eedb_d504_c4ad);
+        let mut r = Rng::new(42);
+        let next: Vec<u64> = (0..4).map(|_| r.next_u64()).collect();
+        assert_eq!(
+            next,
+            [
+                0xc757_960b_442b_0ac3,
+                0x4bb2_2a7f_77ff_8c6c,
+                0x0495_0439_d3c5_eafe,
+                0xb769_fb44_902f_2dc2
+            ]
+        );
+        let mut r = Rng::new(7);
+        let below: Vec<u64> = (0..8).map(|_| r.below(10)).collect();
+        assert_eq!(below, [3, 8, 6, 8, 4, 0, 6, 7]);
+        let mut r = Rng::new(9);
+        assert_eq!(r.f64(), 0.574_415_031_000_227_7);
+        assert_eq!(r.normal(), -2.270_200_045_917_466_3);
+        let mut out = Vec::new();
+        Rng::new(3).fill(&mut out, 13);
+        assert_eq!(
+            out,
+            [149, 49, 123, 158, 180, 211, 54, 148, 52, 121, 240, 80, 212]
+        );
+        assert_eq!(value_hash(b""), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(value_hash(b"kvbench value hash"), 0xa103_bb26_18da_51b9);
+        generate(11, 5, &mut out);
+        assert_eq!(out, [35, 208, 44, 213, 69, 204, 92, 85, 232, 99, 208]);
+    }
 
     #[test]
     fn streams_are_reproducible_and_distinct() {

@@ -1,0 +1,25 @@
+//! Helpers every CLI test file shares.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the `kvbench` binary in `cwd`.
+pub fn kvbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run kvbench")
+}
+
+/// Reads a JSON file.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).expect("valid JSON")
+}
+
+/// A command's standard error.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}

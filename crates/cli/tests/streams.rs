@@ -1,0 +1,277 @@
+//! Operation streams through the `kvbench` binary: recorded traces, real
+//! ledgers and the generated workloads.
+
+use std::path::Path;
+
+mod common;
+use common::{kvbench, read_json, stderr};
+
+#[test]
+fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let shape = [
+        "--ledgers",
+        "12",
+        "--batch-ledgers",
+        "4",
+        "--commit-ledgers",
+        "2",
+    ];
+    let mut rec = vec![
+        "record",
+        "stellar",
+        "--preset",
+        "smoke",
+        "--out",
+        "s.kvtrace",
+    ];
+    rec.extend(shape);
+    let o = kvbench(&rec, t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let backends = "lmdb,rocksdb-leveled";
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "s.kvtrace",
+            "--backends",
+            backends,
+            "--device",
+            "none",
+            "--out",
+            "rp",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut direct = vec![
+        "run",
+        "stellar",
+        "--preset",
+        "smoke",
+        "--backends",
+        backends,
+        "--device",
+        "none",
+        "--streaming-ledgers",
+        "0",
+        "--out",
+        "d",
+    ];
+    direct.extend(shape);
+    let o = kvbench(&direct, t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (d, r) = (
+        read_json(&t.path().join("d/results.json")),
+        read_json(&t.path().join("rp/results.json")),
+    );
+    for (a, b) in d["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .zip(r["runs"].as_array().expect("runs"))
+    {
+        let rs = &b["replay"]["summary"];
+        assert_eq!(rs["mismatches"], 0);
+        assert_eq!(rs["segments"], 3, "one segment per batch");
+        for store in ["ledgers", "txdata", "txindex"] {
+            assert_eq!(
+                a["summary"]["stores"][store]["logical_bytes"],
+                rs["stores"][store]["logical_bytes"],
+                "{store}"
+            );
+            let entries = |segs: &serde_json::Value| -> u64 {
+                segs.as_array()
+                    .expect("segments")
+                    .iter()
+                    .flat_map(|s| s["stores"].as_array().expect("stores").iter())
+                    .filter(|s| s["store"] == store)
+                    .map(|s| s["entries"].as_u64().expect("entries"))
+                    .sum()
+            };
+            assert_eq!(
+                entries(&a["batches"]),
+                entries(&b["replay"]["segments"]),
+                "{store}"
+            );
+        }
+    }
+    // A cut-short trace ends the run with an error that gives the offset.
+    let bytes = std::fs::read(t.path().join("s.kvtrace")).expect("trace");
+    std::fs::write(t.path().join("cut.kvtrace"), &bytes[..bytes.len() / 2]).expect("write");
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "cut.kvtrace",
+            "--backends",
+            "lmdb",
+            "--device",
+            "none",
+            "--out",
+            "c",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("offset"), "{}", stderr(&o));
+}
+
+#[test]
+fn real_pubnet_ledgers_import_replay_and_calibrate() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/stellar-pubnet");
+    assert!(
+        data.is_dir(),
+        "{} is missing from the clone",
+        data.display()
+    );
+    let data = data.display().to_string();
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &["import", "galexie", &data, "--out", "real.kvtrace"],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
+    assert_eq!(stats["ledgers"], 6);
+    assert_eq!(stats["txs"], 586);
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "real.kvtrace",
+            "--backends",
+            "lmdb,rocksdb-leveled",
+            "--device",
+            "none",
+            "--out",
+            "rp",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("rp/results.json"));
+    assert_eq!(r["workload"], "replay:galexie");
+    for run in r["runs"].as_array().expect("runs") {
+        let s = &run["replay"]["summary"];
+        assert_eq!(s["puts"], 6 + 2 * 586, "{}", run["label"]);
+        assert_eq!(s["mismatches"], 0);
+        assert_eq!(s["segments"], 6);
+    }
+    let o = kvbench(
+        &["calibrate", "stellar", &data, "--synthetic-ledgers", "20"],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("| transactions per ledger max | 212 |"),
+        "{out}"
+    );
+    // Nothing there to import: a clear error.
+    let o = kvbench(&["import", "galexie", ".", "--out", "x.kvtrace"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no ledger files"), "{}", stderr(&o));
+}
+
+#[test]
+fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let runs: [(&str, &[&str]); 4] = [
+        (
+            "ycsb",
+            &[
+                "workload=\"f\"",
+                "records=2000",
+                "operations=2000",
+                "ops_per_segment=1000",
+            ],
+        ),
+        (
+            "solana",
+            &["slots=20", "keep_slots=5", "slots_per_segment=10"],
+        ),
+        (
+            "blobs",
+            &["batches=6", "ttl_batches=2", "value_bytes=65536"],
+        ),
+        (
+            "accounts",
+            &[
+                "accounts=1000",
+                "operations=3000",
+                "ops_per_block=100",
+                "blocks_per_segment=10",
+            ],
+        ),
+    ];
+    for (w, params) in runs {
+        let mut a = vec![
+            "run",
+            w,
+            "--backends",
+            "mem,lmdb,rocksdb-leveled",
+            "--device",
+            "none",
+            "--out",
+            w,
+        ];
+        for p in params {
+            a.extend(["--param", p]);
+        }
+        let o = kvbench(&a, t.path());
+        assert!(o.status.success(), "{w}: {}", stderr(&o));
+        let r = read_json(&t.path().join(w).join("results.json"));
+        assert_eq!(r["workload"], w);
+        for run in r["runs"].as_array().expect("runs") {
+            let s = &run["replay"]["summary"];
+            assert_eq!(s["mismatches"], 0, "{w} {}", run["label"]);
+            assert!(s["gets"].as_u64().expect("gets") > 0, "{w}");
+            assert!(
+                s["stores"]
+                    .as_object()
+                    .expect("stores")
+                    .values()
+                    .all(|st| st.get("live_bytes").is_some())
+            );
+        }
+    }
+    // Concurrent account workers on one store: every read still finds its account.
+    let o = kvbench(
+        &[
+            "run",
+            "accounts",
+            "--workers",
+            "3",
+            "--backends",
+            "mem,lmdb",
+            "--device",
+            "none",
+            "--param",
+            "accounts=3000",
+            "--param",
+            "operations=6000",
+            "--param",
+            "ops_per_block=100",
+            "--out",
+            "aw",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("aw/results.json"));
+    for run in r["runs"].as_array().expect("runs") {
+        assert_eq!(
+            run["replay"]["summary"]["mismatches"], 0,
+            "{}",
+            run["label"]
+        );
+        assert_eq!(run["replay"]["summary"]["segments"], 1);
+    }
+    let o = kvbench(
+        &["run", "ycsb", "--param", "workload=\"z\"", "--out", "z"],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a, b, c, d, e, f"), "{}", stderr(&o));
+}
