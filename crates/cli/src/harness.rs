@@ -35,22 +35,43 @@ pub fn memory_limit(arg: &str) -> anyhow::Result<u64> {
     Ok(b)
 }
 
-/// `--device auto|loop|none`: the private device size per store, or `None`
-/// when stores share the run directory's filesystem (`none`, or `auto`
-/// where loop devices cannot be used). `size` overrides `default`.
-pub fn device_size(mode: &str, size: Option<&str>, default: u64) -> anyhow::Result<Option<u64>> {
+/// Where stores live: `--device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeviceMode {
+    /// A private loop device per store when root and loop devices allow it.
+    Auto,
+    /// A private loop device per store, or an error saying why not.
+    Loop,
+    /// The run directory's filesystem (device figures absent).
+    None,
+}
+
+/// The private device size per store, or `None` when stores share the run
+/// directory's filesystem (`none`, or `auto` where loop devices cannot be
+/// used). `size` overrides `default`.
+pub fn device_size(
+    mode: DeviceMode,
+    size: Option<&str>,
+    default: u64,
+) -> anyhow::Result<Option<u64>> {
     match mode {
-        "none" => Ok(None),
-        "auto" | "loop" => match LoopFs::available() {
+        DeviceMode::None => Ok(None),
+        DeviceMode::Auto | DeviceMode::Loop => match LoopFs::available() {
             Ok(()) => Ok(Some(match size {
                 Some(s) => crate::size::parse(s).map_err(anyhow::Error::msg)?,
                 None => default,
             })),
-            Err(e) if mode == "loop" => anyhow::bail!("--device loop: {e}"),
+            Err(e) if mode == DeviceMode::Loop => anyhow::bail!("--device loop: {e}"),
             Err(_) => Ok(None),
         },
-        other => anyhow::bail!("unknown --device `{other}`; accepted: auto, loop, none"),
     }
+}
+
+/// `--durability`: the levels, listed in `--help` and completions.
+pub fn durability_parser() -> impl clap::builder::TypedValueParser<Value = Durability> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["none", "process", "power"])
+        .map(|s| s.parse::<Durability>().expect("every listed level parses"))
 }
 
 /// The named backends at durability `level`, each with `memory` for its

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod crash;
 mod harness;
@@ -46,6 +46,11 @@ enum Command {
     Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
     List,
+    /// Print a shell completion script, e.g. `kvbench completions bash > /etc/bash_completion.d/kvbench`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Remove what a killed kvbench left behind: mounted loop devices, their
     /// images and memory cgroups of processes that no longer run.
     Clean {
@@ -110,6 +115,15 @@ fn main() -> ExitCode {
         Command::Export(a) => report_cmd::export(a),
         Command::CrashWorker(a) => crash::worker::run(a),
         Command::Clean { dry_run } => clean(dry_run),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "kvbench",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),

@@ -60,7 +60,7 @@ pub struct Args {
     /// lose or corrupt anything since the last flush), process (kill -9
     /// loses nothing committed; a power cut may lose the latest commits,
     /// never corrupt) or power (every commit survives a power cut).
-    #[arg(long, value_name = "LEVEL", default_value = "process")]
+    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = crate::harness::durability_parser())]
     durability: Durability,
     /// Seed.
     #[arg(long, default_value_t = 42)]

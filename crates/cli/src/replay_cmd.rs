@@ -81,14 +81,14 @@ pub struct CommonArgs {
     /// lose or corrupt anything since the last flush), process (kill -9
     /// loses nothing committed; a power cut may lose the latest commits,
     /// never corrupt) or power (every commit survives a power cut).
-    #[arg(long, value_name = "LEVEL", default_value = "process")]
+    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = crate::harness::durability_parser())]
     durability: Durability,
     /// Memory cgroup limit (page cache included); needs root.
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
     /// Private loop device per store: auto (when root), loop, none.
-    #[arg(long, default_value = "auto")]
-    device: String,
+    #[arg(long, value_enum, default_value_t = harness::DeviceMode::Auto)]
+    device: harness::DeviceMode,
     /// Size of each private device; default 3x the trace file (or 8 GiB for
     /// generated workloads) plus 512 MiB; sparse.
     #[arg(long, value_name = "SIZE")]
@@ -285,7 +285,7 @@ fn run_stream(
         .map(harness::memory_limit)
         .transpose()?;
     let device_size =
-        harness::device_size(&args.device, args.device_size.as_deref(), default_device)?;
+        harness::device_size(args.device, args.device_size.as_deref(), default_device)?;
     let out = args
         .out
         .clone()

@@ -48,7 +48,7 @@ pub struct Args {
     /// lose or corrupt anything since the last flush), process (kill -9
     /// loses nothing committed; a power cut may lose the latest commits,
     /// never corrupt) or power (every commit survives a power cut).
-    #[arg(long, value_name = "LEVEL", default_value = "process")]
+    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = crate::harness::durability_parser())]
     durability: Durability,
     /// Memory budget of each engine (memtables, block cache), e.g. 64MiB.
     #[arg(long, value_name = "SIZE")]
@@ -77,8 +77,8 @@ pub struct Args {
     #[arg(long)]
     keep_stores: bool,
     /// Private device per store: auto (a loop device when root and available), loop, none.
-    #[arg(long, default_value = "auto")]
-    device: String,
+    #[arg(long, value_enum, default_value_t = harness::DeviceMode::Auto)]
+    device: harness::DeviceMode,
     /// Size of each private device (sparse); default from the workload's size.
     #[arg(long, value_name = "SIZE")]
     device_size: Option<String>,
@@ -303,7 +303,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
         }
     }
     let device_size = harness::device_size(
-        &args.device,
+        args.device,
         args.device_size.as_deref(),
         estimate_device_size(&workload),
     )?;
@@ -418,7 +418,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 free >> 20,
                 size >> 20
             );
-            if args.device == "loop" {
+            if args.device == harness::DeviceMode::Loop {
                 bail!("--device loop: {msg}; give --device-size or free disk");
             }
             eprintln!(

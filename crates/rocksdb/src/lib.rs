@@ -92,6 +92,9 @@ pub struct RocksConfig {
     /// durability `power`); without it the WAL is written but not synced
     /// (durability `process`).
     pub sync_wal: bool,
+    /// Sync with fsync instead of fdatasync (`Options::use_fsync`): also
+    /// writes back file metadata the data does not need.
+    pub use_fsync: bool,
     /// Target SST size at L1, bytes; `None` keeps RocksDB's default (64 MiB).
     pub target_file_size_base: Option<u64>,
     /// Size of L1, bytes; `None` keeps RocksDB's default (256 MiB).
@@ -118,6 +121,7 @@ impl Default for RocksConfig {
             disable_auto_compactions: false,
             disable_wal: false,
             sync_wal: false,
+            use_fsync: false,
             target_file_size_base: None,
             max_bytes_for_level_base: None,
         }
@@ -203,6 +207,7 @@ impl RocksConfig {
         o.set_use_direct_reads(self.use_direct_reads);
         o.set_use_direct_io_for_flush_and_compaction(self.use_direct_io_for_flush_and_compaction);
         o.set_disable_auto_compactions(self.disable_auto_compactions);
+        o.set_use_fsync(self.use_fsync);
         if let Some(n) = self.target_file_size_base {
             o.set_target_file_size_base(n);
         }

@@ -37,7 +37,8 @@ pub struct Args {
         long,
         value_name = "LIST",
         default_value = "none,process,power",
-        value_delimiter = ','
+        value_delimiter = ',',
+        value_parser = crate::harness::durability_parser()
     )]
     durability: Vec<Durability>,
     /// Crash kinds, comma-separated: kill (kill -9), power-cut.
@@ -45,7 +46,8 @@ pub struct Args {
         long,
         value_name = "LIST",
         default_value = "kill,power-cut",
-        value_delimiter = ','
+        value_delimiter = ',',
+        value_parser = ["kill", "power-cut"]
     )]
     kinds: Vec<String>,
     /// Crash cycles per backend, level and kind.
@@ -53,7 +55,7 @@ pub struct Args {
     cycles: u32,
     /// What each batch writes: generic (200 random 32-byte keys x 1,000 B)
     /// or stellar (the ledgers, txdata and txindex stores).
-    #[arg(long, default_value = "generic")]
+    #[arg(long, default_value = "generic", value_parser = ["generic", "stellar"])]
     shape: String,
     /// Most batches a writer commits before it is crashed; the crash comes
     /// after a random number of acknowledgements up to this.

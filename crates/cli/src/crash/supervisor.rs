@@ -252,9 +252,11 @@ impl Supervisor<'_> {
             }
         }
         std::thread::sleep(jitter);
-        if kind == CrashKind::PowerCut {
-            fs.power_cut()?;
-        }
+        // The writer dies first, then the filesystem loses what it had not
+        // made stable. The other order (cut, then kill) lets a commit whose
+        // fsync was in flight at the cut return success to a process that a
+        // real power loss would have stopped: an acknowledgement no real
+        // crash can produce, seen as RocksDB "losing" its last synced batch.
         let pid = w.0.id();
         // SAFETY: kill has no memory preconditions; the pid is our unreaped child.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
@@ -264,6 +266,7 @@ impl Supervisor<'_> {
         }
         drop(w);
         if kind == CrashKind::PowerCut {
+            fs.power_cut()?;
             fs.remount()?;
             // The machine "boots" again: every later worker sees a new boot id.
             let path = log.with_extension("boot_id");
