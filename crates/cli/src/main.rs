@@ -199,8 +199,8 @@ fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
 
 fn list() {
     println!("backends:");
-    for n in registry::NAMES {
-        let default = if registry::DEFAULT_BACKENDS.contains(n) {
+    for n in registry::names() {
+        let default = if registry::DEFAULT_BACKENDS.contains(&n) {
             " (default)"
         } else {
             ""

@@ -141,112 +141,130 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         durability: Some(args.durability),
         runs: Vec::new(),
     };
+    let mut failed = false;
     for spec in specs {
-        eprintln!("[{}] loading {} keys...", spec.name, cfg.keys);
-        let dev_root = rundir.path().join("devices");
-        fs::create_dir_all(&dev_root)
-            .with_context(|| format!("creating {}", dev_root.display()))?;
-        let name = sanitize(&spec.name);
-        let fs_guard = match &loop_ok {
-            Ok(()) => Some(LoopFs::create(
-                &dev_root.join(format!("{name}.img")),
-                &dev_root.join(&name),
-                dev_size,
-                0,
-            )?),
-            Err(_) => None,
-        };
-        let device_meter = match (&fs_guard, &loop_ok) {
-            (Some(f), _) => format!(
-                "private loop device {} (direct I/O, read-ahead 0)",
-                f.device()
-            ),
-            (None, Err(e)) => format!("absent: {e}"),
-            (None, Ok(())) => "absent".into(),
-        };
-        let store_dir = match &fs_guard {
-            Some(f) => f.path().join("store"),
-            None => rundir.store_dir(&spec.name, "points")?,
-        };
-        let device = || fs_guard.as_ref().and_then(|f| f.stat().ok());
-        let store = spec.open(&store_dir)?;
-        let usage0 = kvbench_meter::rusage::Usage::now();
-        let load_secs = pointreads::load(&cfg, &*store)?;
-        let load_usage = kvbench_meter::rusage::Usage::now().since(&usage0);
-        let engine_after_load = store.stats()?;
-        let can_compact = store.capabilities().manual_compaction;
-        store.close()?;
         let mut run = PointRun {
             backend: spec.name.clone(),
             config: serde_json::to_value(&spec.config)?,
-            device_meter,
-            load_secs,
-            load_usage,
+            device_meter: String::new(),
+            load_secs: None,
+            load_usage: None,
             logical_bytes: cfg.logical_bytes(),
             compact_secs: None,
             measurements: Vec::new(),
             skipped: Vec::new(),
-            engine_after_load,
+            engine_after_load: Default::default(),
+            error: None,
         };
-        let mut phases = vec!["before-compaction"];
-        if can_compact {
-            phases.push("after-compaction");
-        }
-        for (round, phase) in phases.into_iter().enumerate() {
-            if phase == "after-compaction" {
-                eprintln!("[{}] full compaction...", spec.name);
-                let store = spec.open(&store_dir)?;
-                let t = std::time::Instant::now();
-                store.compact()?;
-                store.flush()?;
-                run.compact_secs = Some(t.elapsed().as_secs_f64());
-                store.close()?;
-            }
-            for &state in &states {
-                eprintln!("[{}] reading {} ({phase})...", spec.name, state.name());
-                if state != CacheState::Warm {
-                    if let Some(f) = &fs_guard {
-                        f.sync()?;
-                    }
-                    if let Err(e) = cgroup::drop_caches() {
-                        let why = format!("{phase} {}: page cache not dropped ({e})", state.name());
-                        eprintln!("[{}] skipped {why}", spec.name);
-                        run.skipped.push(why);
-                        continue;
-                    }
-                }
-                let guard = match state {
-                    CacheState::Limited => limit.map(MemoryLimit::enter).transpose()?,
-                    _ => None,
-                };
-                let store = spec.open(&store_dir)?;
-                if state == CacheState::Warm {
-                    // The warm-up pass reads the very keys measured next.
-                    pointreads::measure(&cfg, &*store, &device, round as u64)?;
-                }
-                let cost = pointreads::measure(&cfg, &*store, &device, round as u64)?;
-                let disk_allocated_bytes = store.disk_usage()?.allocated_bytes;
-                store.close()?;
-                drop(guard);
-                run.measurements.push(Measurement {
-                    phase: phase.into(),
-                    cache: state,
-                    disk_allocated_bytes,
-                    cost,
-                });
-            }
+        // One backend's failure is recorded with what it measured, and the
+        // others still run.
+        if let Err(e) = one_backend(
+            &spec, &cfg, &states, limit, &rundir, &loop_ok, dev_size, &mut run,
+        ) {
+            eprintln!("[{}] failed: {e:#}", spec.name);
+            run.error = Some(format!("{e:#}"));
+            failed = true;
         }
         results.runs.push(run);
-        drop(fs_guard);
-        fs::write(
-            out.join("results.json"),
-            serde_json::to_vec_pretty(&results)?,
-        )?;
+        stellar_cmd::write_json(&out.join("results.json"), &results)?;
     }
-    println!("{}", table(&results));
-    fs::write(out.join("summary.md"), table(&results))?;
-    eprintln!("results: {}", out.join("results.json").display());
-    Ok(ExitCode::SUCCESS)
+    stellar_cmd::finish(&out, &table(&results), failed)
+}
+
+/// Loads, compacts and measures one backend into `run`.
+#[allow(clippy::too_many_arguments)]
+fn one_backend(
+    spec: &crate::registry::BackendSpec,
+    cfg: &PointReadConfig,
+    states: &[CacheState],
+    limit: Option<u64>,
+    rundir: &RunDir,
+    loop_ok: &Result<(), kvbench_meter::MeterError>,
+    dev_size: u64,
+    run: &mut PointRun,
+) -> anyhow::Result<()> {
+    eprintln!("[{}] loading {} keys...", spec.name, cfg.keys);
+    let dev_root = rundir.path().join("devices");
+    fs::create_dir_all(&dev_root).with_context(|| format!("creating {}", dev_root.display()))?;
+    let name = sanitize(&spec.name);
+    let fs_guard = match loop_ok {
+        Ok(()) => Some(LoopFs::create(
+            &dev_root.join(format!("{name}.img")),
+            &dev_root.join(&name),
+            dev_size,
+            0,
+        )?),
+        Err(_) => None,
+    };
+    run.device_meter = match (&fs_guard, loop_ok) {
+        (Some(f), _) => format!(
+            "private loop device {} (direct I/O, read-ahead 0)",
+            f.device()
+        ),
+        (None, Err(e)) => format!("absent: {e}"),
+        (None, Ok(())) => "absent".into(),
+    };
+    let store_dir = match &fs_guard {
+        Some(f) => f.path().join("store"),
+        None => rundir.store_dir(&spec.name, "points")?,
+    };
+    let device = || fs_guard.as_ref().and_then(|f| f.stat().ok());
+    let store = spec.open(&store_dir)?;
+    let usage0 = kvbench_meter::rusage::Usage::now();
+    run.load_secs = Some(pointreads::load(cfg, &*store)?);
+    run.load_usage = Some(kvbench_meter::rusage::Usage::now().since(&usage0));
+    run.engine_after_load = store.stats()?;
+    let can_compact = store.capabilities().manual_compaction;
+    store.close()?;
+    let mut phases = vec!["before-compaction"];
+    if can_compact {
+        phases.push("after-compaction");
+    }
+    for (round, phase) in phases.into_iter().enumerate() {
+        if phase == "after-compaction" {
+            eprintln!("[{}] full compaction...", spec.name);
+            let store = spec.open(&store_dir)?;
+            let t = std::time::Instant::now();
+            store.compact()?;
+            store.flush()?;
+            run.compact_secs = Some(t.elapsed().as_secs_f64());
+            store.close()?;
+        }
+        for &state in states {
+            eprintln!("[{}] reading {} ({phase})...", spec.name, state.name());
+            if state != CacheState::Warm {
+                if let Some(f) = &fs_guard {
+                    f.sync()?;
+                }
+                if let Err(e) = cgroup::drop_caches() {
+                    let why = format!("{phase} {}: page cache not dropped ({e})", state.name());
+                    eprintln!("[{}] skipped {why}", spec.name);
+                    run.skipped.push(why);
+                    continue;
+                }
+            }
+            let guard = match state {
+                CacheState::Limited => limit.map(MemoryLimit::enter).transpose()?,
+                _ => None,
+            };
+            let store = spec.open(&store_dir)?;
+            if state == CacheState::Warm {
+                // The warm-up pass reads the very keys measured next.
+                pointreads::measure(cfg, &*store, &device, round as u64)?;
+            }
+            let cost = pointreads::measure(cfg, &*store, &device, round as u64)?;
+            let disk_allocated_bytes = store.disk_usage()?.allocated_bytes;
+            store.close()?;
+            drop(guard);
+            run.measurements.push(Measurement {
+                phase: phase.into(),
+                cache: state,
+                disk_allocated_bytes,
+                cost,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn table(r: &PointResults) -> String {

@@ -1,4 +1,6 @@
-//! The only place that names every backend: names -> typed configs -> open stores.
+//! The only place that names every backend: names -> typed configs -> open
+//! stores. Adding an engine is its crate (a `KvBackend`) plus a line in
+//! `engines!` and a line per named config in `NAMED`.
 
 use std::path::Path;
 
@@ -9,15 +11,97 @@ use kvbench_mem::{Mem, MemConfig};
 use kvbench_rocksdb::{Compaction, Rocks, RocksConfig};
 use serde::{Deserialize, Serialize};
 
-/// Backend config names accepted by `--backends`, `--backend` and `--store`.
-pub const NAMES: &[&str] = &[
-    "rocksdb-leveled",
-    "rocksdb-fifo",
-    "rocksdb-universal",
-    "lmdb",
-    "mdbx",
-    "mem",
+/// Every engine kvbench links, once: `Variant(Config) => Backend`. The
+/// variant names the engine in results (`"engine": "rocksdb"`); everything
+/// an engine does for the harness is a [`KvBackend`] method, dispatched here.
+macro_rules! engines {
+    ($($(#[$doc:meta])* $variant:ident($config:ty) => $backend:ty,)*) => {
+        /// A backend's typed config, tagged with its engine: what results record.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "engine", rename_all = "kebab-case")]
+        pub enum EngineConfig {
+            $($(#[$doc])* $variant($config),)*
+        }
+
+        impl BackendSpec {
+            /// Opens (creating) the store in `dir`.
+            pub fn open(&self, dir: &Path) -> kvbench_core::Result<Box<dyn KvStore>> {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::open_boxed(dir, c),)*
+                }
+            }
+
+            /// Sets the engine settings that give durability `level`.
+            pub fn set_durability(&mut self, level: Durability) -> kvbench_core::Result<()> {
+                match &mut self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::set_durability(c, level),)*
+                }
+            }
+
+            /// The durability level the settings give now.
+            pub fn durability(&self) -> Durability {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::durability(c),)*
+                }
+            }
+
+            /// The engine library's version (RocksDB's is read from a store's LOG).
+            pub fn engine_version(&self, store_dir: &Path) -> Option<String> {
+                match &self.config {
+                    $(EngineConfig::$variant(_) => <$backend>::version(store_dir),)*
+                }
+            }
+
+            /// Scales the engine's memory budget (memtables, caches) to
+            /// `bytes`, for presets that shrink a workload while keeping its
+            /// shape; every change lands in the recorded config.
+            pub fn scale_memory(&mut self, bytes: u64) {
+                match &mut self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::scale_memory(c, bytes),)*
+                }
+            }
+        }
+    };
+}
+
+engines! {
+    /// RocksDB.
+    Rocksdb(RocksConfig) => Rocks,
+    /// LMDB through heed.
+    Lmdb(LmdbConfig) => Lmdb,
+    /// MDBX through libmdbx.
+    Mdbx(MdbxConfig) => Mdbx,
+    /// In-memory reference.
+    Mem(MemConfig) => Mem,
+}
+
+/// A name users give and the default config behind it.
+type Named = (&'static str, fn() -> EngineConfig);
+
+/// Every named backend config. FIFO gets a 1 GiB cap unless a preset or
+/// run file sets one.
+const NAMED: &[Named] = &[
+    ("rocksdb-leveled", || {
+        EngineConfig::Rocksdb(RocksConfig::default())
+    }),
+    ("rocksdb-fifo", || {
+        EngineConfig::Rocksdb(RocksConfig::fifo(1 << 30))
+    }),
+    ("rocksdb-universal", || {
+        EngineConfig::Rocksdb(RocksConfig {
+            compaction: Compaction::Universal,
+            ..RocksConfig::default()
+        })
+    }),
+    ("lmdb", || EngineConfig::Lmdb(LmdbConfig::default())),
+    ("mdbx", || EngineConfig::Mdbx(MdbxConfig::default())),
+    ("mem", || EngineConfig::Mem(MemConfig::default())),
 ];
+
+/// Backend config names accepted by `--backends`, `--backend` and `--store`.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    NAMED.iter().map(|(n, _)| *n)
+}
 
 /// Backends a run uses when none is named: the four engines users compare.
 pub const DEFAULT_BACKENDS: &[&str] = &["rocksdb-leveled", "rocksdb-fifo", "lmdb", "mdbx"];
@@ -31,20 +115,6 @@ pub const POINT_READ_LIST: &str = "rocksdb-leveled,lmdb,mdbx";
 
 /// The environment variable that replaces the default backend list.
 pub const BACKENDS_ENV: &str = "KVBENCH_BACKENDS";
-
-/// A backend's typed config, tagged with its engine: what results record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "engine", rename_all = "kebab-case")]
-pub enum EngineConfig {
-    /// RocksDB.
-    Rocksdb(RocksConfig),
-    /// LMDB through heed.
-    Lmdb(LmdbConfig),
-    /// MDBX through libmdbx.
-    Mdbx(MdbxConfig),
-    /// In-memory reference.
-    Mem(MemConfig),
-}
 
 /// A named backend config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,7 +135,7 @@ impl std::fmt::Display for UnknownBackend {
             f,
             "unknown backend `{}`; accepted: {}",
             self.0,
-            NAMES.join(", ")
+            names().collect::<Vec<_>>().join(", ")
         )
     }
 }
@@ -73,55 +143,16 @@ impl std::fmt::Display for UnknownBackend {
 impl std::error::Error for UnknownBackend {}
 
 impl BackendSpec {
-    /// The default config behind a name. FIFO gets a 1 GiB cap unless a
-    /// preset or run file sets one.
+    /// The default config behind a name.
     pub fn by_name(name: &str) -> Result<Self, UnknownBackend> {
-        let config = match name {
-            "rocksdb-leveled" => EngineConfig::Rocksdb(RocksConfig::default()),
-            "rocksdb-fifo" => EngineConfig::Rocksdb(RocksConfig::fifo(1 << 30)),
-            "rocksdb-universal" => EngineConfig::Rocksdb(RocksConfig {
-                compaction: Compaction::Universal,
-                ..RocksConfig::default()
-            }),
-            "lmdb" => EngineConfig::Lmdb(LmdbConfig::default()),
-            "mdbx" => EngineConfig::Mdbx(MdbxConfig::default()),
-            "mem" => EngineConfig::Mem(MemConfig::default()),
-            other => return Err(UnknownBackend(other.to_string())),
-        };
+        let (_, make) = NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| UnknownBackend(name.to_string()))?;
         Ok(Self {
             name: name.to_string(),
-            config,
+            config: make(),
         })
-    }
-
-    /// Opens (creating) the store in `dir`.
-    pub fn open(&self, dir: &Path) -> kvbench_core::Result<Box<dyn KvStore>> {
-        match &self.config {
-            EngineConfig::Rocksdb(c) => Rocks::open_boxed(dir, c),
-            EngineConfig::Lmdb(c) => Lmdb::open_boxed(dir, c),
-            EngineConfig::Mdbx(c) => Mdbx::open_boxed(dir, c),
-            EngineConfig::Mem(c) => Mem::open_boxed(dir, c),
-        }
-    }
-
-    /// Sets the engine settings that give durability `level`.
-    pub fn set_durability(&mut self, level: Durability) -> kvbench_core::Result<()> {
-        match &mut self.config {
-            EngineConfig::Rocksdb(c) => Rocks::set_durability(c, level),
-            EngineConfig::Lmdb(c) => Lmdb::set_durability(c, level),
-            EngineConfig::Mdbx(c) => Mdbx::set_durability(c, level),
-            EngineConfig::Mem(c) => Mem::set_durability(c, level),
-        }
-    }
-
-    /// The durability level the settings give now.
-    pub fn durability(&self) -> Durability {
-        match &self.config {
-            EngineConfig::Rocksdb(c) => Rocks::durability(c),
-            EngineConfig::Lmdb(c) => Lmdb::durability(c),
-            EngineConfig::Mdbx(c) => Mdbx::durability(c),
-            EngineConfig::Mem(c) => Mem::durability(c),
-        }
     }
 
     /// Refuses settings that give another level than the run's: an override
@@ -137,30 +168,6 @@ impl BackendSpec {
             );
         }
         Ok(())
-    }
-
-    /// The engine library's version; RocksDB's is read from a store's LOG.
-    pub fn engine_version(&self, store_dir: &Path) -> Option<String> {
-        match &self.config {
-            EngineConfig::Rocksdb(_) => kvbench_rocksdb::engine_version(store_dir),
-            EngineConfig::Lmdb(_) => Some(kvbench_lmdb::engine_version()),
-            EngineConfig::Mdbx(_) => Some(kvbench_mdbx::engine_version()),
-            EngineConfig::Mem(_) => Some(env!("CARGO_PKG_VERSION").to_string()),
-        }
-    }
-
-    /// Scales the engine's memory budget (memtables, caches) to `bytes`, for
-    /// presets that shrink a workload while keeping its shape. RocksDB's
-    /// background jobs drop to at most 4 too: the report's 20 assume a big
-    /// machine. LMDB and MDBX have no memory settings of their own: they use
-    /// the page cache. Every change lands in the recorded config.
-    pub fn scale_memory(&mut self, bytes: u64) {
-        if let EngineConfig::Rocksdb(c) = &mut self.config {
-            // The report: 512 MiB x 6 memtables; keep the count, scale the size.
-            c.write_buffer_size = (bytes / c.max_write_buffer_number.max(1) as u64).max(1 << 20);
-            c.block_cache_bytes = (bytes / 4).max(8 << 20);
-            c.max_background_jobs = c.max_background_jobs.min(4);
-        }
     }
 
     /// Applies a TOML table of overrides to the config, refusing unknown keys.
@@ -232,7 +239,10 @@ pub fn parse_list(list: &str, level: Durability) -> Result<Vec<BackendSpec>, any
         out.push(spec);
     }
     if out.is_empty() {
-        anyhow::bail!("no backend named; accepted: {}", NAMES.join(", "));
+        anyhow::bail!(
+            "no backend named; accepted: {}",
+            names().collect::<Vec<_>>().join(", ")
+        );
     }
     Ok(out)
 }
@@ -243,7 +253,7 @@ mod tests {
 
     #[test]
     fn every_backend_gives_every_level_it_is_set_to() {
-        for n in NAMES {
+        for n in names() {
             for level in Durability::ALL {
                 let mut s = BackendSpec::by_name(n).expect("known");
                 s.set_durability(level)
@@ -266,14 +276,14 @@ mod tests {
     fn the_default_list_is_the_default_backends() {
         assert_eq!(DEFAULT_LIST, DEFAULT_BACKENDS.join(","));
         for n in POINT_READ_LIST.split(',') {
-            assert!(NAMES.contains(&n), "{n}");
+            assert!(names().any(|m| m == n), "{n}");
         }
     }
 
     #[test]
     fn every_name_resolves_and_unknown_lists_accepted() {
-        for n in NAMES {
-            assert_eq!(BackendSpec::by_name(n).expect("known").name, *n);
+        for n in names() {
+            assert_eq!(BackendSpec::by_name(n).expect("known").name, n);
         }
         let e = BackendSpec::by_name("rocksdb")
             .expect_err("unknown")

@@ -165,14 +165,84 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One line of `segments.jsonl`: a segment record and the run it belongs to.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct SegmentLine {
+    /// The run's label.
+    pub label: String,
+    /// The segment.
+    #[serde(flatten)]
+    pub segment: SegmentRecord,
+}
+
+/// Saves each segment as it finishes (`segments.jsonl`, appended, so a
+/// killed run keeps what it did) and shows progress: a spinner with the
+/// segment rate on a terminal, a line every `every` segments elsewhere.
 struct Progress {
     label: String,
     every: u32,
+    bar: indicatif::ProgressBar,
+    jsonl: Option<std::io::BufWriter<fs::File>>,
+    write_error: Option<String>,
+}
+
+impl Progress {
+    fn new(label: &str, jsonl_path: &std::path::Path) -> Self {
+        use std::io::IsTerminal;
+        let bar = if std::io::stderr().is_terminal() {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{prefix:>18} {spinner} {pos} segments, {per_sec}, {elapsed} {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            b.set_prefix(label.to_string());
+            b
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        let (jsonl, write_error) = match fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(jsonl_path)
+        {
+            Ok(f) => (Some(std::io::BufWriter::new(f)), None),
+            Err(e) => (None, Some(format!("opening {}: {e}", jsonl_path.display()))),
+        };
+        Self {
+            label: label.to_string(),
+            every: 10,
+            bar,
+            jsonl,
+            write_error,
+        }
+    }
 }
 
 impl OpsObserver for Progress {
     fn segment_done(&mut self, rec: &SegmentRecord) {
-        if rec.segment.is_multiple_of(self.every) {
+        use std::io::Write;
+        if let Some(w) = &mut self.jsonl {
+            let line = SegmentLine {
+                label: self.label.clone(),
+                segment: rec.clone(),
+            };
+            let written = serde_json::to_writer(&mut *w, &line)
+                .map_err(std::io::Error::from)
+                .and_then(|()| w.write_all(b"\n"))
+                .and_then(|()| w.flush());
+            if let Err(e) = written {
+                self.write_error
+                    .get_or_insert(format!("writing segments.jsonl: {e}"));
+            }
+        }
+        self.bar.set_position(u64::from(rec.segment));
+        self.bar.set_message(format!(
+            "({}) {} ops in {:.2} s",
+            rec.mark, rec.ops, rec.total_secs
+        ));
+        if self.bar.is_hidden() && rec.segment.is_multiple_of(self.every) {
             eprintln!(
                 "[{}] segment {} ({}): {} ops in {:.2} s",
                 self.label, rec.segment, rec.mark, rec.ops, rec.total_secs
@@ -320,10 +390,7 @@ fn run_stream(
         crate::supervise::note_current_run(&out, &spec.name, 0);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
-        let mut progress = Progress {
-            label: spec.name.clone(),
-            every: 10,
-        };
+        let mut progress = Progress::new(&spec.name, &out.join("segments.jsonl"));
         harness::run_on_stores(
             &place,
             &spec.name,
@@ -341,6 +408,10 @@ fn run_stream(
                 Err(e) => Some(kvbench_driver::DriverError::Config(format!("{e:#}"))),
             },
         );
+        progress.bar.finish_and_clear();
+        if let Some(e) = progress.write_error.take() {
+            run.error.get_or_insert(e);
+        }
         if let Some(o) = replayed {
             run.ingest_samples = o.samples;
             run.phases = o.phases;

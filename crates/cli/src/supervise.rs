@@ -188,12 +188,25 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
         .filter_map(|l| serde_json::from_str::<kvbench_driver::results::BatchRecord>(l).ok())
         .filter(|b| b.label == tag)
         .collect();
-    let n = run.batches.len();
+    let segments: Vec<_> = std::fs::read_to_string(out.join("segments.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<crate::replay_cmd::SegmentLine>(l).ok())
+        .filter(|s| s.label == tag)
+        .map(|s| s.segment)
+        .collect();
+    if !segments.is_empty() {
+        run.replay = Some(kvbench_driver::results::ReplayResult {
+            segments,
+            summary: None,
+        });
+    }
+    let n = run.batches.len() + run.replay.as_ref().map_or(0, |r| r.segments.len());
     result.runs.push(run);
     clear_current_run(out);
     match crate::stellar_cmd::write_json(&results, &result) {
         Ok(()) => format!(
-            "the {n} batch(es) `{label}` finished are kept in {} with the error",
+            "the {n} batch(es) or segment(s) `{label}` finished are kept in {} with the error",
             results.display()
         ),
         Err(e) => format!("could not update {}: {e:#}", results.display()),

@@ -383,3 +383,44 @@ fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
     let v: serde_json::Value = serde_json::from_slice(&bmf.stdout).expect("BMF is JSON");
     assert!(v.as_object().is_some_and(|o| !o.is_empty()));
 }
+
+#[test]
+fn a_failing_backend_does_not_stop_the_point_reads_of_the_others() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "point-reads",
+            "--keys",
+            "20000",
+            "--reads",
+            "200",
+            "--missing-reads",
+            "50",
+            "--backends",
+            "lmdb,mem",
+            "--set",
+            "lmdb.map_size=1048576",
+            "--out",
+            "p",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("map_size"), "{}", stderr(&o));
+    let r: serde_json::Value = read_json(&t.path().join("p/results.json"));
+    let runs = r["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "the second backend still ran");
+    assert!(
+        runs[0]["error"]
+            .as_str()
+            .expect("error")
+            .contains("map_size")
+    );
+    assert!(
+        runs[0].get("load_secs").is_none(),
+        "a failed load has no time"
+    );
+    assert!(runs[1].get("error").is_none(), "{}", runs[1]);
+    assert!(!runs[1]["measurements"].as_array().expect("m").is_empty());
+}

@@ -223,6 +223,18 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
         assert!(o.status.success(), "{w}: {}", stderr(&o));
         let r = read_json(&t.path().join(w).join("results.json"));
         assert_eq!(r["workload"], w);
+        // Every segment was also saved as it finished, labelled with its run.
+        let jsonl = std::fs::read_to_string(t.path().join(w).join("segments.jsonl"))
+            .expect("segments.jsonl");
+        let saved: Vec<serde_json::Value> = jsonl
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        for run in r["runs"].as_array().expect("runs") {
+            let segments = run["replay"]["segments"].as_array().expect("segments");
+            let mine = saved.iter().filter(|l| l["label"] == run["label"]).count();
+            assert_eq!(mine, segments.len(), "{w} {}", run["label"]);
+        }
         for run in r["runs"].as_array().expect("runs") {
             let s = &run["replay"]["summary"];
             assert_eq!(s["mismatches"], 0, "{w} {}", run["label"]);

@@ -197,6 +197,15 @@ pub trait KvBackend {
     /// The level `cfg`'s settings give, whatever set them.
     fn durability(cfg: &Self::Config) -> Durability;
 
+    /// The engine library's version, e.g. `0.9.70`; `store_dir` is a store
+    /// it opened, for engines that write their version there (RocksDB's LOG).
+    fn version(store_dir: &Path) -> Option<String>;
+
+    /// Scales the engine's own memory (memtables, caches) to about `bytes`,
+    /// for presets that shrink a workload; engines that only use the page
+    /// cache have nothing to scale.
+    fn scale_memory(_cfg: &mut Self::Config, _bytes: u64) {}
+
     /// Opens the store behind a box, for callers that mix engines.
     fn open_boxed(dir: &Path, cfg: &Self::Config) -> Result<Box<dyn KvStore>> {
         Ok(Box::new(Self::open(dir, cfg)?))

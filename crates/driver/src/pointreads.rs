@@ -288,11 +288,12 @@ pub struct PointRun {
     pub config: serde_json::Value,
     /// Where the device figures come from: a private loop device, or absent and why.
     pub device_meter: String,
-    /// Time to load every key, seconds.
-    pub load_secs: f64,
-    /// CPU time, peak RSS and faults of the load.
-    #[serde(default)]
-    pub load_usage: Usage,
+    /// Time to load every key, seconds; absent when the load failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_secs: Option<f64>,
+    /// CPU time, peak RSS and faults of the load; absent when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_usage: Option<Usage>,
     /// Key + value bytes loaded.
     pub logical_bytes: u64,
     /// Time of the full compaction, seconds; absent for engines without one.
@@ -305,6 +306,10 @@ pub struct PointRun {
     pub skipped: Vec<String>,
     /// Engine state after loading.
     pub engine_after_load: kvbench_core::EngineStats,
+    /// What ended this backend's run early, if anything did; the
+    /// measurements before it are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A whole `kvbench run point-reads` invocation: its `results.json`.

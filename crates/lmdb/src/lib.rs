@@ -109,6 +109,10 @@ impl KvBackend for Lmdb {
         }
     }
 
+    fn version(_store_dir: &Path) -> Option<String> {
+        Some(engine_version())
+    }
+
     fn open(dir: &Path, cfg: &LmdbConfig) -> Result<LmdbStore> {
         if cfg.map_size < 1 << 20 {
             return Err(Error::Config {

@@ -145,6 +145,10 @@ impl KvBackend for Mdbx {
         }
     }
 
+    fn version(_store_dir: &Path) -> Option<String> {
+        Some(engine_version())
+    }
+
     fn open(dir: &Path, cfg: &MdbxConfig) -> Result<Box<dyn KvStore>> {
         let g = cfg.geometry;
         if g.lower > g.upper || g.upper < 1 << 20 || g.growth_step == 0 {

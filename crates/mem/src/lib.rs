@@ -100,6 +100,10 @@ impl KvBackend for Mem {
         }
     }
 
+    fn version(_store_dir: &Path) -> Option<String> {
+        Some(env!("CARGO_PKG_VERSION").to_string())
+    }
+
     fn open(dir: &Path, cfg: &MemConfig) -> Result<MemStore> {
         fsutil::claim_store_dir(ENGINE, dir)?;
         let corrupt = |what: &str, e: io::Error| Error::Engine {

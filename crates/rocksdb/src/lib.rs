@@ -275,6 +275,19 @@ impl KvBackend for Rocks {
         }
     }
 
+    fn version(store_dir: &Path) -> Option<String> {
+        engine_version(store_dir)
+    }
+
+    /// The report: 512 MiB x 6 memtables; keeps the count and scales the
+    /// size, gives a quarter to the block cache, and caps background jobs at
+    /// 4 (the report's 20 assume a big machine).
+    fn scale_memory(c: &mut RocksConfig, bytes: u64) {
+        c.write_buffer_size = (bytes / c.max_write_buffer_number.max(1) as u64).max(1 << 20);
+        c.block_cache_bytes = (bytes / 4).max(8 << 20);
+        c.max_background_jobs = c.max_background_jobs.min(4);
+    }
+
     fn open(dir: &Path, cfg: &RocksConfig) -> Result<RocksStore> {
         cfg.validate()?;
         fsutil::claim_store_dir(ENGINE, dir)?;

@@ -137,6 +137,25 @@ fn spec(
     Ok(s)
 }
 
+/// A bar of crash cycles with rate and ETA on a terminal; nothing elsewhere
+/// (each run's totals are printed as it ends either way).
+fn progress_bar(cycles: u64, tag: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(cycles);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix:>28} [{bar:30}] {pos}/{len} cycles, {per_sec}, ETA {eta} {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(tag.to_string());
+    bar
+}
+
 /// Runs `kvbench run crash`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
@@ -198,8 +217,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             level,
             kvbench_report::crash::kind_name(kind)
         );
-        eprintln!("[{tag}] {} cycles...", args.cycles);
+        let bar = progress_bar(u64::from(args.cycles), &tag);
+        if bar.is_hidden() {
+            eprintln!("[{tag}] {} cycles...", args.cycles);
+        }
         let sup = Supervisor {
+            bar: &bar,
             exe: &exe,
             shape: &shape,
             seed: args.seed,
@@ -216,6 +239,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             kind,
             stream(args.seed, n as u64, 0),
         );
+        bar.finish_and_clear();
         eprintln!(
             "[{tag}] {}",
             kvbench_report::crash::one_line(&run.summary, run.error.as_deref())

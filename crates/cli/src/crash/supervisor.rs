@@ -21,6 +21,7 @@ use super::{SAMPLES, WINDOW};
 use crate::registry::BackendSpec;
 
 pub(super) struct Supervisor<'a> {
+    pub(super) bar: &'a indicatif::ProgressBar,
     pub(super) exe: &'a Path,
     pub(super) shape: &'a CrashShape,
     pub(super) seed: u64,
@@ -180,6 +181,13 @@ impl Supervisor<'_> {
                     acked[i] = acked[i].min(r.recovered);
                 }
             }
+            self.bar.set_message(format!(
+                "{} acked, {} lost ({} promised)",
+                run.cycles.iter().map(|c| c.new_acks).sum::<u64>() + c.new_acks,
+                run.cycles.iter().map(|c| c.lost).sum::<u64>() + c.lost,
+                run.cycles.iter().map(|c| c.lost_promised).sum::<u64>() + c.lost_promised,
+            ));
+            self.bar.inc(1);
             run.cycles.push(c);
         }
         drop(fs);
