@@ -1,0 +1,231 @@
+//! Ingestion: chunks written to the three stores, flush and compaction per
+//! batch, every meter read at batch ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, bounded};
+use kvbench_workload::stellar::{Ledger, STORES, StellarGen};
+
+use super::*;
+use crate::DriverError;
+use crate::results::{BatchRecord, PhaseCost, StoreBatch, Summary};
+use crate::segment::{
+    Counters, OpHists, SegmentMeter, record, sample_every_second, summarize_stores,
+};
+
+/// A phase being timed.
+pub(super) struct Phase {
+    pub(super) name: &'static str,
+    pub(super) started: Instant,
+    pub(super) usage: Usage,
+}
+
+impl Phase {
+    pub(super) fn start(name: &'static str) -> Self {
+        Self {
+            name,
+            started: Instant::now(),
+            usage: Usage::now(),
+        }
+    }
+
+    pub(super) fn end(&self) -> PhaseCost {
+        PhaseCost {
+            phase: self.name.to_string(),
+            wall_secs: self.started.elapsed().as_secs_f64(),
+            usage: Usage::now().since(&self.usage),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ingest(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    label: &str,
+    stores: Stores<'_>,
+    devices: Devices<'_>,
+    observer: &mut dyn Observer,
+    out: &mut Outcome,
+    hists: &mut [OpHists; 3],
+) -> Result<(), DriverError> {
+    let plan = Plan {
+        ledgers: cfg.ledgers,
+        batch: u64::from(cfg.batch_ledgers),
+        commit: u64::from(cfg.commit_ledgers),
+    };
+    let workers = cfg.workers();
+    let total_batches = cfg.batches();
+    let stop = AtomicBool::new(false);
+    let counters = Counters::for_ledgers();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &stop, started));
+        let mut rxs: Vec<Receiver<Result<Chunk, DriverError>>> = Vec::with_capacity(workers);
+        for w in 0..workers {
+            // Two chunks ahead per worker: the engine never waits on a
+            // healthy generator, and memory stays bounded.
+            let (tx, rx) = bounded(2);
+            rxs.push(rx);
+            let stop = &stop;
+            let level = cfg.profile.zstd_level;
+            scope.spawn(move || {
+                let mut packer = match Packer::new(level) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                let mut ledger = Ledger::default();
+                let mut k = w as u64;
+                while k < plan.total_chunks() && !stop.load(Ordering::Relaxed) {
+                    let chunk = produce(gen_, plan, k, &mut packer, &mut ledger);
+                    if tx.send(chunk).is_err() {
+                        return;
+                    }
+                    k += workers as u64;
+                }
+            });
+        }
+        let result = write_batches(
+            cfg,
+            label,
+            Writer {
+                stores,
+                devices,
+                counters: &counters,
+                hists,
+            },
+            plan,
+            &rxs,
+            observer,
+            &mut out.batches,
+            total_batches,
+        );
+        stop.store(true, Ordering::Relaxed);
+        drop(rxs);
+        out.ingest_samples = sampler.join().unwrap_or_default();
+        result
+    })
+}
+
+/// What the ingestion writer writes to and records into.
+pub(super) struct Writer<'a> {
+    pub(super) stores: Stores<'a>,
+    pub(super) devices: Devices<'a>,
+    pub(super) counters: &'a Counters,
+    pub(super) hists: &'a mut [OpHists; 3],
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_batches(
+    cfg: &StellarConfig,
+    label: &str,
+    w: Writer<'_>,
+    plan: Plan,
+    rxs: &[Receiver<Result<Chunk, DriverError>>],
+    observer: &mut dyn Observer,
+    records: &mut Vec<BatchRecord>,
+    total_batches: u32,
+) -> Result<(), DriverError> {
+    let Writer {
+        stores,
+        devices,
+        counters,
+        hists,
+    } = w;
+    let workers = rxs.len() as u64;
+    let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+    let mut meter = SegmentMeter::new(&names, &stores, &devices)?;
+    let mut k = 0u64;
+    for b in 0..u64::from(total_batches) {
+        let batch_start = Instant::now();
+        let mut rec_stores = meter.fresh();
+        let (mut gen_secs, mut comp_secs, mut wait_secs) = (0.0, 0.0, 0.0);
+        let (mut ledgers, mut txs) = (0u32, 0u64);
+        for _ in 0..plan.chunks_in_batch(b) {
+            let t = Instant::now();
+            let chunk = rxs[(k % workers) as usize]
+                .recv()
+                .map_err(|_| DriverError::Generator("generator thread exited early".into()))??;
+            wait_secs += t.elapsed().as_secs_f64();
+            debug_assert_eq!(u64::from(chunk.batch), b);
+            k += 1;
+            gen_secs += chunk.generate.as_secs_f64();
+            comp_secs += chunk.compress.as_secs_f64();
+            ledgers += chunk.ledgers;
+            txs += chunk.txs;
+            for (i, store) in stores.iter().enumerate() {
+                let t = Instant::now();
+                store.write(&chunk.writes[i]).map_err(store_err(i))?;
+                let r = &mut rec_stores[i];
+                r.write_secs += record(&mut hists[i].commit, t.elapsed());
+                r.entries += chunk.writes[i].len() as u64;
+                r.logical_bytes += chunk.writes[i].logical_bytes();
+                r.raw_bytes += chunk.raw[i];
+                counters
+                    .bytes
+                    .fetch_add(chunk.writes[i].logical_bytes(), Ordering::Relaxed);
+            }
+            counters
+                .ledgers
+                .fetch_add(u64::from(chunk.ledgers), Ordering::Relaxed);
+        }
+        for (i, store) in stores.iter().enumerate() {
+            let t = Instant::now();
+            store.flush().map_err(store_err(i))?;
+            rec_stores[i].flush_secs = record(&mut hists[i].flush, t.elapsed());
+        }
+        if cfg.compaction == CompactionStrategy::Manual {
+            for (i, store) in stores.iter().enumerate() {
+                if store.capabilities().manual_compaction {
+                    let t = Instant::now();
+                    store.compact().map_err(store_err(i))?;
+                    rec_stores[i].compact_secs =
+                        Some(record(&mut hists[i].compaction, t.elapsed()));
+                }
+            }
+        }
+        let total_secs = batch_start.elapsed().as_secs_f64();
+        let process_write_bytes = meter.close(&mut rec_stores)?;
+        let rec = BatchRecord {
+            label: label.to_string(),
+            batch: b as u32 + 1,
+            first_ledger: cfg.profile.first_ledger + (b * plan.batch) as u32,
+            ledgers,
+            txs,
+            generate_secs: gen_secs,
+            compress_secs: comp_secs,
+            writer_wait_secs: wait_secs,
+            total_secs,
+            process_write_bytes,
+            stores: rec_stores,
+        };
+        observer.batch_done(&rec, total_batches);
+        records.push(rec);
+    }
+    Ok(())
+}
+
+pub(super) fn summarize(
+    batches: &[BatchRecord],
+    hists: &[OpHists; 3],
+    wall: f64,
+) -> Option<Summary> {
+    let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+    let segments: Vec<&[StoreBatch]> = batches.iter().map(|b| b.stores.as_slice()).collect();
+    let process: Vec<Option<u64>> = batches.iter().map(|b| b.process_write_bytes).collect();
+    let (stores, total) = summarize_stores(&names, &segments, &process, hists, None)?;
+    let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
+    Some(Summary {
+        total: Some(total),
+        batches: batches.len() as u32,
+        ledgers,
+        txs: batches.iter().map(|b| b.txs).sum(),
+        wall_secs: wall,
+        ledgers_per_sec: ledgers as f64 / wall.max(1e-9),
+        stores,
+    })
+}

@@ -1,0 +1,241 @@
+//! Lookups: the spot check after ingestion and the streaming phase with
+//! concurrent one-step and two-step lookups.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use kvbench_core::Batch;
+use kvbench_rng::{Rng, stream};
+use kvbench_workload::stellar::{Ledger, StellarGen, find_tx};
+
+use super::*;
+use crate::DriverError;
+use crate::results::{Latency, StreamingResult};
+use crate::segment::{Counters, histogram, record, sample_every_second};
+
+/// Reads transactions back by hash, both ways. A lookup fetches and
+/// decompresses, as an application would; checking the result against the
+/// regenerated record is a separate step, so it stays out of the timings.
+pub(super) struct Lookup<'a> {
+    pub(super) gen_: &'a StellarGen,
+    pub(super) stores: Stores<'a>,
+    pub(super) buf: Vec<u8>,
+    pub(super) ledger: Vec<u8>,
+    /// The record the last lookup found.
+    pub(super) value: Vec<u8>,
+    pub(super) expect: Vec<u8>,
+}
+
+impl<'a> Lookup<'a> {
+    pub(super) fn new(gen_: &'a StellarGen, stores: Stores<'a>) -> Self {
+        Self {
+            gen_,
+            stores,
+            buf: Vec::new(),
+            ledger: Vec::new(),
+            value: Vec::new(),
+            expect: Vec::new(),
+        }
+    }
+
+    pub(super) fn pick(&self, r: &mut Rng, first: u32, last: u32) -> Option<(u32, u32)> {
+        for _ in 0..16 {
+            let seq = first + r.below(u64::from(last - first + 1)) as u32;
+            let n = self.gen_.tx_count(seq);
+            if n > 0 {
+                return Some((seq, r.below(u64::from(n)) as u32));
+            }
+        }
+        None
+    }
+
+    /// txdata[hash] -> record into `value`; false when absent or undecodable.
+    pub(super) fn one_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
+        let h = self.gen_.tx_hash(seq, i);
+        if !self.stores[1]
+            .get_into(&h, &mut self.buf)
+            .map_err(store_err(1))?
+        {
+            return Ok(false);
+        }
+        self.value.clear();
+        Ok(zstd::stream::copy_decode(&self.buf[..], &mut self.value).is_ok())
+    }
+
+    /// txindex[hash] -> seq, ledgers[seq] -> ledger, then the transaction's
+    /// record in it into `value`; false when any step finds nothing.
+    pub(super) fn two_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
+        let h = self.gen_.tx_hash(seq, i);
+        if !self.stores[2]
+            .get_into(&h, &mut self.buf)
+            .map_err(store_err(2))?
+        {
+            return Ok(false);
+        }
+        let Ok(found) = <[u8; 4]>::try_from(&self.buf[..]) else {
+            return Ok(false);
+        };
+        if !self.stores[0]
+            .get_into(&found, &mut self.buf)
+            .map_err(store_err(0))?
+        {
+            return Ok(false);
+        }
+        self.ledger.clear();
+        if zstd::stream::copy_decode(&self.buf[..], &mut self.ledger).is_err() {
+            return Ok(false);
+        }
+        self.value.clear();
+        match find_tx(&self.ledger, &h) {
+            Some(rec) => {
+                self.value.extend_from_slice(rec);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Whether the last lookup found transaction `i` of ledger `seq` as generated.
+    pub(super) fn found_expected(&mut self, seq: u32, i: u32) -> bool {
+        self.expect.clear();
+        self.gen_.tx_record(seq, i, &mut self.expect);
+        self.value == self.expect
+    }
+}
+
+pub(super) fn verify(
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    ledgers: u32,
+    n: u32,
+) -> Result<(), DriverError> {
+    let first = gen_.profile().first_ledger;
+    let last = first + ledgers - 1;
+    let mut l = Lookup::new(gen_, stores);
+    let mut r = Rng::new(stream(gen_.seed(), 0x7665_7269_6679, 0));
+    for _ in 0..n {
+        let Some((seq, i)) = l.pick(&mut r, first, last) else {
+            continue;
+        };
+        let one = l.one_step(seq, i)? && l.found_expected(seq, i);
+        if !(one && l.two_step(seq, i)? && l.found_expected(seq, i)) {
+            return Err(DriverError::Verify(format!(
+                "transaction {i} of ledger {seq} did not read back as written"
+            )));
+        }
+    }
+    // A hash that was never written must read as absent.
+    if stores[1].get(&[0xa5; 32]).map_err(store_err(1))?.is_some() {
+        return Err(DriverError::Verify(
+            "a never-written hash was found in txdata".into(),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn streaming(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    ingested: u32,
+) -> Result<StreamingResult, DriverError> {
+    let s = &cfg.streaming;
+    let first = gen_.profile().first_ledger;
+    let last = AtomicU32::new(first + ingested - 1);
+    let done = AtomicBool::new(false);
+    let counters = Counters::for_ledgers();
+    let started = Instant::now();
+    // Plain threads, not an async runtime: every task here is a blocking
+    // engine call, and a thread per role keeps the writer's pacing exact.
+    std::thread::scope(|scope| -> Result<StreamingResult, DriverError> {
+        let mut workers = Vec::new();
+        for w in 0..s.lookup_workers {
+            let (last, done, counters) = (&last, &done, &counters);
+            workers.push(scope.spawn(
+                move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
+                    let mut l = Lookup::new(gen_, stores);
+                    let mut r = Rng::new(stream(gen_.seed(), 0x6c6f_6f6b, w as u64));
+                    let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
+                    while !done.load(Ordering::Relaxed) {
+                        let Some((seq, i)) = l.pick(&mut r, first, last.load(Ordering::Acquire))
+                        else {
+                            continue;
+                        };
+                        // Only the lookups are timed, not the checks.
+                        let t = Instant::now();
+                        let found1 = l.one_step(seq, i)?;
+                        record(&mut one, t.elapsed());
+                        let ok1 = found1 && l.found_expected(seq, i);
+                        let t = Instant::now();
+                        let found2 = l.two_step(seq, i)?;
+                        record(&mut two, t.elapsed());
+                        let ok2 = found2 && l.found_expected(seq, i);
+                        bad += u64::from(!ok1) + u64::from(!ok2);
+                        counters.lookups.fetch_add(2, Ordering::Relaxed);
+                    }
+                    Ok((one, two, bad))
+                },
+            ));
+        }
+        let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &done, started));
+        let writer = (|| -> Result<Histogram<u64>, DriverError> {
+            let mut hist = histogram();
+            let mut ledger = Ledger::default();
+            let mut packer = Packer::new(cfg.profile.zstd_level)?;
+            let mut w = [Batch::new(), Batch::new(), Batch::new()];
+            let interval = Duration::from_millis(s.close_interval_ms);
+            let mut next = Instant::now();
+            for n in 0..s.ledgers {
+                let seq = first + ingested + n as u32;
+                gen_.ledger_into(seq, &mut ledger);
+                w.iter_mut().for_each(Batch::clear);
+                packer.pack(&ledger, &mut w, &mut [0; 3])?;
+                if !interval.is_zero() {
+                    next += interval;
+                    if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                }
+                let t = Instant::now();
+                for (i, store) in stores.iter().enumerate() {
+                    store.write(&w[i]).map_err(store_err(i))?;
+                }
+                record(&mut hist, t.elapsed());
+                last.store(seq, Ordering::Release);
+                counters.ledgers.fetch_add(1, Ordering::Relaxed);
+                counters.bytes.fetch_add(
+                    w.iter().map(Batch::logical_bytes).sum::<u64>(),
+                    Ordering::Relaxed,
+                );
+            }
+            Ok(hist)
+        })();
+        done.store(true, Ordering::Relaxed);
+        let commit_hist = writer?;
+        let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
+        for w in workers {
+            let (a, b, m) = w
+                .join()
+                .map_err(|_| DriverError::Generator("lookup thread panicked".into()))??;
+            let _ = one.add(&a);
+            let _ = two.add(&b);
+            bad += m;
+        }
+        let samples = sampler
+            .join()
+            .map_err(|_| DriverError::Generator("sampler thread panicked".into()))?;
+        Ok(StreamingResult {
+            ledgers: s.ledgers,
+            close_interval_secs: (s.close_interval_ms > 0)
+                .then(|| s.close_interval_ms as f64 / 1000.0),
+            wall_secs: started.elapsed().as_secs_f64(),
+            lookup_workers: s.lookup_workers,
+            one_step: Latency::from_histogram(&one),
+            two_step: Latency::from_histogram(&two),
+            ledger_commit: Latency::from_histogram(&commit_hist),
+            mismatches: bad,
+            samples,
+        })
+    })
+}

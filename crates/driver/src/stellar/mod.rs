@@ -1,0 +1,272 @@
+//! Stellar full-history ingestion, batch by batch, as the RocksDB report
+//! measured it: generate, compress, write the three stores, flush, compact.
+
+use kvbench_core::KvStore;
+use kvbench_meter::loopdev::Device;
+use kvbench_meter::rusage::Usage;
+use kvbench_workload::stellar::{STORES, StellarGen, StellarProfile};
+use serde::{Deserialize, Serialize};
+
+use crate::DriverError;
+use crate::results::{BatchRecord, PhaseCost, Sample, StreamingResult, Summary};
+use crate::segment::OpHists;
+
+mod ingest;
+mod lookups;
+mod produce;
+
+use ingest::*;
+use lookups::*;
+pub use produce::StellarOps;
+use produce::*;
+
+/// What happens after each batch is written and flushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompactionStrategy {
+    /// Full-range manual compaction of every store after every batch (the report's protocol).
+    Manual,
+    /// Only the engine's own background compaction.
+    Background,
+    /// No compaction at all: auto-compaction is turned off in the engine config.
+    None,
+}
+
+impl CompactionStrategy {
+    /// Accepted names, for error messages.
+    pub const NAMES: &'static str = "manual, background, none";
+}
+
+/// The lookup phase after ingestion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StreamingConfig {
+    /// Ledgers to append one at a time; 0 skips the phase.
+    pub ledgers: u64,
+    /// Milliseconds between ledger closes; 0 runs as fast as possible.
+    pub close_interval_ms: u64,
+    /// Concurrent lookup threads.
+    pub lookup_workers: usize,
+}
+
+impl Default for StreamingConfig {
+    fn default() -> Self {
+        Self {
+            ledgers: 120,
+            close_interval_ms: 5000,
+            lookup_workers: 2,
+        }
+    }
+}
+
+/// A Stellar ingestion run's settings. Defaults are the report's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StellarConfig {
+    /// Seed of every generator.
+    pub seed: u64,
+    /// Ledgers to ingest (the report: one month, 468,038).
+    pub ledgers: u64,
+    /// Ledgers per batch (the report: 2,000).
+    pub batch_ledgers: u32,
+    /// Ledgers per write commit inside a batch; bounds the harness's memory.
+    pub commit_ledgers: u32,
+    /// What follows each batch.
+    pub compaction: CompactionStrategy,
+    /// Generator threads; 0 picks one less than the cores (at least one).
+    pub workers: usize,
+    /// Random transactions read back through both lookup paths after
+    /// ingestion, each checked against its regenerated value.
+    pub verify_txs: u32,
+    /// Shape of the data.
+    pub profile: StellarProfile,
+    /// Lookup phase after ingestion.
+    pub streaming: StreamingConfig,
+}
+
+impl Default for StellarConfig {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            ledgers: 468_038,
+            batch_ledgers: 2000,
+            commit_ledgers: 100,
+            compaction: CompactionStrategy::Manual,
+            workers: 0,
+            verify_txs: 1000,
+            profile: StellarProfile::default(),
+            streaming: StreamingConfig::default(),
+        }
+    }
+}
+
+impl StellarConfig {
+    /// Checks the settings, naming any that is out of range.
+    pub fn validate(&self) -> Result<(), DriverError> {
+        let bad = |m: &str| Err(DriverError::Config(m.to_string()));
+        if self.ledgers == 0 {
+            return bad("ledgers must be at least 1");
+        }
+        if self.batch_ledgers == 0 || self.commit_ledgers == 0 {
+            return bad("batch_ledgers and commit_ledgers must be at least 1");
+        }
+        if u64::from(self.profile.first_ledger) + self.ledgers + self.streaming.ledgers
+            > u64::from(u32::MAX)
+        {
+            return bad("first_ledger + ledgers overflows a 32-bit ledger sequence");
+        }
+        if self.streaming.ledgers > 0 && self.streaming.lookup_workers == 0 {
+            return bad("streaming.lookup_workers must be at least 1 when streaming.ledgers > 0");
+        }
+        self.profile
+            .validate()
+            .map_err(|e| DriverError::Config(e.to_string()))
+    }
+
+    pub(super) fn workers(&self) -> usize {
+        if self.workers > 0 {
+            return self.workers;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cores.saturating_sub(1).max(1)
+    }
+
+    pub(super) fn batches(&self) -> u32 {
+        self.ledgers.div_ceil(u64::from(self.batch_ledgers)) as u32
+    }
+}
+
+/// Receives progress as the run goes.
+pub trait Observer {
+    /// A batch finished.
+    fn batch_done(&mut self, _rec: &BatchRecord, _total_batches: u32) {}
+    /// A phase started (`verify`, `streaming`, ...).
+    fn phase(&mut self, _name: &str) {}
+}
+
+/// What ingestion produced, including a partial run that ended in an error.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Batches completed.
+    pub batches: Vec<BatchRecord>,
+    /// Totals, when at least one batch completed.
+    pub summary: Option<Summary>,
+    /// Lookup phase, when it ran.
+    pub streaming: Option<StreamingResult>,
+    /// One sample per second of ingestion.
+    pub ingest_samples: Vec<Sample>,
+    /// Cost of each phase that ran.
+    pub phases: Vec<PhaseCost>,
+    /// The error that ended the run, if any.
+    pub error: Option<DriverError>,
+}
+
+/// The three stores, in [`STORES`] order.
+pub type Stores<'a> = [&'a dyn KvStore; 3];
+
+/// Each store's private device, when it has one, in [`STORES`] order.
+pub type Devices<'a> = [Option<&'a Device>; 3];
+
+pub(super) fn store_err(i: usize) -> impl Fn(kvbench_core::Error) -> DriverError {
+    move |source| DriverError::Store {
+        store: STORES[i].to_string(),
+        source,
+    }
+}
+
+/// Runs ingestion, then verification and the lookup phase, on three open stores.
+pub fn run(
+    cfg: &StellarConfig,
+    label: &str,
+    stores: Stores<'_>,
+    devices: Devices<'_>,
+    observer: &mut dyn Observer,
+) -> Outcome {
+    let mut out = Outcome {
+        batches: Vec::new(),
+        summary: None,
+        streaming: None,
+        ingest_samples: Vec::new(),
+        phases: Vec::new(),
+        error: None,
+    };
+    if let Err(e) = cfg.validate() {
+        out.error = Some(e);
+        return out;
+    }
+    let gen_ = match StellarGen::new(cfg.seed, cfg.profile.clone()) {
+        Ok(g) => g,
+        Err(e) => {
+            out.error = Some(DriverError::Config(e.to_string()));
+            return out;
+        }
+    };
+    let mut phase = Phase::start("ingest");
+    let mut hists: [OpHists; 3] = Default::default();
+    if let Err(e) = ingest(
+        cfg, &gen_, label, stores, devices, observer, &mut out, &mut hists,
+    ) {
+        out.error = Some(e);
+    }
+    let wall = phase.started.elapsed().as_secs_f64();
+    out.phases.push(phase.end());
+    out.summary = summarize(&out.batches, &hists, wall);
+    if out.error.is_some() {
+        return out;
+    }
+    let ingested = cfg.ledgers as u32;
+    observer.phase("verify");
+    phase = Phase::start("verify");
+    let verified = verify(&gen_, stores, ingested, cfg.verify_txs);
+    out.phases.push(phase.end());
+    if let Err(e) = verified {
+        out.error = Some(e);
+        return out;
+    }
+    if cfg.streaming.ledgers > 0 {
+        observer.phase("streaming");
+        phase = Phase::start("streaming");
+        let streamed = streaming(cfg, &gen_, stores, ingested);
+        out.phases.push(phase.end());
+        match streamed {
+            Ok(s) => out.streaming = Some(s),
+            Err(e) => out.error = Some(e),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn plan_covers_every_ledger_once_within_batches() {
+        for (ledgers, batch, commit) in [
+            (10, 4, 3),
+            (8, 4, 4),
+            (1, 2000, 100),
+            (2001, 2000, 100),
+            (7, 3, 10),
+        ] {
+            let p = Plan {
+                ledgers,
+                batch,
+                commit,
+            };
+            let mut next = 0u64;
+            for k in 0..p.total_chunks() {
+                let (b, start, n) = p.chunk(k).expect("in plan");
+                assert_eq!(start, next, "{ledgers}/{batch}/{commit} chunk {k}");
+                assert_eq!(u64::from(b), start / batch);
+                assert_eq!(
+                    (start + u64::from(n) - 1) / batch,
+                    u64::from(b),
+                    "chunk crosses a batch"
+                );
+                next += u64::from(n);
+            }
+            assert_eq!(next, ledgers);
+        }
+    }
+}

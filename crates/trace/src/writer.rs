@@ -1,0 +1,187 @@
+//! Writing a trace: frames appended to a buffered file, each with its CRC.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::*;
+
+fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    buf.extend_from_slice(b);
+}
+
+fn store_byte(s: Option<u8>) -> u8 {
+    s.unwrap_or(ALL_STORES)
+}
+
+/// Writes a trace as a stream.
+pub struct TraceWriter {
+    out: BufWriter<File>,
+    path: String,
+    buf: Vec<u8>,
+    frames: u64,
+    stores: usize,
+}
+
+impl TraceWriter {
+    /// Creates `path` (refusing to overwrite an existing file) and writes the header.
+    pub fn create(path: &Path, header: &Header) -> Result<Self, TraceError> {
+        let p = path.display().to_string();
+        let io = |source| TraceError::Io {
+            path: p.clone(),
+            source,
+        };
+        if header.stores.is_empty() || header.stores.len() > 254 {
+            return Err(TraceError::Encode(format!(
+                "a trace has 1 to 254 stores, not {}",
+                header.stores.len()
+            )));
+        }
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io)?;
+        let mut w = TraceWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path: p.clone(),
+            buf: Vec::new(),
+            frames: 0,
+            stores: header.stores.len(),
+        };
+        w.out.write_all(MAGIC).map_err(io)?;
+        w.out.write_all(&VERSION.to_le_bytes()).map_err(io)?;
+        w.buf.push(TAG_HEADER);
+        let json = serde_json::to_vec(header).map_err(|e| TraceError::Encode(e.to_string()))?;
+        w.buf.extend_from_slice(&json);
+        w.frame()?;
+        Ok(w)
+    }
+
+    fn frame(&mut self) -> Result<(), TraceError> {
+        let io = |source| TraceError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let len = u32::try_from(self.buf.len())
+            .ok()
+            .filter(|l| *l <= MAX_FRAME)
+            .ok_or_else(|| TraceError::Encode(format!("frame of {} bytes", self.buf.len())))?;
+        self.out.write_all(&len.to_le_bytes()).map_err(io)?;
+        self.out
+            .write_all(&crc32fast::hash(&self.buf).to_le_bytes())
+            .map_err(io)?;
+        self.out.write_all(&self.buf).map_err(io)?;
+        self.buf.clear();
+        self.frames += 1;
+        Ok(())
+    }
+
+    fn check_store(&self, s: u8) -> Result<u8, TraceError> {
+        if (s as usize) < self.stores {
+            Ok(s)
+        } else {
+            Err(TraceError::Encode(format!(
+                "store index {s} but the header names {} stores",
+                self.stores
+            )))
+        }
+    }
+
+    /// Appends one operation.
+    pub fn write(&mut self, op: &Op<'_>) -> Result<(), TraceError> {
+        match *op {
+            Op::Put { store, key, value } => {
+                self.buf.push(TAG_PUT);
+                self.buf.push(self.check_store(store)?);
+                put_bytes(&mut self.buf, key);
+                match value {
+                    ValueRef::Bytes(v) => {
+                        self.buf.push(VALUE_BYTES);
+                        put_bytes(&mut self.buf, v);
+                    }
+                    ValueRef::Generated { len, seed } => {
+                        self.buf.push(VALUE_GENERATED);
+                        self.buf.extend_from_slice(&len.to_le_bytes());
+                        self.buf.extend_from_slice(&seed.to_le_bytes());
+                    }
+                }
+            }
+            Op::Delete { store, key } => {
+                self.buf.push(TAG_DELETE);
+                self.buf.push(self.check_store(store)?);
+                put_bytes(&mut self.buf, key);
+            }
+            Op::Get { store, key, expect } => {
+                self.buf.push(TAG_GET);
+                self.buf.push(self.check_store(store)?);
+                put_bytes(&mut self.buf, key);
+                match expect {
+                    Expect::Unchecked => self.buf.push(EXPECT_UNCHECKED),
+                    Expect::Absent => self.buf.push(EXPECT_ABSENT),
+                    Expect::Value { len, hash } => {
+                        self.buf.push(EXPECT_VALUE);
+                        self.buf.extend_from_slice(&len.to_le_bytes());
+                        self.buf.extend_from_slice(&hash.to_le_bytes());
+                    }
+                    Expect::Present => self.buf.push(EXPECT_PRESENT),
+                    Expect::Generated { len, seed } => {
+                        self.buf.push(EXPECT_GENERATED);
+                        self.buf.extend_from_slice(&len.to_le_bytes());
+                        self.buf.extend_from_slice(&seed.to_le_bytes());
+                    }
+                }
+            }
+            Op::Scan {
+                store,
+                start,
+                limit,
+            } => {
+                self.buf.push(TAG_SCAN);
+                self.buf.push(self.check_store(store)?);
+                put_bytes(&mut self.buf, start);
+                self.buf.extend_from_slice(&limit.to_le_bytes());
+            }
+            Op::Commit { sync } => {
+                self.buf.push(TAG_COMMIT);
+                self.buf.push(u8::from(sync));
+            }
+            Op::Flush { store } => {
+                self.buf.push(TAG_FLUSH);
+                if let Some(s) = store {
+                    self.check_store(s)?;
+                }
+                self.buf.push(store_byte(store));
+            }
+            Op::Compact { store } => {
+                self.buf.push(TAG_COMPACT);
+                if let Some(s) = store {
+                    self.check_store(s)?;
+                }
+                self.buf.push(store_byte(store));
+            }
+            Op::Mark { label } => {
+                self.buf.push(TAG_MARK);
+                self.buf.extend_from_slice(label.as_bytes());
+            }
+        }
+        self.frame()
+    }
+
+    /// Writes the end frame, flushes and syncs; returns the frames written.
+    pub fn finish(mut self) -> Result<u64, TraceError> {
+        let count = self.frames;
+        self.buf.push(TAG_END);
+        self.buf.extend_from_slice(&count.to_le_bytes());
+        self.frame()?;
+        let path = self.path.clone();
+        let file = self.out.into_inner().map_err(|e| TraceError::Io {
+            path: path.clone(),
+            source: e.into_error(),
+        })?;
+        file.sync_all()
+            .map_err(|source| TraceError::Io { path, source })?;
+        Ok(count + 1)
+    }
+}
