@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use kvbench_core::Durability;
-use kvbench_driver::ops::{self, OpSource, OpsObserver, SegmentRecord};
+use kvbench_driver::ops::{self, OpSource, OpsObserver};
+use kvbench_driver::results::SegmentRecord;
 use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
 use kvbench_driver::rundir::RunDir;
 use kvbench_driver::stellar::StellarOps;

@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::EnvInfo;
 
+mod replay;
+
+pub use replay::{DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, drift};
+
 /// Version of this schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -95,10 +99,10 @@ pub struct BackendRun {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplayResult {
     /// One record per segment (the operations up to a mark).
-    pub segments: Vec<crate::ops::SegmentRecord>,
+    pub segments: Vec<SegmentRecord>,
     /// Totals; absent when no segment finished.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<crate::ops::OpsSummary>,
+    pub summary: Option<OpsSummary>,
 }
 
 /// A store's backend.

@@ -1,0 +1,278 @@
+//! Applying operations to stores: batching puts and deletes per store,
+//! timing every commit, flush, compaction, get and scan, checking reads.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use kvbench_core::{Batch, KvStore};
+use kvbench_meter::loopdev::Device;
+use kvbench_trace::{Op, ValueRef, expand};
+
+use crate::DriverError;
+use crate::results::{SegmentRecord, StoreBatch};
+use crate::segment::{Counters, OpHists, SegmentMeter, record};
+
+pub use kvbench_trace::OpSource;
+
+use super::*;
+
+#[derive(Default)]
+pub(super) struct Counts {
+    pub(super) puts: u64,
+    pub(super) deletes: u64,
+    pub(super) gets: u64,
+    pub(super) mismatches: u64,
+    pub(super) commits: u64,
+    pub(super) scans: u64,
+}
+
+impl Counts {
+    pub(super) fn add(&mut self, o: &Counts) {
+        self.puts += o.puts;
+        self.deletes += o.deletes;
+        self.gets += o.gets;
+        self.mismatches += o.mismatches;
+        self.commits += o.commits;
+        self.scans += o.scans;
+    }
+}
+
+/// One thread's execution of operations: its pending batches, timings and counts.
+pub(super) struct Applier<'a> {
+    pub(super) stores: &'a [&'a dyn KvStore],
+    pub(super) names: &'a [String],
+    pub(super) counters: &'a Counters,
+    pub(super) pending: Vec<Batch>,
+    pub(super) hists: Vec<OpHists>,
+    pub(super) counts: Counts,
+    pub(super) recs: Vec<StoreBatch>,
+    pub(super) seg_ops: u64,
+    pub(super) seg_gets: u64,
+    /// Seconds spent producing operations (reading the trace or running
+    /// the generator, regenerating values) in the current segment.
+    pub(super) seg_source: f64,
+    pub(super) scratch: Vec<u8>,
+    pub(super) got: Vec<u8>,
+}
+
+impl<'a> Applier<'a> {
+    pub(super) fn new(
+        stores: &'a [&'a dyn KvStore],
+        names: &'a [String],
+        counters: &'a Counters,
+        recs: Vec<StoreBatch>,
+    ) -> Self {
+        Self {
+            stores,
+            names,
+            counters,
+            pending: names.iter().map(|_| Batch::new()).collect(),
+            hists: names.iter().map(|_| OpHists::default()).collect(),
+            counts: Counts::default(),
+            recs,
+            seg_ops: 0,
+            seg_gets: 0,
+            seg_source: 0.0,
+            scratch: Vec::new(),
+            got: Vec::new(),
+        }
+    }
+
+    /// The error of store `i`; builds its name only when there is an error,
+    /// so the per-operation path allocates nothing.
+    pub(super) fn err(&self, i: usize) -> impl Fn(kvbench_core::Error) -> DriverError + use<'a> {
+        let names = self.names;
+        move |source| DriverError::Store {
+            store: names.get(i).cloned().unwrap_or_default(),
+            source,
+        }
+    }
+
+    /// The next operation of `src`, timing how long producing it took.
+    pub(super) fn pull<'s>(
+        &mut self,
+        src: &'s mut dyn OpSource,
+    ) -> Result<Option<Op<'s>>, DriverError> {
+        let t = Instant::now();
+        let op = src
+            .next_op()
+            .map_err(|e| DriverError::Config(e.to_string()));
+        self.seg_source += t.elapsed().as_secs_f64();
+        op
+    }
+
+    pub(super) fn uncommitted(&self) -> bool {
+        self.pending.iter().any(|b| !b.is_empty())
+    }
+
+    /// Applies one operation; returns the label at a mark.
+    pub(super) fn apply(&mut self, op: Op<'_>) -> Result<Option<String>, DriverError> {
+        let stores = self.stores;
+        match op {
+            Op::Put { store, key, value } => {
+                let v = if matches!(value, ValueRef::Generated { .. }) {
+                    let t = Instant::now();
+                    let v = expand(value, &mut self.scratch);
+                    self.seg_source += t.elapsed().as_secs_f64();
+                    v
+                } else {
+                    expand(value, &mut self.scratch)
+                };
+                self.pending[store as usize].put(key, v);
+                self.counts.puts += 1;
+                self.seg_ops += 1;
+            }
+            Op::Delete { store, key } => {
+                self.pending[store as usize].delete(key);
+                self.counts.deletes += 1;
+                self.seg_ops += 1;
+            }
+            Op::Get { store, key, expect } => {
+                let i = store as usize;
+                let t = Instant::now();
+                let found = stores[i]
+                    .get_into(key, &mut self.got)
+                    .map_err(self.err(i))?;
+                record(&mut self.hists[i].get, t.elapsed());
+                if !expect.check(found.then_some(self.got.as_slice()), &mut self.scratch) {
+                    self.counts.mismatches += 1;
+                }
+                self.counts.gets += 1;
+                self.seg_ops += 1;
+                self.seg_gets += 1;
+                self.counters.lookups.fetch_add(1, Ordering::Relaxed);
+            }
+            Op::Scan {
+                store,
+                start,
+                limit,
+            } => {
+                let i = store as usize;
+                let t = Instant::now();
+                let mut left = limit;
+                stores[i]
+                    .scan(start, &mut |_, _| {
+                        left = left.saturating_sub(1);
+                        left > 0
+                    })
+                    .map_err(self.err(i))?;
+                record(&mut self.hists[i].scan, t.elapsed());
+                self.counts.scans += 1;
+                self.seg_ops += 1;
+            }
+            // A trace's sync flag is not obeyed: the run's durability level,
+            // the same for every engine, decides what a commit syncs.
+            Op::Commit { .. } => {
+                for (i, store) in stores.iter().enumerate() {
+                    let b = &self.pending[i];
+                    if b.is_empty() {
+                        continue;
+                    }
+                    let t = Instant::now();
+                    store.write(b).map_err(self.err(i))?;
+                    let (n, bytes) = (b.len() as u64, b.logical_bytes());
+                    let r = &mut self.recs[i];
+                    r.write_secs += record(&mut self.hists[i].commit, t.elapsed());
+                    r.entries += n;
+                    r.logical_bytes += bytes;
+                    r.raw_bytes += bytes;
+                    self.counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+                    self.pending[i].clear();
+                }
+                self.counts.commits += 1;
+            }
+            Op::Flush { store } => {
+                for i in selected(store, stores.len()) {
+                    let t = Instant::now();
+                    stores[i].flush().map_err(self.err(i))?;
+                    self.recs[i].flush_secs += record(&mut self.hists[i].flush, t.elapsed());
+                }
+            }
+            Op::Compact { store } => {
+                for i in selected(store, stores.len()) {
+                    if !stores[i].capabilities().manual_compaction {
+                        continue;
+                    }
+                    let t = Instant::now();
+                    stores[i].compact().map_err(self.err(i))?;
+                    let s = record(&mut self.hists[i].compaction, t.elapsed());
+                    *self.recs[i].compact_secs.get_or_insert(0.0) += s;
+                }
+            }
+            Op::Mark { label } => return Ok(Some(label.to_string())),
+        }
+        Ok(None)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_ops(
+    src: &mut dyn OpSource,
+    names: &[String],
+    stores: &[&dyn KvStore],
+    devices: &[Option<&Device>],
+    observer: &mut dyn OpsObserver,
+    segments: &mut Vec<SegmentRecord>,
+    hists: &mut Vec<OpHists>,
+    counts: &mut Counts,
+    counters: &Counters,
+) -> Result<(), DriverError> {
+    let mut meter = SegmentMeter::new(names, stores, devices)?;
+    let mut a = Applier::new(stores, names, counters, meter.fresh());
+    let mut seg_start = Instant::now();
+    let result = loop {
+        let mark = match a.pull(src) {
+            Err(e) => break Err(e),
+            Ok(None) => "end".to_string(),
+            Ok(Some(op)) => match a.apply(op) {
+                Err(e) => break Err(e),
+                Ok(None) => continue,
+                Ok(Some(label)) => label,
+            },
+        };
+        let at_end = mark == "end";
+        if a.uncommitted() {
+            break Err(DriverError::Config(format!(
+                "the workload left writes uncommitted at `{mark}`: a trace must commit before each mark and at its end"
+            )));
+        }
+        // A trailing segment with nothing in it is not a segment.
+        if !(at_end && a.seg_ops == 0 && a.recs.iter().all(|r| r.flush_secs == 0.0)) {
+            let total_secs = seg_start.elapsed().as_secs_f64();
+            let process_write_bytes = match meter.close(&mut a.recs) {
+                Ok(p) => p,
+                Err(e) => break Err(e),
+            };
+            let rec = SegmentRecord {
+                segment: segments.len() as u32 + 1,
+                mark,
+                ops: a.seg_ops,
+                gets: a.seg_gets,
+                source_secs: Some(a.seg_source),
+                total_secs,
+                process_write_bytes,
+                stores: std::mem::replace(&mut a.recs, meter.fresh()),
+            };
+            observer.segment_done(&rec);
+            segments.push(rec);
+        }
+        if at_end {
+            break Ok(());
+        }
+        (a.seg_ops, a.seg_gets, a.seg_source) = (0, 0, 0.0);
+        seg_start = Instant::now();
+    };
+    *hists = a.hists;
+    counts.add(&a.counts);
+    result
+}
+
+/// What one worker thread of [`replay_parallel`] hands back.
+pub(super) type WorkerOut = (Vec<OpHists>, Counts, Vec<StoreBatch>, u64, f64);
+
+pub(super) fn selected(store: Option<u8>, n: usize) -> std::ops::Range<usize> {
+    match store {
+        Some(s) => s as usize..s as usize + 1,
+        None => 0..n,
+    }
+}

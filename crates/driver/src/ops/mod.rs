@@ -1,0 +1,351 @@
+//! Replays a stream of key-value operations (a trace, or a generator
+//! speaking the trace's language) on open stores, with the same meters as
+//! every workload: per-segment engine, device and process bytes, latency per
+//! operation kind, per-second samples and cost per phase.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use kvbench_core::KvStore;
+use kvbench_meter::loopdev::Device;
+use kvbench_meter::rusage::Usage;
+use kvbench_trace::Op;
+
+use crate::DriverError;
+use crate::results::{
+    OpsSummary, PhaseCost, RecordStats, Sample, SegmentRecord, StoreBatch, drift,
+};
+use crate::segment::{Counters, OpHists, SegmentMeter, sample_every_second, summarize_stores};
+
+pub use kvbench_trace::OpSource;
+
+mod apply;
+
+use apply::{Applier, Counts, WorkerOut, run_ops};
+
+/// What a replay produced, including a partial one that ended in an error.
+#[derive(Debug, Default)]
+pub struct OpsOutcome {
+    /// Segments completed.
+    pub segments: Vec<SegmentRecord>,
+    /// Totals, when a segment completed.
+    pub summary: Option<OpsSummary>,
+    /// One sample per second.
+    pub samples: Vec<Sample>,
+    /// Cost of the replay phase.
+    pub phases: Vec<PhaseCost>,
+    /// The error that ended it, if any.
+    pub error: Option<DriverError>,
+}
+
+/// Receives progress.
+pub trait OpsObserver {
+    /// A segment finished.
+    fn segment_done(&mut self, _rec: &SegmentRecord) {}
+}
+
+impl OpsObserver for () {}
+
+/// Replays `src` on `stores` (in the header's store order).
+pub fn replay(
+    src: &mut dyn OpSource,
+    stores: &[&dyn KvStore],
+    devices: &[Option<&Device>],
+    observer: &mut dyn OpsObserver,
+) -> OpsOutcome {
+    let mut out = OpsOutcome::default();
+    let names = src.header().stores.clone();
+    if names.len() != stores.len() {
+        out.error = Some(DriverError::Config(format!(
+            "the workload has {} stores ({}), {} were opened",
+            names.len(),
+            names.join(", "),
+            stores.len()
+        )));
+        return out;
+    }
+    let started = Instant::now();
+    let usage0 = Usage::now();
+    let mut hists: Vec<OpHists> = names.iter().map(|_| OpHists::default()).collect();
+    let mut counts = Counts::default();
+    let done = AtomicBool::new(false);
+    let counters = Counters::default();
+    let result = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
+        let r = run_ops(
+            src,
+            &names,
+            stores,
+            devices,
+            observer,
+            &mut out.segments,
+            &mut hists,
+            &mut counts,
+            &counters,
+        );
+        done.store(true, Ordering::Relaxed);
+        out.samples = sampler.join().unwrap_or_default();
+        r
+    });
+    finish(
+        &mut out, result, &names, stores, &hists, &counts, started, usage0,
+    );
+    out
+}
+
+/// Records the phase cost, counts live bytes and builds the summary.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    out: &mut OpsOutcome,
+    result: Result<(), DriverError>,
+    names: &[String],
+    stores: &[&dyn KvStore],
+    hists: &[OpHists],
+    counts: &Counts,
+    started: Instant,
+    usage0: Usage,
+) {
+    let wall = started.elapsed().as_secs_f64();
+    out.phases.push(PhaseCost {
+        phase: "replay".into(),
+        wall_secs: wall,
+        usage: Usage::now().since(&usage0),
+    });
+    // Deletes and overwrites make bytes written a poor base for space
+    // amplification: count the live bytes with a full scan, outside the timings.
+    let mut live = None;
+    match result {
+        Err(e) => out.error = Some(e),
+        Ok(()) => match live_bytes(stores, names) {
+            Ok(l) => live = Some(l),
+            Err(e) => out.error = Some(e),
+        },
+    }
+    let segs: Vec<&[StoreBatch]> = out.segments.iter().map(|s| s.stores.as_slice()).collect();
+    let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
+    if let Some((stores, total)) = summarize_stores(names, &segs, &process, hists, live.as_deref())
+    {
+        let ops = counts.puts + counts.deletes + counts.gets + counts.scans;
+        out.summary = Some(OpsSummary {
+            segments: out.segments.len() as u32,
+            puts: counts.puts,
+            deletes: counts.deletes,
+            gets: counts.gets,
+            scans: counts.scans,
+            mismatches: counts.mismatches,
+            commits: counts.commits,
+            wall_secs: wall,
+            ops_per_sec: ops as f64 / wall.max(1e-9),
+            source_secs: out.segments.iter().map(|g| g.source_secs).sum(),
+            stores,
+            total,
+            drift: drift(&out.segments, &out.samples),
+        });
+    }
+}
+
+/// Runs one stream per worker thread against the same stores at once (the
+/// account-state workload's concurrent workers). Marks do not split the run:
+/// it is one segment, metered at the end; latencies come from every worker;
+/// write and flush seconds are summed over workers.
+pub fn replay_parallel(
+    mut sources: Vec<Box<dyn OpSource + Send>>,
+    stores: &[&dyn KvStore],
+    devices: &[Option<&Device>],
+) -> OpsOutcome {
+    let mut out = OpsOutcome::default();
+    let Some(first) = sources.first() else {
+        out.error = Some(DriverError::Config("no worker streams".into()));
+        return out;
+    };
+    let names = first.header().stores.clone();
+    if names.len() != stores.len() {
+        out.error = Some(DriverError::Config(format!(
+            "the workload has {} stores, {} were opened",
+            names.len(),
+            stores.len()
+        )));
+        return out;
+    }
+    let started = Instant::now();
+    let usage0 = Usage::now();
+    let done = AtomicBool::new(false);
+    let counters = Counters::default();
+    let mut hists: Vec<OpHists> = names.iter().map(|_| OpHists::default()).collect();
+    let mut counts = Counts::default();
+    let workers = sources.len();
+    let result = (|| -> Result<(), DriverError> {
+        let mut meter = SegmentMeter::new(&names, stores, devices)?;
+        let mut recs = meter.fresh();
+        let fresh: Vec<Vec<StoreBatch>> = sources.iter().map(|_| meter.fresh()).collect();
+        let (names, counters, done) = (&names, &counters, &done);
+        let (joined, samples) = std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| sample_every_second(stores, counters, done, started));
+            let handles: Vec<_> = sources
+                .iter_mut()
+                .zip(fresh)
+                .map(|(src, r)| {
+                    scope.spawn(move || -> Result<WorkerOut, DriverError> {
+                        let mut a = Applier::new(stores, names, counters, r);
+                        while let Some(op) = a.pull(&mut **src)? {
+                            a.apply(op)?;
+                        }
+                        if a.uncommitted() {
+                            return Err(DriverError::Config(
+                                "a worker's stream ended with writes uncommitted".into(),
+                            ));
+                        }
+                        Ok((a.hists, a.counts, a.recs, a.seg_ops, a.seg_source))
+                    })
+                })
+                .collect();
+            let joined: Vec<Result<WorkerOut, DriverError>> = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .map_err(|_| DriverError::Generator("worker thread panicked".into()))?
+                })
+                .collect();
+            done.store(true, Ordering::Relaxed);
+            (joined, sampler.join().unwrap_or_default())
+        });
+        out.samples = samples;
+        let (mut ops, mut source_secs) = (0, 0.0);
+        for j in joined {
+            let (h, c, r, n, src_secs) = j?;
+            source_secs += src_secs;
+            for (mine, theirs) in hists.iter_mut().zip(&h) {
+                // Same bounds on both sides, so adding cannot fail.
+                let _ = mine.commit.add(&theirs.commit);
+                let _ = mine.flush.add(&theirs.flush);
+                let _ = mine.compaction.add(&theirs.compaction);
+                let _ = mine.get.add(&theirs.get);
+                let _ = mine.scan.add(&theirs.scan);
+            }
+            counts.add(&c);
+            for (m, t) in recs.iter_mut().zip(&r) {
+                m.entries += t.entries;
+                m.logical_bytes += t.logical_bytes;
+                m.raw_bytes += t.raw_bytes;
+                m.write_secs += t.write_secs;
+                m.flush_secs += t.flush_secs;
+                if let Some(c) = t.compact_secs {
+                    *m.compact_secs.get_or_insert(0.0) += c;
+                }
+            }
+            ops += n;
+        }
+        let total_secs = started.elapsed().as_secs_f64();
+        let process_write_bytes = meter.close(&mut recs)?;
+        out.segments.push(SegmentRecord {
+            segment: 1,
+            mark: format!("{workers} workers"),
+            ops,
+            gets: counts.gets,
+            source_secs: Some(source_secs),
+            total_secs,
+            process_write_bytes,
+            stores: recs,
+        });
+        Ok(())
+    })();
+    finish(
+        &mut out, result, &names, stores, &hists, &counts, started, usage0,
+    );
+    out
+}
+
+/// Key + value bytes of every entry of each store.
+fn live_bytes(stores: &[&dyn KvStore], names: &[String]) -> Result<Vec<u64>, DriverError> {
+    stores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut n = 0u64;
+            s.scan(b"", &mut |k, v| {
+                n += (k.len() + v.len()) as u64;
+                true
+            })
+            .map_err(|source| DriverError::Store {
+                store: names.get(i).cloned().unwrap_or_default(),
+                source,
+            })?;
+            Ok(n)
+        })
+        .collect()
+}
+
+/// Writes every operation of `src` to a new trace at `path`.
+pub fn record_trace(
+    src: &mut dyn OpSource,
+    path: &std::path::Path,
+) -> Result<RecordStats, DriverError> {
+    let mut w = kvbench_trace::TraceWriter::create(path, src.header())
+        .map_err(|e| DriverError::Config(e.to_string()))?;
+    let mut st = RecordStats::default();
+    while let Some(op) = src
+        .next_op()
+        .map_err(|e| DriverError::Config(e.to_string()))?
+    {
+        if let Op::Put { key, value, .. } = op {
+            st.puts += 1;
+            st.logical_bytes += key.len() as u64
+                + match value {
+                    kvbench_trace::ValueRef::Bytes(b) => b.len() as u64,
+                    kvbench_trace::ValueRef::Generated { len, .. } => u64::from(len),
+                };
+        }
+        w.write(&op)
+            .map_err(|e| DriverError::Config(e.to_string()))?;
+        st.ops += 1;
+    }
+    w.finish().map_err(|e| DriverError::Config(e.to_string()))?;
+    Ok(st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Sample;
+
+    fn seg(i: u32, secs: f64) -> SegmentRecord {
+        SegmentRecord {
+            segment: i,
+            mark: String::new(),
+            ops: 1,
+            gets: 0,
+            source_secs: Some(0.0),
+            total_secs: secs,
+            process_write_bytes: None,
+            stores: Vec::new(),
+        }
+    }
+
+    fn sample(rss: u64) -> Sample {
+        Sample {
+            t: 0.0,
+            lookups: 0,
+            ledgers: None,
+            bytes: 0,
+            write_stopped: None,
+            running_compactions: None,
+            stall_micros: None,
+            rss_bytes: Some(rss),
+            pending_compaction_bytes: None,
+        }
+    }
+
+    #[test]
+    fn drift_needs_growth_past_the_limit_in_time_or_memory() {
+        let flat: Vec<SegmentRecord> = (0..12).map(|i| seg(i, 1.0)).collect();
+        let steady: Vec<Sample> = (0..12).map(|_| sample(100 << 20)).collect();
+        let d = drift(&flat, &steady).expect("enough segments");
+        assert!(!d.drifted && (d.segment_secs_ratio - 1.0).abs() < 1e-9);
+        let slower: Vec<SegmentRecord> =
+            (0..12).map(|i| seg(i, 1.0 + f64::from(i) * 0.2)).collect();
+        assert!(drift(&slower, &steady).expect("drift").drifted);
+        let leaking: Vec<Sample> = (0..12u64).map(|i| sample((100 + 20 * i) << 20)).collect();
+        assert!(drift(&flat, &leaking).expect("drift").drifted);
+        assert!(drift(&flat[..7], &steady).is_none(), "too few segments");
+    }
+}

@@ -1,0 +1,146 @@
+//! Records of operation-stream runs (replays, generated workloads): one per
+//! segment, the totals, and drift over a soak.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Sample, StoreBatch, StoreSummary, TotalSummary};
+
+/// One segment of a replay: the operations up to a mark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SegmentRecord {
+    /// Segment number, from 1.
+    pub segment: u32,
+    /// The mark's label (`batch 3`, ...), or `end` for the tail after the last mark.
+    pub mark: String,
+    /// Operations in the segment.
+    pub ops: u64,
+    /// Gets in the segment.
+    pub gets: u64,
+    /// Seconds of the segment spent producing the operations (reading the
+    /// trace, running the generator, regenerating values), inside
+    /// `total_secs`: subtract it for the engines' share. Summed over
+    /// threads when workers run in parallel. Absent in results written
+    /// before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_secs: Option<f64>,
+    /// Wall time of the segment, seconds (excluding the meters' `syncfs`).
+    pub total_secs: f64,
+    /// Process `write_bytes` during the segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_write_bytes: Option<u64>,
+    /// Per store, in header order.
+    pub stores: Vec<StoreBatch>,
+}
+
+/// Totals of a replay.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpsSummary {
+    /// Segments completed.
+    pub segments: u32,
+    /// Puts, deletes, gets and commits executed.
+    pub puts: u64,
+    /// Deletes.
+    pub deletes: u64,
+    /// Gets.
+    pub gets: u64,
+    /// Scans.
+    #[serde(default)]
+    pub scans: u64,
+    /// Gets whose result differed from the trace's expectation (must be 0).
+    pub mismatches: u64,
+    /// Commits.
+    pub commits: u64,
+    /// Wall time, seconds.
+    pub wall_secs: f64,
+    /// Operations (puts, deletes, gets, scans) per second of wall time.
+    pub ops_per_sec: f64,
+    /// Seconds spent producing the operations (see [`SegmentRecord::source_secs`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_secs: Option<f64>,
+    /// Per store totals.
+    pub stores: std::collections::BTreeMap<String, StoreSummary>,
+    /// All stores together.
+    pub total: TotalSummary,
+    /// Whether time per segment and memory grew from the first quarter of
+    /// the run to the last (soaks); absent with fewer than 8 segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+}
+
+/// First quarter against last quarter of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Drift {
+    /// Median segment seconds, first quarter of segments.
+    pub segment_secs_first: f64,
+    /// Median segment seconds, last quarter.
+    pub segment_secs_last: f64,
+    /// Last / first.
+    pub segment_secs_ratio: f64,
+    /// Median RSS of the first quarter of samples, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_first: Option<u64>,
+    /// Median RSS of the last quarter of samples, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_last: Option<u64>,
+    /// True when either ratio exceeds [`DRIFT_LIMIT`].
+    pub drifted: bool,
+}
+
+/// Growth from the first quarter to the last that counts as drift.
+pub const DRIFT_LIMIT: f64 = 1.25;
+
+fn median_of(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// Compares the first and last quarters of segments and samples.
+pub fn drift(segments: &[SegmentRecord], samples: &[Sample]) -> Option<Drift> {
+    let n = segments.len();
+    if n < 8 {
+        return None;
+    }
+    let q = n / 4;
+    let first = median_of(segments[..q].iter().map(|s| s.total_secs).collect())?;
+    let last = median_of(segments[n - q..].iter().map(|s| s.total_secs).collect())?;
+    let rss: Vec<f64> = samples
+        .iter()
+        .filter_map(|s| s.rss_bytes)
+        .map(|b| b as f64)
+        .collect();
+    let (rss_first, rss_last) = if rss.len() >= 8 {
+        let k = rss.len() / 4;
+        (
+            median_of(rss[..k].to_vec()).map(|x| x as u64),
+            median_of(rss[rss.len() - k..].to_vec()).map(|x| x as u64),
+        )
+    } else {
+        (None, None)
+    };
+    let ratio = last / first.max(1e-9);
+    let rss_ratio = rss_first
+        .zip(rss_last)
+        .map(|(a, b)| b as f64 / a.max(1) as f64);
+    Some(Drift {
+        segment_secs_first: first,
+        segment_secs_last: last,
+        segment_secs_ratio: ratio,
+        rss_first,
+        rss_last,
+        drifted: ratio > DRIFT_LIMIT || rss_ratio.is_some_and(|r| r > DRIFT_LIMIT),
+    })
+}
+
+/// What `record` wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordStats {
+    /// Operations written.
+    pub ops: u64,
+    /// Puts among them.
+    pub puts: u64,
+    /// Key + value bytes of the puts.
+    pub logical_bytes: u64,
+}
