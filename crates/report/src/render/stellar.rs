@@ -1,268 +1,14 @@
-//! `kvbench report`: markdown with tables and SVG charts, and CSV of the
-//! per-batch and per-second series, rendered from results files alone.
+//! Stellar and replay sections: per-run tables, charts and CSV series.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
-use kvbench_driver::pointreads::PointResults;
-use kvbench_driver::results::{BackendRun, Latency, RunResult};
+use super::*;
 
-use crate::ReportError;
-use crate::doc::{Doc, Loaded};
-use crate::svg::{self, Series};
-
-/// The files a report wrote.
-#[derive(Debug, Default)]
-pub struct Written {
-    /// Every file, relative to the output directory.
-    pub files: Vec<PathBuf>,
-}
-
-struct Out<'a> {
-    dir: &'a Path,
-    md: String,
-    written: Written,
-    charts: usize,
-}
-
-impl Out<'_> {
-    fn file(&mut self, rel: &str, content: &str) -> Result<(), ReportError> {
-        let path = self.dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| ReportError::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        std::fs::write(&path, content).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        self.written.files.push(PathBuf::from(rel));
-        Ok(())
-    }
-
-    fn chart(&mut self, title: &str, svg: Option<String>) -> Result<(), ReportError> {
-        let Some(svg) = svg else { return Ok(()) };
-        self.charts += 1;
-        let rel = format!("charts/{:02}-{}.svg", self.charts, slug(title));
-        self.file(&rel, &svg)?;
-        let _ = writeln!(self.md, "![{title}]({rel})\n");
-        Ok(())
-    }
-}
-
-fn slug(s: &str) -> String {
-    let s: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    s.split('-')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-")
-}
-
-fn mib(b: u64) -> String {
-    format!("{:.1}", b as f64 / f64::from(1u32 << 20))
-}
-
-fn opt(v: Option<f64>, prec: usize) -> String {
-    v.map_or("n/a".into(), |x| format!("{x:.prec$}"))
-}
-
-fn lat_ms(l: &Option<Latency>) -> String {
-    l.as_ref().map_or("n/a".into(), |l| {
-        format!(
-            "{:.2} / {:.2} / {:.2}",
-            l.p50_us / 1e3,
-            l.p99_us / 1e3,
-            l.max_us / 1e3
-        )
-    })
-}
-
-fn lat_us(l: &Option<Latency>) -> String {
-    l.as_ref().map_or("n/a".into(), |l| {
-        format!(
-            "{:.0} / {:.0} / {:.0} / {:.0} / {:.0}",
-            l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us
-        )
-    })
-}
-
-/// Renders `docs` into `dir` (created if missing; existing report files are
-/// replaced, nothing else is touched). Returns what it wrote.
-pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
-    if docs.is_empty() {
-        return Err(ReportError::Usage("no results files given".into()));
-    }
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let machines: BTreeSet<String> = docs.iter().map(Loaded::machine).collect();
-    let multi = machines.len() > 1;
-    let mut out = Out {
-        dir,
-        md: String::from("# kvbench report\n\n"),
-        written: Written::default(),
-        charts: 0,
-    };
-    let _ = writeln!(
-        out.md,
-        "Rendered by kvbench {} from {} results file(s); every figure below comes from them.{}\n",
-        env!("CARGO_PKG_VERSION"),
-        docs.len(),
-        if multi {
-            " Results of several machines: run labels carry the machine as `machine/run`."
-        } else {
-            ""
-        }
-    );
-    machines_table(&mut out.md, docs);
-    sources_table(&mut out.md, docs);
-    // Several files of one machine are told apart by their run directory.
-    let per_file = !multi && docs.len() > 1;
-    let label = |d: &Loaded, run: &str| {
-        if multi {
-            format!("{}/{run}", d.machine())
-        } else if per_file {
-            let dir = d.path.parent().and_then(|p| p.file_name()).map_or_else(
-                || d.path.display().to_string(),
-                |n| n.to_string_lossy().to_string(),
-            );
-            format!("{dir}/{run}")
-        } else {
-            run.to_string()
-        }
-    };
-    // Repeats of a run (`--repeat K`) keep their label and get `#N`.
-    let repeat = |run: &BackendRun| match run.repeat {
-        0 => String::new(),
-        r => format!("#{}", r + 1),
-    };
-    let stellar: Vec<(&Loaded, &RunResult)> = docs
-        .iter()
-        .filter_map(|d| match &d.doc {
-            Doc::Stellar(r) => Some((d, r.as_ref())),
-            Doc::PointReads(_) | Doc::Crash(_) => None,
-        })
-        .collect();
-    let all: Vec<(String, &BackendRun)> = stellar
-        .iter()
-        .flat_map(|(d, r)| {
-            r.runs
-                .iter()
-                .map(move |run| (format!("{}{}", label(d, &run.label), repeat(run)), run))
-        })
-        .collect();
-    let (replays, runs): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, r)| r.replay.is_some());
-    if !runs.is_empty() {
-        stellar_section(&mut out, &runs)?;
-    }
-    if !replays.is_empty() {
-        replay_section(&mut out, &replays)?;
-    }
-    // Point-read files of one shape (keys, sizes, reads, limit) share a table.
-    let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
-    for d in docs {
-        if let Doc::PointReads(p) = &d.doc {
-            let key = format!(
-                "{} {:?}",
-                serde_json::to_string(&p.config).unwrap_or_default(),
-                p.memory_limit_bytes
-            );
-            match groups.iter_mut().find(|g| g.0 == key) {
-                Some(g) => g.1.push(d),
-                None => groups.push((key, vec![d])),
-            }
-        }
-    }
-    for (_, members) in &groups {
-        point_section(&mut out, members, &label)?;
-    }
-    for d in docs {
-        if let Doc::Crash(c) = &d.doc {
-            out.md
-                .push_str(&crate::crash::crash_table(c).replacen("# ", "## ", 1));
-            out.md.push('\n');
-        }
-    }
-    let md = std::mem::take(&mut out.md);
-    out.file("report.md", &md)?;
-    Ok(out.written)
-}
-
-fn machines_table(md: &mut String, docs: &[Loaded]) {
-    md.push_str("## Machines\n\n| machine | CPU | cores | RAM GiB | kernel | data filesystem | build | commit | engines |\n|---|---|---:|---:|---|---|---|---|---|\n");
-    let mut seen = BTreeSet::new();
-    for d in docs {
-        let e = d.env();
-        let key = (d.machine(), e.git_commit.clone(), e.build_profile.clone());
-        if !seen.insert(key) {
-            continue;
-        }
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {}{} | {} | {} |",
-            d.machine(),
-            e.cpu_model.as_deref().unwrap_or("?"),
-            e.cores.map_or("?".into(), |c| c.to_string()),
-            e.ram_bytes.map_or("?".into(), |b| format!(
-                "{:.1}",
-                b as f64 / f64::from(1u32 << 30)
-            )),
-            e.kernel.as_deref().unwrap_or("?"),
-            e.data_fs
-                .as_ref()
-                .map_or("?".into(), |m| format!("{} ({})", m.fs_type, m.mount_point)),
-            e.build_profile,
-            if e.debug_assertions {
-                " **DEBUG: figures not valid**"
-            } else {
-                ""
-            },
-            e.git_commit,
-            e.engine_versions
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    md.push('\n');
-}
-
-fn sources_table(md: &mut String, docs: &[Loaded]) {
-    md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
-    for d in docs {
-        let started = match &d.doc {
-            Doc::Stellar(r) => r.started_at.clone(),
-            Doc::PointReads(p) => p.started_at.clone(),
-            Doc::Crash(c) => c.started_at.clone(),
-        };
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | `{}` |",
-            d.path.display(),
-            d.workload(),
-            d.seed(),
-            started,
-            d.command().replace('|', "\\|")
-        );
-    }
-    md.push('\n');
-}
-
-fn stellar_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
+pub(super) fn stellar_section(
+    out: &mut Out<'_>,
+    runs: &[(String, &BackendRun)],
+) -> Result<(), ReportError> {
     let md = &mut out.md;
     md.push_str("## Ingestion\n\n| run | ledgers | txs | wall s | ledgers/s | memory limit MiB | memory peak MiB | device meter | error |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n");
     for (l, r) in runs {
@@ -339,7 +85,10 @@ fn stellar_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<
     csv(out, runs)
 }
 
-fn replay_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
+pub(super) fn replay_section(
+    out: &mut Out<'_>,
+    runs: &[(String, &BackendRun)],
+) -> Result<(), ReportError> {
     out.md.push_str("## Replayed operations\n\nEach run replays the same operations (a trace, or a generator's stream); a segment ends at each mark of the stream (a batch).\n\n");
     out.md.push_str(&replay_tables(runs));
     out.md.push('\n');
@@ -363,7 +112,7 @@ fn replay_section(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(
     )
 }
 
-fn phases_table(md: &mut String, runs: &[(String, &BackendRun)]) {
+pub(super) fn phases_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     if runs.iter().all(|(_, r)| r.phases.is_empty()) {
         return;
     }
@@ -385,7 +134,7 @@ fn phases_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     md.push('\n');
 }
 
-fn streaming_table(md: &mut String, runs: &[(String, &BackendRun)]) {
+pub(super) fn streaming_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     if runs.iter().all(|(_, r)| r.streaming.is_none()) {
         return;
     }
@@ -407,7 +156,7 @@ fn streaming_table(md: &mut String, runs: &[(String, &BackendRun)]) {
 }
 
 /// First, middle and last batch of each run, as the Stellar report sampled them.
-fn batch_table(md: &mut String, runs: &[(String, &BackendRun)]) {
+pub(super) fn batch_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     md.push_str("## Per batch (first, middle, last)\n\nSeconds; device MiB written; full series in `batches.csv`.\n\n| run | batch | ledgers | total s | writer wait s | store | write s | flush s | compaction s | device write MiB | disk MiB |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
     for (l, r) in runs {
         let n = r.batches.len();
@@ -439,7 +188,10 @@ fn batch_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     md.push('\n');
 }
 
-fn stellar_charts(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
+pub(super) fn stellar_charts(
+    out: &mut Out<'_>,
+    runs: &[(String, &BackendRun)],
+) -> Result<(), ReportError> {
     out.md.push_str("## Charts\n\n");
     let per_batch =
         |f: &dyn Fn(&kvbench_driver::results::BatchRecord) -> Option<f64>| -> Vec<Series> {
@@ -553,7 +305,7 @@ fn stellar_charts(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(
     Ok(())
 }
 
-fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
+pub(super) fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
     let (b, s) = crate::csv_out::series(runs).map_err(|e| ReportError::Io {
         path: out.dir.join("batches.csv"),
         source: std::io::Error::other(e),
@@ -562,87 +314,6 @@ fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportEr
     out.file("samples.csv", &s)?;
     out.md.push_str("Series: [`batches.csv`](batches.csv) (one row per batch and store), [`samples.csv`](samples.csv) (one row per second of ingestion).\n\n");
     Ok(())
-}
-
-fn point_section(
-    out: &mut Out<'_>,
-    members: &[&Loaded],
-    label: &dyn Fn(&Loaded, &str) -> String,
-) -> Result<(), ReportError> {
-    let points: Vec<(&Loaded, &PointResults)> = members
-        .iter()
-        .filter_map(|d| match &d.doc {
-            Doc::PointReads(p) => Some((*d, p.as_ref())),
-            Doc::Stellar(_) | Doc::Crash(_) => None,
-        })
-        .collect();
-    let Some((_, p)) = points.first() else {
-        return Ok(());
-    };
-    let md = &mut out.md;
-    let _ = writeln!(
-        md,
-        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\nDevice reads come from the store's private loop device (`/sys/block`), major faults from `getrusage` (how mmap engines read), engine block misses from RocksDB's block cache ticker (a miss may still hit the page cache).\n\n| run | phase | cache | device reads / GET | device KiB / GET | major faults / GET | engine block misses / GET | device reads / missing GET | p50 / p99 us | disk MiB | mismatches |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        p.config.keys,
-        p.config.key_bytes,
-        p.config.value_bytes,
-        p.config.reads,
-        p.memory_limit_bytes
-            .map_or("none".into(), |b| format!("{} MiB", b >> 20))
-    );
-    let mut cats = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut cells: Vec<(String, String, f64)> = Vec::new();
-    for (d, run) in points
-        .iter()
-        .flat_map(|(d, p)| p.runs.iter().map(move |r| (*d, r)))
-    {
-        let l = label(d, &run.backend);
-        cats.push(l.clone());
-        for m in &run.measurements {
-            let c = &m.cost;
-            let _ = writeln!(
-                md,
-                "| {l} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
-                m.phase,
-                m.cache.name(),
-                opt(c.device_reads_per_get, 2),
-                opt(c.device_bytes_per_get.map(|b| b / 1024.0), 2),
-                c.major_faults_per_get,
-                opt(c.engine_block_misses_per_get, 2),
-                opt(c.device_reads_per_missing_get, 2),
-                c.latency.as_ref().map_or("n/a".into(), |x| format!(
-                    "{:.0} / {:.0}",
-                    x.p50_us, x.p99_us
-                )),
-                mib(m.disk_allocated_bytes),
-                c.mismatches
-            );
-            let n = format!("{} {}", m.phase, m.cache.name());
-            if !names.contains(&n) {
-                names.push(n.clone());
-            }
-            if let Some(v) = c.device_reads_per_get {
-                cells.push((l.clone(), n, v));
-            }
-        }
-        for s in &run.skipped {
-            let _ = writeln!(md, "\n{l}: skipped {s}");
-        }
-    }
-    md.push('\n');
-    let values: Vec<Vec<Option<f64>>> = names
-        .iter()
-        .map(|n| {
-            cats.iter()
-                .map(|c| cells.iter().find(|x| &x.0 == c && &x.1 == n).map(|x| x.2))
-                .collect()
-        })
-        .collect();
-    out.chart(
-        "Device reads per GET",
-        svg::bar_chart("DEVICE READS PER GET", "reads", &cats, &names, &values),
-    )
 }
 
 /// Tables of replayed runs: one row per run, then one per run and store.

@@ -1,0 +1,270 @@
+//! `kvbench report`: markdown with tables and SVG charts, and CSV of the
+//! per-batch and per-second series, rendered from results files alone.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+mod points;
+mod stellar;
+
+use points::point_section;
+pub use stellar::replay_tables;
+use stellar::{replay_section, stellar_section};
+
+use kvbench_driver::pointreads::PointResults;
+use kvbench_driver::results::{BackendRun, Latency, RunResult};
+
+use crate::ReportError;
+use crate::doc::{Doc, Loaded};
+use crate::svg::{self, Series};
+
+/// The files a report wrote.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// Every file, relative to the output directory.
+    pub files: Vec<PathBuf>,
+}
+
+pub(super) struct Out<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) md: String,
+    pub(super) written: Written,
+    pub(super) charts: usize,
+}
+
+impl Out<'_> {
+    pub(super) fn file(&mut self, rel: &str, content: &str) -> Result<(), ReportError> {
+        let path = self.dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| ReportError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(&path, content).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        self.written.files.push(PathBuf::from(rel));
+        Ok(())
+    }
+
+    fn chart(&mut self, title: &str, svg: Option<String>) -> Result<(), ReportError> {
+        let Some(svg) = svg else { return Ok(()) };
+        self.charts += 1;
+        let rel = format!("charts/{:02}-{}.svg", self.charts, slug(title));
+        self.file(&rel, &svg)?;
+        let _ = writeln!(self.md, "![{title}]({rel})\n");
+        Ok(())
+    }
+}
+
+pub(super) fn slug(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+pub(super) fn mib(b: u64) -> String {
+    format!("{:.1}", b as f64 / f64::from(1u32 << 20))
+}
+
+pub(super) fn opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or("n/a".into(), |x| format!("{x:.prec$}"))
+}
+
+pub(super) fn lat_ms(l: &Option<Latency>) -> String {
+    l.as_ref().map_or("n/a".into(), |l| {
+        format!(
+            "{:.2} / {:.2} / {:.2}",
+            l.p50_us / 1e3,
+            l.p99_us / 1e3,
+            l.max_us / 1e3
+        )
+    })
+}
+
+pub(super) fn lat_us(l: &Option<Latency>) -> String {
+    l.as_ref().map_or("n/a".into(), |l| {
+        format!(
+            "{:.0} / {:.0} / {:.0} / {:.0} / {:.0}",
+            l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us
+        )
+    })
+}
+
+/// Renders `docs` into `dir` (created if missing; existing report files are
+/// replaced, nothing else is touched). Returns what it wrote.
+pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
+    if docs.is_empty() {
+        return Err(ReportError::Usage("no results files given".into()));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let machines: BTreeSet<String> = docs.iter().map(Loaded::machine).collect();
+    let multi = machines.len() > 1;
+    let mut out = Out {
+        dir,
+        md: String::from("# kvbench report\n\n"),
+        written: Written::default(),
+        charts: 0,
+    };
+    let _ = writeln!(
+        out.md,
+        "Rendered by kvbench {} from {} results file(s); every figure below comes from them.{}\n",
+        env!("CARGO_PKG_VERSION"),
+        docs.len(),
+        if multi {
+            " Results of several machines: run labels carry the machine as `machine/run`."
+        } else {
+            ""
+        }
+    );
+    machines_table(&mut out.md, docs);
+    sources_table(&mut out.md, docs);
+    // Several files of one machine are told apart by their run directory.
+    let per_file = !multi && docs.len() > 1;
+    let label = |d: &Loaded, run: &str| {
+        if multi {
+            format!("{}/{run}", d.machine())
+        } else if per_file {
+            let dir = d.path.parent().and_then(|p| p.file_name()).map_or_else(
+                || d.path.display().to_string(),
+                |n| n.to_string_lossy().to_string(),
+            );
+            format!("{dir}/{run}")
+        } else {
+            run.to_string()
+        }
+    };
+    // Repeats of a run (`--repeat K`) keep their label and get `#N`.
+    let repeat = |run: &BackendRun| match run.repeat {
+        0 => String::new(),
+        r => format!("#{}", r + 1),
+    };
+    let stellar: Vec<(&Loaded, &RunResult)> = docs
+        .iter()
+        .filter_map(|d| match &d.doc {
+            Doc::Stellar(r) => Some((d, r.as_ref())),
+            Doc::PointReads(_) | Doc::Crash(_) => None,
+        })
+        .collect();
+    let all: Vec<(String, &BackendRun)> = stellar
+        .iter()
+        .flat_map(|(d, r)| {
+            r.runs
+                .iter()
+                .map(move |run| (format!("{}{}", label(d, &run.label), repeat(run)), run))
+        })
+        .collect();
+    let (replays, runs): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, r)| r.replay.is_some());
+    if !runs.is_empty() {
+        stellar_section(&mut out, &runs)?;
+    }
+    if !replays.is_empty() {
+        replay_section(&mut out, &replays)?;
+    }
+    // Point-read files of one shape (keys, sizes, reads, limit) share a table.
+    let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
+    for d in docs {
+        if let Doc::PointReads(p) = &d.doc {
+            let key = format!(
+                "{} {:?}",
+                serde_json::to_string(&p.config).unwrap_or_default(),
+                p.memory_limit_bytes
+            );
+            match groups.iter_mut().find(|g| g.0 == key) {
+                Some(g) => g.1.push(d),
+                None => groups.push((key, vec![d])),
+            }
+        }
+    }
+    for (_, members) in &groups {
+        point_section(&mut out, members, &label)?;
+    }
+    for d in docs {
+        if let Doc::Crash(c) = &d.doc {
+            out.md
+                .push_str(&crate::crash::crash_table(c).replacen("# ", "## ", 1));
+            out.md.push('\n');
+        }
+    }
+    let md = std::mem::take(&mut out.md);
+    out.file("report.md", &md)?;
+    Ok(out.written)
+}
+
+fn machines_table(md: &mut String, docs: &[Loaded]) {
+    md.push_str("## Machines\n\n| machine | CPU | cores | RAM GiB | kernel | data filesystem | build | commit | engines |\n|---|---|---:|---:|---|---|---|---|---|\n");
+    let mut seen = BTreeSet::new();
+    for d in docs {
+        let e = d.env();
+        let key = (d.machine(), e.git_commit.clone(), e.build_profile.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {}{} | {} | {} |",
+            d.machine(),
+            e.cpu_model.as_deref().unwrap_or("?"),
+            e.cores.map_or("?".into(), |c| c.to_string()),
+            e.ram_bytes.map_or("?".into(), |b| format!(
+                "{:.1}",
+                b as f64 / f64::from(1u32 << 30)
+            )),
+            e.kernel.as_deref().unwrap_or("?"),
+            e.data_fs
+                .as_ref()
+                .map_or("?".into(), |m| format!("{} ({})", m.fs_type, m.mount_point)),
+            e.build_profile,
+            if e.debug_assertions {
+                " **DEBUG: figures not valid**"
+            } else {
+                ""
+            },
+            e.git_commit,
+            e.engine_versions
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    md.push('\n');
+}
+
+fn sources_table(md: &mut String, docs: &[Loaded]) {
+    md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
+    for d in docs {
+        let started = match &d.doc {
+            Doc::Stellar(r) => r.started_at.clone(),
+            Doc::PointReads(p) => p.started_at.clone(),
+            Doc::Crash(c) => c.started_at.clone(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | `{}` |",
+            d.path.display(),
+            d.workload(),
+            d.seed(),
+            started,
+            d.command().replace('|', "\\|")
+        );
+    }
+    md.push('\n');
+}

@@ -1,0 +1,86 @@
+//! Point-read sections: IO per GET by phase and cache state.
+
+use std::fmt::Write;
+
+use super::*;
+
+pub(super) fn point_section(
+    out: &mut Out<'_>,
+    members: &[&Loaded],
+    label: &dyn Fn(&Loaded, &str) -> String,
+) -> Result<(), ReportError> {
+    let points: Vec<(&Loaded, &PointResults)> = members
+        .iter()
+        .filter_map(|d| match &d.doc {
+            Doc::PointReads(p) => Some((*d, p.as_ref())),
+            Doc::Stellar(_) | Doc::Crash(_) => None,
+        })
+        .collect();
+    let Some((_, p)) = points.first() else {
+        return Ok(());
+    };
+    let md = &mut out.md;
+    let _ = writeln!(
+        md,
+        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\nDevice reads come from the store's private loop device (`/sys/block`), major faults from `getrusage` (how mmap engines read), engine block misses from RocksDB's block cache ticker (a miss may still hit the page cache).\n\n| run | phase | cache | device reads / GET | device KiB / GET | major faults / GET | engine block misses / GET | device reads / missing GET | p50 / p99 us | disk MiB | mismatches |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        p.config.keys,
+        p.config.key_bytes,
+        p.config.value_bytes,
+        p.config.reads,
+        p.memory_limit_bytes
+            .map_or("none".into(), |b| format!("{} MiB", b >> 20))
+    );
+    let mut cats = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut cells: Vec<(String, String, f64)> = Vec::new();
+    for (d, run) in points
+        .iter()
+        .flat_map(|(d, p)| p.runs.iter().map(move |r| (*d, r)))
+    {
+        let l = label(d, &run.backend);
+        cats.push(l.clone());
+        for m in &run.measurements {
+            let c = &m.cost;
+            let _ = writeln!(
+                md,
+                "| {l} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
+                m.phase,
+                m.cache.name(),
+                opt(c.device_reads_per_get, 2),
+                opt(c.device_bytes_per_get.map(|b| b / 1024.0), 2),
+                c.major_faults_per_get,
+                opt(c.engine_block_misses_per_get, 2),
+                opt(c.device_reads_per_missing_get, 2),
+                c.latency.as_ref().map_or("n/a".into(), |x| format!(
+                    "{:.0} / {:.0}",
+                    x.p50_us, x.p99_us
+                )),
+                mib(m.disk_allocated_bytes),
+                c.mismatches
+            );
+            let n = format!("{} {}", m.phase, m.cache.name());
+            if !names.contains(&n) {
+                names.push(n.clone());
+            }
+            if let Some(v) = c.device_reads_per_get {
+                cells.push((l.clone(), n, v));
+            }
+        }
+        for s in &run.skipped {
+            let _ = writeln!(md, "\n{l}: skipped {s}");
+        }
+    }
+    md.push('\n');
+    let values: Vec<Vec<Option<f64>>> = names
+        .iter()
+        .map(|n| {
+            cats.iter()
+                .map(|c| cells.iter().find(|x| &x.0 == c && &x.1 == n).map(|x| x.2))
+                .collect()
+        })
+        .collect();
+    out.chart(
+        "Device reads per GET",
+        svg::bar_chart("DEVICE READS PER GET", "reads", &cats, &names, &values),
+    )
+}
