@@ -7,6 +7,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod crash;
 mod harness;
 mod import_cmd;
+mod output;
 mod pointreads_cmd;
 mod presets;
 mod registry;

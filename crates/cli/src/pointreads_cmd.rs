@@ -16,7 +16,7 @@ use kvbench_meter::cgroup::{self, MemoryLimit};
 use kvbench_meter::loopdev::LoopFs;
 
 use crate::registry::{self, EngineConfig};
-use crate::{harness, size, stellar_cmd};
+use crate::{harness, size};
 
 /// Options of `kvbench run point-reads`.
 #[derive(clap::Args)]
@@ -85,7 +85,7 @@ impl Args {
 
 /// Runs `kvbench run point-reads`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    crate::output::check_build(cfg!(debug_assertions), args.allow_debug)?;
     let cfg = PointReadConfig {
         seed: args.seed,
         keys: args.keys,
@@ -166,9 +166,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             failed = true;
         }
         results.runs.push(run);
-        stellar_cmd::write_json(&out.join("results.json"), &results)?;
+        crate::output::write_json(&out.join("results.json"), &results)?;
     }
-    stellar_cmd::finish(&out, &table(&results), failed)
+    crate::output::finish(&out, &table(&results), failed)
 }
 
 /// Loads, compacts and measures one backend into `run`.

@@ -343,7 +343,7 @@ fn run_stream(
     default_device: u64,
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
-    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    crate::output::check_build(cfg!(debug_assertions), args.allow_debug)?;
     let specs = harness::specs(
         &args.backends,
         &args.engine_memory,
@@ -383,7 +383,7 @@ fn run_stream(
     };
     // Written before the first run too, so a run killed midway has a
     // results file to be recorded in.
-    stellar_cmd::write_json(&out.join("results.json"), &result)?;
+    crate::output::write_json(&out.join("results.json"), &result)?;
     let mut failed = false;
     for spec in &specs {
         eprintln!("[{}] running {}...", spec.name, result.workload);
@@ -427,8 +427,8 @@ fn run_stream(
         }
         result.runs.push(run);
         // Rewritten after every backend so a later crash keeps the earlier runs.
-        stellar_cmd::write_json(&out.join("results.json"), &result)?;
+        crate::output::write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    stellar_cmd::finish(&out, &table::replay_summary(&result), failed)
+    crate::output::finish(&out, &table::replay_summary(&result), failed)
 }

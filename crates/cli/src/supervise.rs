@@ -204,7 +204,7 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
     let n = run.batches.len() + run.replay.as_ref().map_or(0, |r| r.segments.len());
     result.runs.push(run);
     clear_current_run(out);
-    match crate::stellar_cmd::write_json(&results, &result) {
+    match crate::output::write_json(&results, &result) {
         Ok(()) => format!(
             "the {n} batch(es) or segment(s) `{label}` finished are kept in {} with the error",
             results.display()

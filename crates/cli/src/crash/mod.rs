@@ -18,7 +18,7 @@ use kvbench_meter::loopdev::LoopFs;
 use kvbench_rng::stream;
 
 use crate::registry::{BackendSpec, EngineConfig};
-use crate::{registry, size, stellar_cmd};
+use crate::{registry, size};
 
 mod reboot;
 mod supervisor;
@@ -158,7 +158,7 @@ fn progress_bar(cycles: u64, tag: &str) -> indicatif::ProgressBar {
 
 /// Runs `kvbench run crash`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    stellar_cmd::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    crate::output::check_build(cfg!(debug_assertions), args.allow_debug)?;
     LoopFs::available().map_err(|e| {
         anyhow::anyhow!("kvbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
     })?;
@@ -245,7 +245,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             kvbench_report::crash::one_line(&run.summary, run.error.as_deref())
         );
         results.runs.push(run);
-        stellar_cmd::write_json(&out.join("results.json"), &results)?;
+        crate::output::write_json(&out.join("results.json"), &results)?;
     }
     let table = kvbench_report::crash::crash_table(&results);
     std::fs::write(out.join("summary.md"), &table)

@@ -1,0 +1,217 @@
+//! From flags, run file and preset to the runs to make: which backends on
+//! which stores, with what workload, devices and memory limit.
+
+use std::collections::BTreeMap;
+use std::fs::{self};
+
+use super::*;
+
+/// The TOML run file.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RunFile {
+    pub(super) preset: Option<String>,
+    pub(super) backends: Option<Vec<String>>,
+    pub(super) stores: Option<BTreeMap<String, String>>,
+    pub(super) engine_memory: Option<String>,
+    pub(super) workload: Option<toml::Table>,
+    #[serde(default)]
+    pub(super) backend: BTreeMap<String, toml::Table>,
+}
+
+pub(super) struct Plan {
+    pub(super) preset: String,
+    /// Memory cgroup limit per run, bytes.
+    pub(super) memory_limit: Option<u64>,
+    /// Private device size per store, when stores get private devices.
+    pub(super) device_size: Option<u64>,
+    pub(super) workload: StellarConfig,
+    /// The durability level of every store.
+    pub(super) durability: Durability,
+    /// Each run: label and the backend of each store.
+    pub(super) runs: Vec<(String, [BackendSpec; 3])>,
+}
+
+pub(super) fn merge_table(into: &mut toml::Table, from: &toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge_table(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
+    let file: RunFile = match &args.config {
+        Some(p) => {
+            let text = fs::read_to_string(p)
+                .with_context(|| format!("reading run file {}", p.display()))?;
+            toml::from_str(&text).with_context(|| format!("run file {}", p.display()))?
+        }
+        None => RunFile::default(),
+    };
+    let preset_name = args
+        .preset
+        .clone()
+        .or(file.preset.clone())
+        .unwrap_or_else(|| "quick".into());
+    let preset = presets::get(&preset_name).with_context(|| {
+        format!(
+            "unknown preset `{preset_name}`; accepted: {}",
+            presets::NAMES.join(", ")
+        )
+    })?;
+
+    let mut workload = preset.workload;
+    if let Some(t) = &file.workload {
+        let mut base = toml::Table::try_from(&workload)?;
+        merge_table(&mut base, t);
+        workload = base.try_into().context("run file [workload]")?;
+    }
+    args.shape.apply(&mut workload)?;
+    if let Some(v) = args.streaming_ledgers {
+        workload.streaming.ledgers = v;
+    }
+    if let Some(v) = args.close_interval_ms {
+        workload.streaming.close_interval_ms = v;
+    }
+    if let Some(v) = args.lookup_workers {
+        workload.streaming.lookup_workers = v;
+    }
+    workload.validate()?;
+
+    let memory = match args.engine_memory.as_ref().or(file.engine_memory.as_ref()) {
+        Some(s) => Some(size::parse(s).map_err(anyhow::Error::msg)?),
+        None => preset.engine_memory,
+    };
+    let spec = |name: &str| -> anyhow::Result<BackendSpec> {
+        let mut s = BackendSpec::by_name(name)?;
+        s.set_durability(args.durability)
+            .with_context(|| format!("backend `{name}` at --durability {}", args.durability))?;
+        if let Some(m) = memory {
+            s.scale_memory(m);
+        }
+        if workload.compaction == CompactionStrategy::None
+            && let EngineConfig::Rocksdb(c) = &mut s.config
+        {
+            c.disable_auto_compactions = true;
+        }
+        if let Some(t) = file.backend.get(name) {
+            s.apply_overrides(t)?;
+        }
+        s.check_durability(args.durability)?;
+        Ok(s)
+    };
+    for name in file.backend.keys() {
+        BackendSpec::by_name(name).with_context(|| "run file [backend.NAME] table".to_string())?;
+    }
+
+    let mut runs = Vec::new();
+    let hybrid: Vec<(String, String)> = if !args.stores.is_empty() {
+        args.stores
+            .iter()
+            .map(|s| {
+                s.split_once('=')
+                    .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                    .with_context(|| {
+                        format!("--store `{s}`: write STORE=BACKEND, e.g. txdata=mdbx")
+                    })
+            })
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        file.stores
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect()
+    };
+    if !hybrid.is_empty() {
+        if args.backends.is_some() || args.backend.is_some() {
+            bail!("--store builds one hybrid run; do not combine it with --backends or --backend");
+        }
+        let mut chosen: [Option<BackendSpec>; 3] = [None, None, None];
+        for (store, backend) in &hybrid {
+            let i = STORES.iter().position(|s| s == store).with_context(|| {
+                format!("unknown store `{store}`; accepted: {}", STORES.join(", "))
+            })?;
+            if chosen[i].is_some() {
+                bail!("store `{store}` is given twice");
+            }
+            chosen[i] = Some(spec(backend)?);
+        }
+        let missing: Vec<&str> = (0..3)
+            .filter(|&i| chosen[i].is_none())
+            .map(|i| STORES[i])
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "a hybrid run needs a backend for every store; missing: {}",
+                missing.join(", ")
+            );
+        }
+        let [a, b, c] = chosen.map(|s| s.expect("checked above"));
+        let label = format!("ledgers={},txdata={},txindex={}", a.name, b.name, c.name);
+        runs.push((label, [a, b, c]));
+    } else {
+        let list = match (&args.backends, &args.backend, &file.backends) {
+            (Some(l), _, _) => l.clone(),
+            (None, Some(b), _) => b.clone(),
+            (None, None, Some(v)) => v.join(","),
+            (None, None, None) => std::env::var(registry::BACKENDS_ENV)
+                .unwrap_or_else(|_| registry::DEFAULT_LIST.to_string()),
+        };
+        for s in registry::parse_list(&list, args.durability)? {
+            let name = s.name.clone();
+            let one = spec(&name)?;
+            runs.push((name, [one.clone(), one.clone(), one]));
+        }
+    }
+    let device_size = harness::device_size(
+        args.device,
+        args.device_size.as_deref(),
+        estimate_device_size(&workload),
+    )?;
+    if device_size.is_some() && args.keep_stores {
+        bail!(
+            "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
+        );
+    }
+    let memory_limit = match args.memory_limit.as_deref() {
+        Some("none") => None,
+        Some(s) => Some(harness::memory_limit(s)?),
+        // A preset's limit applies where cgroups work; elsewhere the run
+        // goes on unlimited, says so, and records no limit.
+        None => match preset.memory_limit {
+            Some(b) => match MemoryLimit::available() {
+                Ok(()) => Some(b),
+                Err(e) => {
+                    eprintln!(
+                        "kvbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
+                        b >> 20
+                    );
+                    None
+                }
+            },
+            None => None,
+        },
+    };
+    Ok(Plan {
+        preset: preset_name,
+        memory_limit,
+        device_size,
+        workload,
+        durability: args.durability,
+        runs,
+    })
+}
+
+/// A sparse device size that holds the largest store with room for space
+/// amplification and compaction's temporary copies.
+pub(super) fn estimate_device_size(w: &StellarConfig) -> u64 {
+    let ledgers = w.ledgers + w.streaming.ledgers;
+    let txs = ledgers as f64 * w.profile.tx_per_ledger_mean;
+    let largest = (ledgers as f64 * 170e3).max(txs * 1.3e3);
+    (largest * 5.0) as u64 + (512 << 20)
+}
