@@ -7,6 +7,7 @@
 mod batch;
 mod error;
 pub mod fsutil;
+pub mod quantile;
 mod stats;
 mod store;
 

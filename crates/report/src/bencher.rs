@@ -30,12 +30,10 @@ pub fn export(docs: &[Loaded]) -> Value {
     }
     let mut out = serde_json::Map::new();
     for ((bench, measure), mut v) in values {
-        v.sort_by(f64::total_cmp);
+        kvbench_core::quantile::sort(&mut v);
         let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        let Some(median) = kvbench_core::quantile::quantile_sorted(&v, 0.5) else {
+            continue;
         };
         let mut m = json!({ "value": median });
         if n > 1 {

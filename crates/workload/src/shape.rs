@@ -27,21 +27,19 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// Percentiles of `v` (nearest rank); `None` when empty.
+    /// Percentiles of `v` (see `kvbench_core::quantile`); `None` when empty.
     pub fn of(mut v: Vec<f64>) -> Option<Self> {
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
+        use kvbench_core::quantile::{quantile_sorted, sort};
+        sort(&mut v);
         let n = v.len();
-        let at = |q: f64| v[((n - 1) as f64 * q).round() as usize];
+        let at = |q: f64| quantile_sorted(&v, q);
         Some(Self {
             n,
             mean: v.iter().sum::<f64>() / n as f64,
-            p10: at(0.10),
-            p50: at(0.50),
-            p90: at(0.90),
-            p99: at(0.99),
+            p10: at(0.10)?,
+            p50: at(0.50)?,
+            p90: at(0.90)?,
+            p99: at(0.99)?,
             min: v[0],
             max: v[n - 1],
         })
@@ -137,10 +135,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spread_is_nearest_rank_and_absent_when_empty() {
+    fn spread_interpolates_between_ranks_and_is_absent_when_empty() {
         let s = Spread::of((1..=100).map(f64::from).collect()).expect("values");
         assert_eq!((s.min, s.max, s.n), (1.0, 100.0, 100));
-        assert_eq!(s.p50, 51.0);
+        assert_eq!(s.p50, 50.5);
         assert!((s.mean - 50.5).abs() < 1e-9);
         assert!(Spread::of(Vec::new()).is_none());
         let mut b = ShapeBuilder::new(3);

@@ -138,12 +138,9 @@ impl CrashSummary {
             }
             rec.extend(c.recovery_secs);
         }
-        rec.sort_by(f64::total_cmp);
-        let q = |p: f64| -> Option<f64> {
-            (!rec.is_empty()).then(|| rec[((rec.len() - 1) as f64 * p).round() as usize])
-        };
-        s.recovery_p50_secs = q(0.5);
-        s.recovery_p99_secs = q(0.99);
+        kvbench_core::quantile::sort(&mut rec);
+        s.recovery_p50_secs = kvbench_core::quantile::quantile_sorted(&rec, 0.5);
+        s.recovery_p99_secs = kvbench_core::quantile::quantile_sorted(&rec, 0.99);
         let intact = s.torn == 0 && s.corrupt == 0 && s.out_of_order == 0 && s.failed_opens == 0;
         s.promise_kept = s.lost_promised == 0 && (level.may_corrupt(kind) || intact);
         s

@@ -1,6 +1,7 @@
 //! Records of operation-stream runs (replays, generated workloads): one per
 //! segment, the totals, and drift over a soak.
 
+use kvbench_core::quantile::median;
 use serde::{Deserialize, Serialize};
 
 use super::{Sample, StoreBatch, StoreSummary, TotalSummary};
@@ -89,13 +90,6 @@ pub struct Drift {
 /// Growth from the first quarter to the last that counts as drift.
 pub const DRIFT_LIMIT: f64 = 1.25;
 
-fn median_of(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
-}
 
 /// Compares the first and last quarters of segments and samples.
 pub fn drift(segments: &[SegmentRecord], samples: &[Sample]) -> Option<Drift> {
@@ -104,8 +98,8 @@ pub fn drift(segments: &[SegmentRecord], samples: &[Sample]) -> Option<Drift> {
         return None;
     }
     let q = n / 4;
-    let first = median_of(segments[..q].iter().map(|s| s.total_secs).collect())?;
-    let last = median_of(segments[n - q..].iter().map(|s| s.total_secs).collect())?;
+    let first = median(&segments[..q].iter().map(|s| s.total_secs).collect::<Vec<_>>())?;
+    let last = median(&segments[n - q..].iter().map(|s| s.total_secs).collect::<Vec<_>>())?;
     let rss: Vec<f64> = samples
         .iter()
         .filter_map(|s| s.rss_bytes)
@@ -114,8 +108,8 @@ pub fn drift(segments: &[SegmentRecord], samples: &[Sample]) -> Option<Drift> {
     let (rss_first, rss_last) = if rss.len() >= 8 {
         let k = rss.len() / 4;
         (
-            median_of(rss[..k].to_vec()).map(|x| x as u64),
-            median_of(rss[rss.len() - k..].to_vec()).map(|x| x as u64),
+            median(&rss[..k]).map(|x| x as u64),
+            median(&rss[rss.len() - k..]).map(|x| x as u64),
         )
     } else {
         (None, None)

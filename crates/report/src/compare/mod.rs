@@ -142,15 +142,9 @@ fn below_floor(name: &str, v: f64) -> bool {
     }
 }
 
+/// The median of a non-empty list (every metric gathered has a value).
 fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    kvbench_core::quantile::median(v).unwrap_or(f64::NAN)
 }
 
 /// 95% bootstrap interval of median(cur) / median(base), seeded so the
@@ -177,9 +171,9 @@ pub fn bootstrap_ratio(base: &[f64], cur: &[f64]) -> Option<(f64, f64)> {
     if ratios.is_empty() {
         return None;
     }
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    Some((at(0.025), at(0.975)))
+    kvbench_core::quantile::sort(&mut ratios);
+    let at = |q: f64| kvbench_core::quantile::quantile_sorted(&ratios, q);
+    Some((at(0.025)?, at(0.975)?))
 }
 
 /// Differences that make a comparison meaningless (refused unless forced),
