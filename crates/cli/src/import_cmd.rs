@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use kvbench_galexie::{ImportConfig, LedgerOps, PUBNET};
-use kvbench_workload::shape::{Shape, ShapeBuilder, Spread};
-use kvbench_workload::stellar::{StellarGen, StellarProfile};
+use kvbench_workloads::shape::{Shape, ShapeBuilder, Spread};
+use kvbench_workloads::stellar::{StellarGen, StellarProfile};
 
 /// Options of `kvbench import`.
 #[derive(clap::Args)]

@@ -214,10 +214,10 @@ fn list() {
             println!("  {n:<13} {}", p.about);
         }
     }
-    println!("stores: {}", kvbench_workload::stellar::STORES.join(", "));
+    println!("stores: {}", kvbench_workloads::stellar::STORES.join(", "));
     println!(
         "generated workloads (kvbench run NAME --param KEY=VALUE): {}",
-        kvbench_opgen::NAMES.join(", ")
+        kvbench_workloads::NAMES.join(", ")
     );
     println!(
         "compaction strategies: {}",

@@ -123,8 +123,9 @@ impl GenArgs {
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     if args.workload != "stellar" {
         let params = parse_params(&args.params)?;
-        let mut src = kvbench_opgen::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
-            .map_err(anyhow::Error::msg)?;
+        let mut src =
+            kvbench_workloads::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
+                .map_err(anyhow::Error::msg)?;
         let st = ops::record_trace(&mut *src, &args.out)?;
         eprintln!(
             "recorded {} operations ({} puts, {:.1} MiB logical) of {} into {}",
@@ -301,13 +302,14 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
         bail!("--workers must be at least 1");
     }
     let make = || -> anyhow::Result<Box<dyn OpSource>> {
-        kvbench_opgen::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
+        kvbench_workloads::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
     };
     let header = make()?.header().clone();
     let config = serde_json::json!({ "workload": name, "workers": workers, "header": header });
     if workers > 1 {
         // Refused early for workloads without concurrent workers.
-        kvbench_opgen::workers(name, seed, params.clone(), workers).map_err(anyhow::Error::msg)?;
+        kvbench_workloads::workers(name, seed, params.clone(), workers)
+            .map_err(anyhow::Error::msg)?;
     }
     run_stream(
         &args.common,
@@ -319,7 +321,7 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
             if workers == 1 {
                 return Ok(ops::replay(&mut *make()?, stores, devs, progress));
             }
-            let sources = kvbench_opgen::workers(name, seed, params.clone(), workers)
+            let sources = kvbench_workloads::workers(name, seed, params.clone(), workers)
                 .map_err(anyhow::Error::msg)?;
             Ok(ops::replay_parallel(sources, stores, devs))
         },

@@ -6,7 +6,7 @@ use kvbench_core::{Batch, Capabilities, EngineStats, Error, KvBackend, KvStore, 
 use kvbench_driver::results::BatchRecord;
 use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig, StreamingConfig};
 use kvbench_mem::{Mem, MemConfig, MemStore};
-use kvbench_workload::stellar::{StellarGen, StellarProfile};
+use kvbench_workloads::stellar::{StellarGen, StellarProfile};
 
 fn small() -> StellarConfig {
     StellarConfig {

@@ -20,7 +20,7 @@ use kvbench_driver::results::{BackendRun, BatchRecord, RunResult, SCHEMA_VERSION
 use kvbench_driver::rundir::RunDir;
 use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig};
 use kvbench_driver::timefmt;
-use kvbench_workload::stellar::STORES;
+use kvbench_workloads::stellar::STORES;
 use serde::Deserialize;
 
 use kvbench_meter::cgroup::MemoryLimit;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use kvbench_core::Batch;
 use kvbench_rng::{Rng, stream};
-use kvbench_workload::stellar::{Ledger, StellarGen, find_tx};
+use kvbench_workloads::stellar::{Ledger, StellarGen, find_tx};
 
 use super::*;
 use crate::DriverError;

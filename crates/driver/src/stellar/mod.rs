@@ -4,7 +4,7 @@
 use kvbench_core::KvStore;
 use kvbench_meter::loopdev::Device;
 use kvbench_meter::rusage::Usage;
-use kvbench_workload::stellar::{STORES, StellarGen, StellarProfile};
+use kvbench_workloads::stellar::{STORES, StellarGen, StellarProfile};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use kvbench_core::Batch;
-use kvbench_workload::stellar::{Ledger, STORES, StellarGen};
+use kvbench_workloads::stellar::{Ledger, STORES, StellarGen};
 
 use super::*;
 use crate::DriverError;

@@ -7,6 +7,8 @@ use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
+use crate::generated::GenError;
+
 use crate::zipf::Zipf;
 
 /// Settings of a YCSB run.
@@ -74,24 +76,31 @@ pub struct Ycsb {
 
 impl Ycsb {
     /// A generator; refuses unknown workloads and empty sizes.
-    pub fn new(seed: u64, cfg: YcsbConfig) -> Result<Self, String> {
+    pub fn new(seed: u64, cfg: YcsbConfig) -> Result<Self, GenError> {
         let mix = mix_of(&cfg.workload).ok_or_else(|| {
-            format!(
-                "ycsb workload `{}`: accepted a, b, c, d, e, f",
-                cfg.workload
+            GenError::config(
+                "ycsb",
+                format!(
+                    "unknown core workload `{}`; accepted a, b, c, d, e, f",
+                    cfg.workload
+                ),
             )
         })?;
         if cfg.records == 0 || cfg.load_batch == 0 || cfg.ops_per_segment == 0 || cfg.scan_max == 0
         {
-            return Err(
-                "ycsb: records, load_batch, ops_per_segment and scan_max must be at least 1".into(),
-            );
+            return Err(GenError::config(
+                "ycsb",
+                "records, load_batch, ops_per_segment and scan_max must be at least 1",
+            ));
         }
         if !(0.0..1.0).contains(&cfg.theta) {
-            return Err(format!("ycsb: theta must be in [0, 1), not {}", cfg.theta));
+            return Err(GenError::config(
+                "ycsb",
+                format!("theta must be in [0, 1), not {}", cfg.theta),
+            ));
         }
         Ok(Self {
-            header: crate::header(
+            header: crate::generated::header(
                 &format!("ycsb-{}", cfg.workload),
                 seed,
                 &["usertable"],

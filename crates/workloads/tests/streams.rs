@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use kvbench_opgen::by_name;
 use kvbench_trace::{Op, OpSource, ValueRef, generate};
+use kvbench_workloads::{GenError, by_name};
 use serde_json::json;
 
 /// Writes waiting for a commit: (key, value or None for a delete), per store.
@@ -89,11 +89,25 @@ fn ycsb_workloads_have_their_mix_and_pass_their_checks() {
     let e = by_name("ycsb", 1, json!({"workload": "g"}))
         .err()
         .expect("unknown");
-    assert!(e.contains("a, b, c, d, e, f"), "{e}");
+    assert!(
+        matches!(
+            e,
+            GenError::Config {
+                workload: "ycsb",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("a, b, c, d, e, f"), "{e}");
     let e = by_name("ycsb", 1, json!({"recordz": 1}))
         .err()
         .expect("typo");
-    assert!(e.contains("recordz"), "{e}");
+    assert!(e.to_string().contains("recordz"), "{e}");
+    let e = by_name("tpcc", 1, json!({}))
+        .err()
+        .expect("unknown workload");
+    assert!(matches!(e, GenError::Unknown(ref n) if n == "tpcc"), "{e}");
 }
 
 #[test]
@@ -152,7 +166,7 @@ fn accounts_read_only_committed_accounts() {
 fn account_workers_own_disjoint_accounts_and_split_the_work() {
     let p =
         json!({"accounts": 1000, "operations": 4000, "ops_per_block": 50, "blocks_per_segment": 4});
-    let streams = kvbench_opgen::workers("accounts", 4, p, 4).expect("workers");
+    let streams = kvbench_workloads::workers("accounts", 4, p, 4).expect("workers");
     let mut total_gets = 0;
     for mut s in streams {
         // Each worker alone is consistent: it reads only what it committed.
@@ -161,5 +175,5 @@ fn account_workers_own_disjoint_accounts_and_split_the_work() {
         total_gets += c.get("get").copied().unwrap_or(0);
     }
     assert!(total_gets > 0);
-    assert!(kvbench_opgen::workers("ycsb", 1, json!({}), 2).is_err());
+    assert!(kvbench_workloads::workers("ycsb", 1, json!({}), 2).is_err());
 }

@@ -7,6 +7,8 @@ use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
+use crate::generated::GenError;
+
 /// Settings of an account-state run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -56,7 +58,7 @@ pub struct Accounts {
 
 impl Accounts {
     /// A generator for one worker.
-    pub fn new(seed: u64, cfg: AccountConfig) -> Result<Self, String> {
+    pub fn new(seed: u64, cfg: AccountConfig) -> Result<Self, GenError> {
         Self::partition(seed, cfg, 0, 1)
     }
 
@@ -68,21 +70,31 @@ impl Accounts {
         cfg: AccountConfig,
         worker: u64,
         workers: u64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, GenError> {
         if workers == 0 || worker >= workers {
-            return Err(format!("accounts: worker {worker} of {workers}"));
+            return Err(GenError::config(
+                "accounts",
+                format!("worker {worker} of {workers}"),
+            ));
         }
         let total: f64 = cfg.mix.iter().sum();
         if cfg.mix.iter().any(|p| *p < 0.0) || total <= 0.0 {
-            return Err("accounts: mix must be three non-negative shares, not all zero".into());
+            return Err(GenError::config(
+                "accounts",
+                "mix must be three non-negative shares, not all zero",
+            ));
         }
         if cfg.ops_per_block == 0 || cfg.blocks_per_segment == 0 || cfg.value_bytes < 24 {
-            return Err(
-                "accounts: ops_per_block and blocks_per_segment >= 1, value_bytes >= 24".into(),
-            );
+            return Err(GenError::config(
+                "accounts",
+                "ops_per_block and blocks_per_segment >= 1, value_bytes >= 24",
+            ));
         }
         if cfg.accounts == 0 && cfg.mix[0] == 0.0 {
-            return Err("accounts: no accounts and no creates leaves nothing to read".into());
+            return Err(GenError::config(
+                "accounts",
+                "no accounts and no creates leaves nothing to read",
+            ));
         }
         // This worker's share: accounts i = j * workers + worker.
         let share = |n: u64| n / workers + u64::from(worker < n % workers);
@@ -91,7 +103,7 @@ impl Accounts {
         cfg.accounts = share(all.accounts);
         cfg.operations = share(all.operations);
         Ok(Self {
-            header: crate::header("accounts", seed, &["accounts"], &all),
+            header: crate::generated::header("accounts", seed, &["accounts"], &all),
             mix: cfg.mix.map(|p| p / total),
             created: cfg.accounts,
             worker,

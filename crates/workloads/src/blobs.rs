@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::generated::GenError;
+
 use kvbench_rng::{Rng, stream};
 use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
@@ -52,17 +54,21 @@ pub struct Blobs {
 
 impl Blobs {
     /// A generator.
-    pub fn new(seed: u64, cfg: BlobConfig) -> Result<Self, String> {
+    pub fn new(seed: u64, cfg: BlobConfig) -> Result<Self, GenError> {
         if cfg.blobs_per_batch == 0 || cfg.value_bytes == 0 || cfg.ttl_batches == 0 {
-            return Err(
-                "blobs: blobs_per_batch, value_bytes and ttl_batches must be at least 1".into(),
-            );
+            return Err(GenError::config(
+                "blobs",
+                "blobs_per_batch, value_bytes and ttl_batches must be at least 1",
+            ));
         }
         if cfg.batches == 0 && cfg.duration_secs == 0 {
-            return Err("blobs: set batches, duration_secs or both".into());
+            return Err(GenError::config(
+                "blobs",
+                "set batches, duration_secs or both",
+            ));
         }
         Ok(Self {
-            header: crate::header("blobs", seed, &["blobs"], &cfg),
+            header: crate::generated::header("blobs", seed, &["blobs"], &cfg),
             seed,
             batch: 0,
             started: None,

@@ -8,6 +8,8 @@ use kvbench_trace::queue::{OwnedOp, Refill};
 use kvbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
+use crate::generated::GenError;
+
 const DATA: u8 = 0;
 const CODE: u8 = 1;
 const META: u8 = 2;
@@ -87,19 +89,19 @@ pub fn shred_key(slot: u64, index: u64) -> Vec<u8> {
 
 impl Solana {
     /// A generator.
-    pub fn new(seed: u64, cfg: SolanaConfig) -> Result<Self, String> {
+    pub fn new(seed: u64, cfg: SolanaConfig) -> Result<Self, GenError> {
         if cfg.slots == 0
             || cfg.data_shreds + cfg.coding_shreds == 0
             || cfg.shreds_per_commit == 0
             || cfg.slots_per_segment == 0
         {
-            return Err(
-                "solana: slots, shreds, shreds_per_commit and slots_per_segment must be at least 1"
-                    .into(),
-            );
+            return Err(GenError::config(
+                "solana",
+                "slots, shreds, shreds_per_commit and slots_per_segment must be at least 1",
+            ));
         }
         Ok(Self {
-            header: crate::header(
+            header: crate::generated::header(
                 "solana",
                 seed,
                 &["data_shred", "code_shred", "slot_meta"],
