@@ -269,41 +269,54 @@ fn one_backend(
 
 fn table(r: &PointResults) -> String {
     let f = |v: Option<f64>| v.map_or("n/a".to_string(), |x| format!("{x:.2}"));
-    let mut s = format!(
-        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\n\
-         | backend | phase | cache | device reads / GET | device KiB / GET | major faults / GET | engine block misses / GET | device reads / missing GET | p50 / p99 us | disk MiB | mismatches |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    let mut t = kvbench_report::table::Table::new(&[
+        "backend",
+        "phase",
+        "cache",
+        ">device reads / GET",
+        ">device KiB / GET",
+        ">major faults / GET",
+        ">engine block misses / GET",
+        ">device reads / missing GET",
+        ">p50 / p99 us",
+        ">disk MiB",
+        ">mismatches",
+    ]);
+    let mut notes = String::new();
+    for run in &r.runs {
+        for m in &run.measurements {
+            let c = &m.cost;
+            t.row([
+                run.backend.clone(),
+                m.phase.clone(),
+                m.cache.name().to_string(),
+                f(c.device_reads_per_get),
+                f(c.device_bytes_per_get.map(|b| b / 1024.0)),
+                format!("{:.2}", c.major_faults_per_get),
+                f(c.engine_block_misses_per_get),
+                f(c.device_reads_per_missing_get),
+                c.latency.as_ref().map_or("n/a".to_string(), |l| {
+                    format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
+                }),
+                format!("{:.0}", m.disk_allocated_bytes as f64 / (1 << 20) as f64),
+                c.mismatches.to_string(),
+            ]);
+        }
+        for why in &run.skipped {
+            notes.push_str(&format!("\n{}: skipped {why}\n", run.backend));
+        }
+        if let Some(e) = &run.error {
+            notes.push_str(&format!("\n{}: failed: {e}\n", run.backend));
+        }
+    }
+    format!(
+        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\n{}{notes}",
         r.config.keys,
         r.config.key_bytes,
         r.config.value_bytes,
         r.config.reads,
         r.memory_limit_bytes
             .map_or("none".to_string(), |b| format!("{} MiB", b >> 20)),
-    );
-    for run in &r.runs {
-        for m in &run.measurements {
-            let c = &m.cost;
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {:.0} | {} |\n",
-                run.backend,
-                m.phase,
-                m.cache.name(),
-                f(c.device_reads_per_get),
-                f(c.device_bytes_per_get.map(|b| b / 1024.0)),
-                c.major_faults_per_get,
-                f(c.engine_block_misses_per_get),
-                f(c.device_reads_per_missing_get),
-                c.latency.as_ref().map_or("n/a".to_string(), |l| format!(
-                    "{:.0} / {:.0}",
-                    l.p50_us, l.p99_us
-                )),
-                m.disk_allocated_bytes as f64 / (1 << 20) as f64,
-                c.mismatches
-            ));
-        }
-        for why in &run.skipped {
-            s.push_str(&format!("\n{}: skipped {why}\n", run.backend));
-        }
-    }
-    s
+        t.render()
+    )
 }

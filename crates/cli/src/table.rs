@@ -4,6 +4,8 @@ use std::fmt::Write;
 
 use kvbench_driver::results::{BackendRun, BatchRecord, RunResult};
 
+use kvbench_report::table::Table;
+
 use crate::size::mib;
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -22,27 +24,41 @@ pub fn stellar_summary(r: &RunResult) -> String {
         r.config["ledgers"],
         r.config["batch_ledgers"]
     );
-    let _ = writeln!(
-        s,
-        "| run | ledgers | txs | wall s | ledgers/s | txdata compact first -> last s | disk MiB ledgers / txdata / txindex | txdata space amp | txdata write amp (engine / device) | 1-step lookup p50 / p99 us | 2-step lookup p50 / p99 us | mismatches | error |"
-    );
-    let _ = writeln!(
-        s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-    );
+    let mut t = Table::new(&[
+        "run",
+        ">ledgers",
+        ">txs",
+        ">wall s",
+        ">ledgers/s",
+        ">txdata compact first -> last s",
+        ">disk MiB ledgers / txdata / txindex",
+        ">txdata space amp",
+        ">txdata write amp (engine / device)",
+        ">1-step lookup p50 / p99 us",
+        ">2-step lookup p50 / p99 us",
+        ">mismatches",
+        "error",
+    ]);
     for run in &r.runs {
-        let _ = writeln!(s, "{}", row(run));
+        t.row(row(run));
     }
+    s.push_str(&t.render());
     for run in &r.runs {
         if run.batches.is_empty() {
             continue;
         }
         let _ = writeln!(s, "\n### {}: per batch (seconds)\n", run.label);
-        let _ = writeln!(
-            s,
-            "| batch | total | gen | compress | writer wait | ledgers write / flush / compact | txdata write / flush / compact | txindex write / flush / compact | txdata disk MiB |"
-        );
-        let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let mut t = Table::new(&[
+            ">batch",
+            ">total",
+            ">gen",
+            ">compress",
+            ">writer wait",
+            ">ledgers write / flush / compact",
+            ">txdata write / flush / compact",
+            ">txindex write / flush / compact",
+            ">txdata disk MiB",
+        ]);
         for b in sample(&run.batches) {
             let st = |i: usize| {
                 let x = &b.stores[i];
@@ -53,28 +69,30 @@ pub fn stellar_summary(r: &RunResult) -> String {
                     opt(x.compact_secs, 2)
                 )
             };
-            let _ = writeln!(
-                s,
-                "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} |",
-                b.batch,
-                b.total_secs,
-                b.generate_secs,
-                b.compress_secs,
-                b.writer_wait_secs,
+            t.row([
+                b.batch.to_string(),
+                format!("{:.2}", b.total_secs),
+                format!("{:.2}", b.generate_secs),
+                format!("{:.2}", b.compress_secs),
+                format!("{:.2}", b.writer_wait_secs),
                 st(0),
                 st(1),
                 st(2),
-                mib(b.stores[1].disk.allocated_bytes)
-            );
+                mib(b.stores[1].disk.allocated_bytes),
+            ]);
         }
+        s.push_str(&t.render());
     }
     s
 }
 
-fn row(run: &BackendRun) -> String {
-    let err = run.error.as_deref().unwrap_or("");
+fn row(run: &BackendRun) -> Vec<String> {
+    let err = run.error.clone().unwrap_or_default();
     let Some(sum) = &run.summary else {
-        return format!("| {} | | | | | | | | | | | | {err} |", run.label);
+        let mut cells = vec![run.label.clone()];
+        cells.resize(12, String::new());
+        cells.push(err);
+        return cells;
     };
     let td = &sum.stores["txdata"];
     let disk = ["ledgers", "txdata", "txindex"]
@@ -98,10 +116,21 @@ fn row(run: &BackendRun) -> String {
         opt(td.write_amp_engine, 2),
         opt(td.write_amp_device, 2)
     );
-    format!(
-        "| {} | {} | {} | {:.1} | {:.1} | {compact} | {disk} | {:.2} | {wa} | {one} | {two} | {bad} | {err} |",
-        run.label, sum.ledgers, sum.txs, sum.wall_secs, sum.ledgers_per_sec, td.space_amp,
-    )
+    vec![
+        run.label.clone(),
+        sum.ledgers.to_string(),
+        sum.txs.to_string(),
+        format!("{:.1}", sum.wall_secs),
+        format!("{:.1}", sum.ledgers_per_sec),
+        compact,
+        disk,
+        format!("{:.2}", td.space_amp),
+        wa,
+        one,
+        two,
+        bad,
+        err,
+    ]
 }
 
 fn pct(l: &Option<kvbench_driver::results::Latency>) -> String {

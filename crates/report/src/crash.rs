@@ -38,36 +38,51 @@ pub fn one_line(s: &CrashSummary, error: Option<&str>) -> String {
 /// The crash table: one row per backend x level x crash kind.
 pub fn crash_table(r: &CrashResults) -> String {
     let ms = |s: Option<f64>| s.map_or("n/a".to_string(), |v| format!("{:.0}", v * 1e3));
-    let mut t = format!(
-        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\n\
-         | backend | durability | crash | cycles | commits acked | lost | lost (promised) | torn | corrupt | out of order | failed opens | in compaction | recovery p50 / p99 ms | level held |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
-        r.shape.name, r.batches_per_cycle, r.seed
-    );
+    let mut t = crate::table::Table::new(&[
+        "backend",
+        "durability",
+        "crash",
+        ">cycles",
+        ">commits acked",
+        ">lost",
+        ">lost (promised)",
+        ">torn",
+        ">corrupt",
+        ">out of order",
+        ">failed opens",
+        ">in compaction",
+        "recovery p50 / p99 ms",
+        "level held",
+    ]);
     for run in &r.runs {
         let s = &run.summary;
-        t.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
-            run.backend,
-            run.durability,
-            kind_name(run.kind),
-            s.cycles,
-            s.acked,
-            s.lost,
-            s.lost_promised,
-            s.torn,
-            s.corrupt,
-            s.out_of_order,
-            s.failed_opens,
-            s.during_compaction,
-            ms(s.recovery_p50_secs),
-            ms(s.recovery_p99_secs),
-            match (s.promise_kept, &run.error) {
-                (_, Some(_)) => "stopped (see results)",
-                (true, None) => "yes",
-                (false, None) => "**no**",
-            }
-        ));
+        let held = match (s.promise_kept, &run.error) {
+            (_, Some(_)) => "stopped (see results)",
+            (true, None) => "yes",
+            (false, None) => "**no**",
+        };
+        t.row([
+            run.backend.clone(),
+            run.durability.to_string(),
+            kind_name(run.kind).to_string(),
+            s.cycles.to_string(),
+            s.acked.to_string(),
+            s.lost.to_string(),
+            s.lost_promised.to_string(),
+            s.torn.to_string(),
+            s.corrupt.to_string(),
+            s.out_of_order.to_string(),
+            s.failed_opens.to_string(),
+            s.during_compaction.to_string(),
+            format!("{} / {}", ms(s.recovery_p50_secs), ms(s.recovery_p99_secs)),
+            held.to_string(),
+        ]);
     }
-    t
+    format!(
+        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\n{}",
+        r.shape.name,
+        r.batches_per_cycle,
+        r.seed,
+        t.render()
+    )
 }

@@ -9,6 +9,7 @@ pub mod doc;
 pub mod metrics;
 pub mod render;
 pub mod svg;
+pub mod table;
 
 use std::path::PathBuf;
 
