@@ -55,7 +55,9 @@ pub fn crash_table(r: &CrashResults) -> String {
         "level held",
     ]);
     for run in &r.runs {
-        let s = &run.summary;
+        // Summed again from the cycles: the stored summary may predate a
+        // change of definition.
+        let s = &CrashSummary::of(&run.cycles, run.durability, run.kind);
         let held = match (s.promise_kept, &run.error) {
             (_, Some(_)) => "stopped (see results)",
             (true, None) => "yes",

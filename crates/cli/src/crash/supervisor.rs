@@ -157,12 +157,9 @@ impl Supervisor<'_> {
                 lost_promised: 0,
                 reset: false,
             };
-            for (i, r) in checked.stores.iter().enumerate() {
-                let lost = acked[i].saturating_sub(r.recovered);
-                c.lost += lost;
-                if !level.may_lose(kind) {
-                    c.lost_promised += lost;
-                }
+            c.lost = c.lost_batches();
+            if !level.may_lose(kind) {
+                c.lost_promised = c.lost;
             }
             let damaged = c.open_error.is_some()
                 || c.stores

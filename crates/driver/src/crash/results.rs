@@ -30,7 +30,8 @@ pub struct Cycle {
     pub open_error: Option<String>,
     /// Per store, what was there.
     pub stores: Vec<Recovered>,
-    /// Acknowledged batches missing, over all stores.
+    /// Acknowledged batches missing, over all stores (all acknowledged
+    /// batches when the store did not open).
     pub lost: u64,
     /// Of those, batches the durability level promised to keep.
     pub lost_promised: u64,
@@ -117,6 +118,21 @@ pub struct CrashResults {
     pub runs: Vec<CrashRun>,
 }
 
+impl Cycle {
+    /// Acknowledged batches not recovered, over all stores: every one of
+    /// them when the store did not open (nothing of it can be read).
+    pub fn lost_batches(&self) -> u64 {
+        if self.open_error.is_some() {
+            return self.acked.iter().sum();
+        }
+        self.acked
+            .iter()
+            .zip(&self.stores)
+            .map(|(a, r)| a.saturating_sub(r.recovered))
+            .sum()
+    }
+}
+
 impl CrashSummary {
     /// Totals of `cycles` at `level` under `kind`.
     pub fn of(cycles: &[Cycle], level: Durability, kind: CrashKind) -> Self {
@@ -127,8 +143,13 @@ impl CrashSummary {
         let mut rec = Vec::new();
         for c in cycles {
             s.acked += c.new_acks;
-            s.lost += c.lost;
-            s.lost_promised += c.lost_promised;
+            // From the cycle's facts, not its stored totals, so results
+            // written before a definition changed are summed the same way.
+            let lost = c.lost_batches();
+            s.lost += lost;
+            if !level.may_lose(kind) {
+                s.lost_promised += lost;
+            }
             s.failed_opens += u32::from(c.open_error.is_some());
             s.during_compaction += u32::from(c.during_compaction == Some(true));
             for r in &c.stores {
@@ -144,5 +165,53 @@ impl CrashSummary {
         let intact = s.torn == 0 && s.corrupt == 0 && s.out_of_order == 0 && s.failed_opens == 0;
         s.promise_kept = s.lost_promised == 0 && (level.may_corrupt(kind) || intact);
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kvbench_core::{CrashKind, Durability};
+
+    use super::*;
+
+    fn cycle(acked: u64, recovered: Option<u64>, torn: u64) -> Cycle {
+        Cycle {
+            cycle: 0,
+            acked: vec![acked],
+            new_acks: acked,
+            during_compaction: None,
+            recovery_secs: recovered.map(|_| 0.01),
+            open_error: recovered.is_none().then(|| "MDBX_CORRUPTED".into()),
+            stores: recovered
+                .map(|r| {
+                    vec![Recovered {
+                        recovered: r,
+                        torn,
+                        ..Recovered::default()
+                    }]
+                })
+                .unwrap_or_default(),
+            lost: 0,
+            lost_promised: 0,
+            reset: false,
+        }
+    }
+
+    #[test]
+    fn a_store_that_does_not_open_lost_everything_it_acknowledged() {
+        let c = [cycle(10, Some(8), 0), cycle(5, None, 0)];
+        let s = CrashSummary::of(&c, Durability::None, CrashKind::PowerCut);
+        assert_eq!((s.lost, s.lost_promised, s.failed_opens), (2 + 5, 0, 1));
+        assert!(s.promise_kept, "none may lose and corrupt on a power cut");
+        let s = CrashSummary::of(&c, Durability::Process, CrashKind::PowerCut);
+        assert_eq!(s.lost_promised, 0, "process may lose on a power cut");
+        assert!(!s.promise_kept, "but never fail to open");
+        let s = CrashSummary::of(&c[..1], Durability::Power, CrashKind::Kill);
+        assert_eq!(s.lost_promised, 2);
+        assert!(!s.promise_kept);
+        let torn = [cycle(10, Some(10), 1)];
+        assert!(!CrashSummary::of(&torn, Durability::Process, CrashKind::PowerCut).promise_kept);
+        assert!(CrashSummary::of(&torn, Durability::None, CrashKind::PowerCut).promise_kept);
+        assert_eq!(s.recovery_p50_secs, Some(0.01));
     }
 }
