@@ -67,6 +67,17 @@ pub fn device_size(
     }
 }
 
+/// `--durability LEVEL`, shared by every run command.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct DurabilityArg {
+    /// What a crash may cost, the same on every engine: none (a crash may
+    /// lose or corrupt anything since the last flush), process (kill -9
+    /// loses nothing committed; a power cut may lose the latest commits,
+    /// never corrupt) or power (every commit survives a power cut).
+    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = durability_parser())]
+    pub durability: Durability,
+}
+
 /// `--durability`: the levels, listed in `--help` and completions.
 pub fn durability_parser() -> impl clap::builder::TypedValueParser<Value = Durability> {
     use clap::builder::TypedValueParser;

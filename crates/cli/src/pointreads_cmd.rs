@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kvbench_core::Durability;
 use kvbench_driver::pointreads::{
     self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
 };
@@ -56,12 +55,8 @@ pub struct Args {
     /// Memory budget of each engine (memtables, block cache).
     #[arg(long, value_name = "SIZE", default_value = "128MiB")]
     engine_memory: String,
-    /// What a crash may cost, the same on every engine: none (a crash may
-    /// lose or corrupt anything since the last flush), process (kill -9
-    /// loses nothing committed; a power cut may lose the latest commits,
-    /// never corrupt) or power (every commit survives a power cut).
-    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = crate::harness::durability_parser())]
-    durability: Durability,
+    #[command(flatten)]
+    level: crate::harness::DurabilityArg,
     /// Seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -110,7 +105,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
         None => cfg.logical_bytes() * 3 + (512 << 20),
     };
-    let mut specs = harness::specs(&args.backends, &args.engine_memory, args.durability, &[])?;
+    let mut specs = harness::specs(
+        &args.backends,
+        &args.engine_memory,
+        args.level.durability,
+        &[],
+    )?;
     for s in &mut specs {
         // Background compaction off, so "before" is the L0-heavy state the
         // study measured and reads do not race a compaction; the full
@@ -121,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     registry::apply_sets(&mut specs, &args.sets)?;
     for s in &specs {
-        s.check_durability(args.durability)?;
+        s.check_durability(args.level.durability)?;
     }
     let out = args
         .out
@@ -138,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         env: kvbench_driver::env::EnvInfo::capture(&out),
         config: cfg.clone(),
         memory_limit_bytes: limit,
-        durability: Some(args.durability),
+        durability: Some(args.level.durability),
         runs: Vec::new(),
     };
     let mut failed = false;

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use kvbench_core::Durability;
 use kvbench_driver::ops::{self, OpSource, OpsObserver};
 use kvbench_driver::results::SegmentRecord;
 use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
@@ -78,12 +77,8 @@ pub struct CommonArgs {
     /// Memory budget of each store's engine (memtables, caches).
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
     engine_memory: String,
-    /// What a crash may cost, the same on every engine: none (a crash may
-    /// lose or corrupt anything since the last flush), process (kill -9
-    /// loses nothing committed; a power cut may lose the latest commits,
-    /// never corrupt) or power (every commit survives a power cut).
-    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = crate::harness::durability_parser())]
-    durability: Durability,
+    #[command(flatten)]
+    level: crate::harness::DurabilityArg,
     /// Memory cgroup limit (page cache included); needs root.
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
@@ -349,7 +344,7 @@ fn run_stream(
     let specs = harness::specs(
         &args.backends,
         &args.engine_memory,
-        args.durability,
+        args.level.durability,
         &args.sets,
     )?;
     let memory_limit = args
@@ -374,7 +369,7 @@ fn run_stream(
         command: std::env::args().collect::<Vec<_>>().join(" "),
         env: kvbench_driver::env::EnvInfo::capture(&out),
         config,
-        durability: Some(args.durability),
+        durability: Some(args.level.durability),
         runs: Vec::new(),
     };
     let place = Placement {

@@ -49,12 +49,8 @@ pub struct Args {
     stores: Vec<String>,
     #[command(flatten)]
     shape: ShapeArgs,
-    /// What a crash may cost, the same on every engine: none (a crash may
-    /// lose or corrupt anything since the last flush), process (kill -9
-    /// loses nothing committed; a power cut may lose the latest commits,
-    /// never corrupt) or power (every commit survives a power cut).
-    #[arg(long, value_name = "LEVEL", default_value = "process", value_parser = crate::harness::durability_parser())]
-    durability: Durability,
+    #[command(flatten)]
+    level: crate::harness::DurabilityArg,
     /// Memory budget of each engine (memtables, block cache), e.g. 64MiB.
     #[arg(long, value_name = "SIZE")]
     engine_memory: Option<String>,

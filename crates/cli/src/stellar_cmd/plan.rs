@@ -88,8 +88,9 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     };
     let spec = |name: &str| -> anyhow::Result<BackendSpec> {
         let mut s = BackendSpec::by_name(name)?;
-        s.set_durability(args.durability)
-            .with_context(|| format!("backend `{name}` at --durability {}", args.durability))?;
+        s.set_durability(args.level.durability).with_context(|| {
+            format!("backend `{name}` at --durability {}", args.level.durability)
+        })?;
         if let Some(m) = memory {
             s.scale_memory(m);
         }
@@ -101,7 +102,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         if let Some(t) = file.backend.get(name) {
             s.apply_overrides(t)?;
         }
-        s.check_durability(args.durability)?;
+        s.check_durability(args.level.durability)?;
         Ok(s)
     };
     for name in file.backend.keys() {
@@ -162,7 +163,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             (None, None, None) => std::env::var(registry::BACKENDS_ENV)
                 .unwrap_or_else(|_| registry::DEFAULT_LIST.to_string()),
         };
-        for s in registry::parse_list(&list, args.durability)? {
+        for s in registry::parse_list(&list, args.level.durability)? {
             let name = s.name.clone();
             let one = spec(&name)?;
             runs.push((name, [one.clone(), one.clone(), one]));
@@ -202,7 +203,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         memory_limit,
         device_size,
         workload,
-        durability: args.durability,
+        durability: args.level.durability,
         runs,
     })
 }
