@@ -244,3 +244,27 @@ fn results_of_two_machines_merge_with_the_machine_as_a_dimension() {
     let rows = compare::compare(&[a], &[b], &Options::default()).expect("comparable");
     assert!(!compare::failed(&rows));
 }
+
+#[test]
+fn results_of_different_durability_are_refused_unless_forced() {
+    let base = edited(&smoke(), |j| j["durability"] = serde_json::json!("process"));
+    let other = edited(&base, |j| j["durability"] = serde_json::json!("power"));
+    let e = compare::compare(
+        std::slice::from_ref(&base),
+        std::slice::from_ref(&other),
+        &Options::default(),
+    )
+    .expect_err("refused");
+    assert!(
+        e.to_string().contains("durability: process vs power"),
+        "{e}"
+    );
+    // A file from before levels were recorded is not silently the same level.
+    let old = smoke();
+    assert!(compare::compare(&[old], &[base.clone()], &Options::default()).is_err());
+    let forced = Options {
+        force: true,
+        ..Options::default()
+    };
+    compare::compare(&[base], &[other], &forced).expect("forced");
+}
