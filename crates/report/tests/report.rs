@@ -261,7 +261,7 @@ fn results_of_different_durability_are_refused_unless_forced() {
     );
     // A file from before levels were recorded is not silently the same level.
     let old = smoke();
-    assert!(compare::compare(&[old], &[base.clone()], &Options::default()).is_err());
+    assert!(compare::compare(&[old], std::slice::from_ref(&base), &Options::default()).is_err());
     let forced = Options {
         force: true,
         ..Options::default()
