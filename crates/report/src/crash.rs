@@ -75,7 +75,8 @@ pub fn crash_table(r: &CrashResults) -> String {
             s.corrupt.to_string(),
             s.out_of_order.to_string(),
             s.failed_opens.to_string(),
-            s.during_compaction.to_string(),
+            s.during_compaction
+                .map_or("n/a".to_string(), |n| n.to_string()),
             format!("{} / {}", ms(s.recovery_p50_secs), ms(s.recovery_p99_secs)),
             held.to_string(),
         ]);

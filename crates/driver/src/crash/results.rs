@@ -59,8 +59,10 @@ pub struct CrashSummary {
     pub out_of_order: u64,
     /// Reopens that failed.
     pub failed_opens: u32,
-    /// Crashes that hit while the writer reported a running compaction.
-    pub during_compaction: u32,
+    /// Crashes that hit while the writer reported a running compaction;
+    /// absent for engines that report no compactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during_compaction: Option<u32>,
     /// Recovery (open) time, median, seconds.
     pub recovery_p50_secs: Option<f64>,
     /// Recovery (open) time, 99th percentile, seconds.
@@ -151,7 +153,9 @@ impl CrashSummary {
                 s.lost_promised += lost;
             }
             s.failed_opens += u32::from(c.open_error.is_some());
-            s.during_compaction += u32::from(c.during_compaction == Some(true));
+            if let Some(busy) = c.during_compaction {
+                *s.during_compaction.get_or_insert(0) += u32::from(busy);
+            }
             for r in &c.stores {
                 s.torn += r.torn;
                 s.corrupt += r.corrupt;
@@ -213,5 +217,14 @@ mod tests {
         assert!(!CrashSummary::of(&torn, Durability::Process, CrashKind::PowerCut).promise_kept);
         assert!(CrashSummary::of(&torn, Durability::None, CrashKind::PowerCut).promise_kept);
         assert_eq!(s.recovery_p50_secs, Some(0.01));
+        assert_eq!(s.during_compaction, None, "no cycle reported compactions");
+        let mut busy = cycle(3, Some(3), 0);
+        busy.during_compaction = Some(true);
+        let s = CrashSummary::of(
+            &[busy, cycle(2, Some(2), 0)],
+            Durability::Power,
+            CrashKind::Kill,
+        );
+        assert_eq!(s.during_compaction, Some(1));
     }
 }
