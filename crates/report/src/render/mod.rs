@@ -248,6 +248,16 @@ fn machines_table(md: &mut String, docs: &[Loaded]) {
     md.push('\n');
 }
 
+/// A recorded command line as a user types it: the program is `kvbench`,
+/// whatever path or name the binary had on the machine that ran it.
+pub(super) fn as_typed(command: &str) -> String {
+    match command.split_once(' ') {
+        Some((_, rest)) => format!("kvbench {rest}"),
+        None if command.is_empty() => String::new(),
+        None => "kvbench".into(),
+    }
+}
+
 fn sources_table(md: &mut String, docs: &[Loaded]) {
     md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
     for d in docs {
@@ -263,8 +273,21 @@ fn sources_table(md: &mut String, docs: &[Loaded]) {
             d.workload(),
             d.seed(),
             started,
-            d.command().replace('|', "\\|")
+            as_typed(d.command()).replace('|', "\\|")
         );
     }
     md.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn commands_read_as_typed() {
+        assert_eq!(
+            super::as_typed("/tmp/kvbench-crash run crash --cycles 50"),
+            "kvbench run crash --cycles 50"
+        );
+        assert_eq!(super::as_typed("target/release/kvbench"), "kvbench");
+        assert_eq!(super::as_typed(""), "");
+    }
 }
