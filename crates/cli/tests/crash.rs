@@ -38,6 +38,13 @@ fn leftovers_of(pid: u32) -> Vec<String> {
     v
 }
 
+/// The first run recorded in `dir/results.json`.
+fn first_run(dir: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(dir.join("results.json")).expect("results");
+    let r: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+    r["runs"][0].clone()
+}
+
 /// No loop device is backed by a file under `dir`, and nothing under it is mounted.
 fn assert_no_devices_under(dir: &Path) {
     let losetup = Command::new("losetup").arg("-a").output().expect("losetup");
@@ -132,7 +139,6 @@ fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let pid = child.id();
     let o = child.wait_with_output().expect("wait");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -140,10 +146,7 @@ fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing
         err.contains("memory limit of 48 MiB") && err.contains("peak"),
         "{err}"
     );
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(t.path().join("oom/results.json")).expect("results"))
-            .expect("json");
-    let run = &r["runs"][0];
+    let run = first_run(&t.path().join("oom"));
     assert!(
         run["error"]
             .as_str()
@@ -152,20 +155,9 @@ fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing
         "{run}"
     );
     assert_eq!(run["label"], "lmdb");
-    // Nothing of the supervisor or of its worker stays mounted or attached.
-    let losetup = String::from_utf8_lossy(
-        &Command::new("losetup")
-            .arg("-a")
-            .output()
-            .expect("losetup")
-            .stdout,
-    )
-    .to_string();
-    assert!(
-        !losetup.contains(t.path().to_str().expect("utf8")),
-        "{losetup}"
-    );
-    assert!(leftovers_of(pid).is_empty());
+    // The worker's three store devices and its cgroup, removed by the supervisor.
+    assert!(err.contains("removed 4 device(s) and cgroup(s)"), "{err}");
+    assert_no_devices_under(t.path());
 }
 
 #[test]
@@ -265,11 +257,7 @@ fn a_stopped_run_is_recorded_and_cleaned_up() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("SIGTERM"), "{err}");
-    let r: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(t.path().join("stop/results.json")).expect("results"),
-    )
-    .expect("json");
-    let run = &r["runs"][0];
+    let run = first_run(&t.path().join("stop"));
     assert!(
         run["error"].as_str().expect("error").contains("SIGTERM"),
         "{run}"
