@@ -29,7 +29,7 @@ pub struct RecordArgs {
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
     /// Stellar preset the settings start from.
-    #[arg(long, default_value = "smoke")]
+    #[arg(long, default_value = "smoke", value_parser = clap::builder::PossibleValuesParser::new(crate::presets::NAMES))]
     preset: String,
     #[command(flatten)]
     shape: stellar_cmd::ShapeArgs,

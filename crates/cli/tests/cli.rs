@@ -112,7 +112,7 @@ fn bad_names_are_refused_with_what_is_accepted() {
     let t = tempfile::tempdir().expect("tempdir");
     for (args, want) in [
         (vec!["--backends", "rocksdb"], "accepted: rocksdb-leveled"),
-        (vec!["--preset", "huge"], "accepted: smoke, quick"),
+        (vec!["--preset", "huge"], "possible values: smoke, quick"),
         (
             vec!["--store", "blocks=lmdb"],
             "accepted: ledgers, txdata, txindex",
@@ -120,7 +120,7 @@ fn bad_names_are_refused_with_what_is_accepted() {
         (vec!["--store", "txdata=lmdb"], "missing: ledgers, txindex"),
         (
             vec!["--compaction", "sometimes"],
-            "accepted: manual, background, none",
+            "possible values: manual, background, none",
         ),
         (vec!["--engine-memory", "lots"], "not a size"),
     ] {

@@ -33,7 +33,7 @@ use crate::{presets, size, table};
 #[derive(clap::Args)]
 pub struct Args {
     /// Preset: smoke, quick, month-scaled or seed.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::presets::NAMES))]
     preset: Option<String>,
     /// TOML run file (preset, backends, stores, [workload] and [backend.NAME] tables).
     #[arg(long, value_name = "FILE")]
@@ -115,7 +115,7 @@ pub struct ShapeArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// After each batch: manual, background or none.
-    #[arg(long)]
+    #[arg(long, value_parser = ["manual", "background", "none"])]
     compaction: Option<String>,
 }
 
