@@ -146,7 +146,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut run = PointRun {
             backend: spec.name.clone(),
             config: serde_json::to_value(&spec.config)?,
-            device_meter: String::new(),
+            // Replaced once the device exists.
+            device_meter: "absent: the run failed before its device was made".into(),
             load_secs: None,
             load_usage: None,
             logical_bytes: cfg.logical_bytes(),

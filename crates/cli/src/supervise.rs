@@ -10,7 +10,7 @@
 //! what happened (the memory limit and peak usage on an OOM kill), and
 //! records the interrupted run in the results with the batches it finished.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
@@ -43,33 +43,6 @@ pub fn note_current_run(out: &Path, label: &str, repeat: u32) {
 /// The run is over: no note.
 pub fn clear_current_run(out: &Path) {
     let _ = std::fs::remove_file(out.join(CURRENT_RUN));
-}
-
-/// What a cgroup said before it was removed.
-struct CgroupState {
-    limit: Option<u64>,
-    peak: Option<u64>,
-    oom_kills: Option<u64>,
-}
-
-fn read_num(p: PathBuf) -> Option<u64> {
-    std::fs::read_to_string(p).ok()?.trim().parse().ok()
-}
-
-fn cgroup_state(dir: &Path) -> CgroupState {
-    let events = std::fs::read_to_string(dir.join("memory.oom_control"))
-        .or_else(|_| std::fs::read_to_string(dir.join("memory.events")))
-        .unwrap_or_default();
-    CgroupState {
-        limit: read_num(dir.join("memory.limit_in_bytes"))
-            .or_else(|| read_num(dir.join("memory.max"))),
-        peak: read_num(dir.join("memory.max_usage_in_bytes"))
-            .or_else(|| read_num(dir.join("memory.peak"))),
-        oom_kills: events
-            .lines()
-            .find_map(|l| l.strip_prefix("oom_kill "))
-            .and_then(|n| n.trim().parse().ok()),
-    }
 }
 
 /// Runs the current command line again as a worker with `--out` fixed to
@@ -112,7 +85,7 @@ pub fn run(out: &Path, add_out: bool) -> anyhow::Result<ExitCode> {
     left.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
     for l in &left {
         if let Leftover::Cgroup { dir, .. } = l {
-            cgroups.push(cgroup_state(dir));
+            cgroups.push(kvbench_meter::cgroup::snapshot(dir));
         }
         if let Err(e) = clean::remove(l) {
             eprintln!("kvbench: could not remove {l}: {e}; run `kvbench clean`");

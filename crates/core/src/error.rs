@@ -138,6 +138,23 @@ pub enum Error {
 }
 
 impl Error {
+    /// A failed write's error when its `key` is longer than the engine's
+    /// `max`: engines check only after a write failed, so the hot path pays nothing.
+    pub fn key_too_long(
+        engine: &'static str,
+        path: &std::path::Path,
+        key: &[u8],
+        max: usize,
+    ) -> Option<Self> {
+        (key.len() > max).then(|| Error::KeyTooLong {
+            engine,
+            op: Op::Write,
+            path: path.to_path_buf(),
+            len: key.len(),
+            max,
+        })
+    }
+
     /// The operation this error came from, where it names one.
     pub fn op(&self) -> Option<Op> {
         match self {

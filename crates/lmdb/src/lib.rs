@@ -167,19 +167,9 @@ impl LmdbStore {
         map_err(op, &self.path, e)
     }
 
-    /// Checked only once a put failed, so the hot path pays nothing.
     fn write_err(&self, key: &[u8], e: heed::Error) -> Error {
-        let max = self.env.max_key_size();
-        if key.len() > max {
-            return Error::KeyTooLong {
-                engine: ENGINE,
-                op: Op::Write,
-                path: self.path.clone(),
-                len: key.len(),
-                max,
-            };
-        }
-        self.err(Op::Write, e)
+        Error::key_too_long(ENGINE, &self.path, key, self.env.max_key_size())
+            .unwrap_or_else(|| self.err(Op::Write, e))
     }
 }
 

@@ -206,21 +206,11 @@ impl<E: DatabaseKind> MdbxStore<E> {
         map_err(op, &self.path, e)
     }
 
-    /// Checked only once a put failed, so the hot path pays nothing.
     fn write_err(&self, key: &[u8], e: libmdbx::Error) -> Error {
         // SAFETY: the env pointer is valid while `self.db` lives.
         let max = unsafe { mdbx_sys::mdbx_env_get_maxkeysize_ex(self.db.ptr().0, 0) };
         let max = usize::try_from(max).unwrap_or(usize::MAX);
-        if key.len() > max {
-            return Error::KeyTooLong {
-                engine: ENGINE,
-                op: Op::Write,
-                path: self.path.clone(),
-                len: key.len(),
-                max,
-            };
-        }
-        self.err(Op::Write, e)
+        Error::key_too_long(ENGINE, &self.path, key, max).unwrap_or_else(|| self.err(Op::Write, e))
     }
 
     fn page_ops(&self) -> Result<PageOps> {

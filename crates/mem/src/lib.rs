@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -67,7 +67,7 @@ pub struct MemStore {
     saving: std::sync::Mutex<()>,
     /// The open log, when `cfg.log` is not `Off`; appended under the map's
     /// write lock so its order is the commit order.
-    log: std::sync::Mutex<Option<fs::File>>,
+    log: std::sync::Mutex<Option<Log>>,
 }
 
 impl KvBackend for Mem {
@@ -137,9 +137,16 @@ impl KvBackend for Mem {
     }
 }
 
+/// The open log and its length: kept here, not asked of the file, so a
+/// commit makes no extra system call and a truncation cannot leave it stale.
+struct Log {
+    file: fs::File,
+    len: u64,
+}
+
 /// Applies the whole frames of the log at `path` to `map`, cuts off a torn
 /// tail (a crash mid-append) and returns the log open for appending.
-fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<fs::File> {
+fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<Log> {
     let mut f = fs::OpenOptions::new()
         .read(true)
         .append(true)
@@ -165,7 +172,10 @@ fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<f
         f.set_len(at as u64)?;
         f.sync_data()?;
     }
-    Ok(f)
+    Ok(Log {
+        file: f,
+        len: at as u64,
+    })
 }
 
 /// Puts are tagged 1 and deletes 0: `tag, key length, value length, key, value`.
@@ -295,7 +305,11 @@ impl MemStore {
         // map's lock, held here), so the log starts over.
         let mut log = self.log.lock().map_err(|_| self.lock_err(op))?;
         if let Some(l) = log.as_mut() {
-            l.set_len(0).and_then(|_| l.sync_data()).map_err(io_err)?;
+            l.file
+                .set_len(0)
+                .and_then(|_| l.file.sync_data())
+                .map_err(io_err)?;
+            l.len = 0;
         }
         Ok(())
     }
@@ -338,15 +352,16 @@ impl KvStore for MemStore {
             };
             // Logged before applied: a failed append leaves the map as it
             // was, and is cut off so later frames do not follow a torn one.
-            let end = l.stream_position().map_err(io_err)?;
-            let mut logged = l.write_all(&encode_frame(batch));
+            let frame = encode_frame(batch);
+            let mut logged = l.file.write_all(&frame);
             if logged.is_ok() && self.cfg.log == MemLog::Sync {
-                logged = l.sync_data();
+                logged = l.file.sync_data();
             }
             if let Err(e) = logged {
-                let _ = l.set_len(end);
+                let _ = l.file.set_len(l.len);
                 return Err(io_err(e));
             }
+            l.len += frame.len() as u64;
         }
         for op in batch.iter() {
             match op {

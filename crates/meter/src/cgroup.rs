@@ -160,14 +160,7 @@ impl MemoryLimit {
     /// Processes the kernel's OOM killer ended in this cgroup, where the
     /// kernel reports it (`oom_kill` in memory.oom_control or memory.events).
     pub fn oom_kills(&self) -> Option<u64> {
-        let name = match self.version {
-            Version::V1 => "memory.oom_control",
-            Version::V2 => "memory.events",
-        };
-        let text = std::fs::read_to_string(self.dir.join(name)).ok()?;
-        text.lines()
-            .find_map(|l| l.strip_prefix("oom_kill "))
-            .and_then(|n| n.trim().parse().ok())
+        snapshot(&self.dir).oom_kills
     }
 }
 
@@ -182,6 +175,44 @@ impl Drop for MemoryLimit {
             let _ = write(&format!("{root}/cgroup.procs"), &me);
         }
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// What a memory cgroup's files say, v1 or v2; each figure absent where
+/// the kernel does not give it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The limit, bytes.
+    pub limit: Option<u64>,
+    /// Peak usage (page cache included), bytes.
+    pub peak: Option<u64>,
+    /// Processes the OOM killer ended in it.
+    pub oom_kills: Option<u64>,
+}
+
+/// Reads the cgroup at `dir`, whichever version made it (the supervisor
+/// reads its dead worker's cgroup this way before removing it).
+pub fn snapshot(dir: &Path) -> Snapshot {
+    let num = |names: [&str; 2]| {
+        names.iter().find_map(|n| {
+            std::fs::read_to_string(dir.join(n))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+    };
+    let events = ["memory.oom_control", "memory.events"]
+        .iter()
+        .find_map(|n| std::fs::read_to_string(dir.join(n)).ok())
+        .unwrap_or_default();
+    Snapshot {
+        limit: num(["memory.limit_in_bytes", "memory.max"]),
+        peak: num(["memory.max_usage_in_bytes", "memory.peak"]),
+        oom_kills: events
+            .lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|n| n.trim().parse().ok()),
     }
 }
 
