@@ -158,51 +158,23 @@ pub fn run_on_stores(
     };
     // Declared before the stores so that on an early return the stores
     // drop (close) first and the devices unmount after.
-    let mut devices: Vec<LoopFs> = Vec::new();
+    let placed = match place_stores(place, tag, names, rundir) {
+        Ok(p) => p,
+        Err(e) => {
+            run.error = Some(e);
+            return;
+        }
+    };
     let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for (name, spec) in names.iter().zip(specs) {
-        let dir = match place.device_size {
-            Some(size) => {
-                let root = rundir.path().join("devices").join(sanitize(tag));
-                let made = fs::create_dir_all(&root)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|_| {
-                        Ok(LoopFs::create(
-                            &root.join(format!("{}.img", sanitize(name))),
-                            &root.join(sanitize(name)),
-                            size,
-                            place.read_ahead_kb,
-                        )?)
-                    });
-                match made {
-                    Ok(d) => {
-                        let store = d.path().join("store");
-                        devices.push(d);
-                        store
-                    }
-                    Err(e) => {
-                        run.error = Some(format!("private device for store `{name}`: {e:#}"));
-                        return;
-                    }
-                }
-            }
-            None => match rundir.store_dir(tag, name) {
-                Ok(d) => d,
-                Err(e) => {
-                    run.error = Some(e.to_string());
-                    return;
-                }
-            },
-        };
-        match spec.open(&dir) {
+    for ((name, spec), dir) in names.iter().zip(specs).zip(&placed.dirs) {
+        match spec.open(dir) {
             Ok(s) => opened.push(s),
             Err(e) => {
                 run.error = Some(format!("opening store `{name}`: {e}"));
                 return;
             }
         }
-        let version = spec.engine_version(&dir);
+        let version = spec.engine_version(dir);
         if let (Some(v), Some(s)) = (&version, opened.last()) {
             env.engine_versions
                 .insert(s.engine().to_string(), v.clone());
@@ -214,32 +186,18 @@ pub fn run_on_stores(
             config: serde_json::to_value(&spec.config).unwrap_or_default(),
             durability: Some(spec.durability()),
         });
-        dirs.push(dir);
     }
-    run.device_meter = Some(if devices.is_empty() {
-        "absent: stores share the data directory's filesystem (--device none, or no root/loop devices); process counters (/proc/self/io) stand in".into()
-    } else {
-        format!(
-            "private ext4 loop device per store ({}), direct I/O, read-ahead {} KiB",
-            devices
-                .iter()
-                .map(|d| d.device())
-                .collect::<Vec<_>>()
-                .join(", "),
-            place.read_ahead_kb
-        )
-    });
+    run.device_meter = Some(placed.meter.clone());
     let stores: Vec<&dyn KvStore> = opened.iter().map(|s| &**s).collect();
-    let devs: Vec<Option<&Device>> = (0..stores.len())
-        .map(|i| devices.get(i).map(LoopFs::view))
-        .collect();
+    let devs = placed.devices();
     let usage0 = Usage::now();
     let err = body(&stores, &devs);
     run.usage = Some(Usage::now().since(&usage0));
     if let Some(e) = err {
         // Engines do not all say ENOSPC (LMDB reports EIO when pwrite finds
         // the disk full), so look at the filesystem itself too.
-        let nearly_full = dirs
+        let nearly_full = placed
+            .dirs
             .iter()
             .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
             .min()
@@ -260,7 +218,7 @@ pub fn run_on_stores(
         }
     }
     // Unmounts and removes the private devices (after the stores closed).
-    drop(devices);
+    let dirs = placed.unmount();
     if let Some(g) = &limit {
         run.memory_peak_bytes = g.max_usage().ok();
     }
@@ -272,4 +230,91 @@ pub fn run_on_stores(
             }
         }
     }
+}
+
+/// A run's store directories: on private devices (unmounted and removed
+/// when this drops) or in the run directory.
+pub struct Placed {
+    /// One directory per store, in the order of the names placed.
+    pub dirs: Vec<PathBuf>,
+    /// How the device figures were obtained (or why they are absent).
+    pub meter: String,
+    devices: Vec<LoopFs>,
+}
+
+impl Placed {
+    /// The private device of each store, in store order.
+    pub fn devices(&self) -> Vec<Option<&Device>> {
+        (0..self.dirs.len())
+            .map(|i| self.devices.get(i).map(LoopFs::view))
+            .collect()
+    }
+
+    /// Flushes every private device's dirty pages, so dropping the page
+    /// cache next leaves nothing of the stores in memory.
+    pub fn sync(&self) -> anyhow::Result<()> {
+        for d in &self.devices {
+            d.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Unmounts and removes the devices now; returns the store directories.
+    pub fn unmount(self) -> Vec<PathBuf> {
+        self.dirs
+    }
+}
+
+/// Makes one directory per store name under `place`: a private ext4 loop
+/// device each (`devices/TAG/NAME.img`, mounted at `devices/TAG/NAME`) or a
+/// directory in the run directory. The one placement every run uses.
+pub fn place_stores(
+    place: &Placement,
+    tag: &str,
+    names: &[String],
+    rundir: &RunDir,
+) -> Result<Placed, String> {
+    let mut placed = Placed {
+        dirs: Vec::new(),
+        meter: String::new(),
+        devices: Vec::new(),
+    };
+    for name in names {
+        let dir = match place.device_size {
+            Some(size) => {
+                let root = rundir.path().join("devices").join(sanitize(tag));
+                let dev = fs::create_dir_all(&root)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|_| {
+                        Ok(LoopFs::create(
+                            &root.join(format!("{}.img", sanitize(name))),
+                            &root.join(sanitize(name)),
+                            size,
+                            place.read_ahead_kb,
+                        )?)
+                    })
+                    .map_err(|e| format!("private device for store `{name}`: {e:#}"))?;
+                let store = dev.path().join("store");
+                placed.devices.push(dev);
+                store
+            }
+            None => rundir.store_dir(tag, name).map_err(|e| e.to_string())?,
+        };
+        placed.dirs.push(dir);
+    }
+    placed.meter = if placed.devices.is_empty() {
+        "absent: stores share the data directory's filesystem (--device none, or no root/loop devices); process counters (/proc/self/io) stand in".into()
+    } else {
+        format!(
+            "private ext4 loop device per store ({}), direct I/O, read-ahead {} KiB",
+            placed
+                .devices
+                .iter()
+                .map(|d| d.device())
+                .collect::<Vec<_>>()
+                .join(", "),
+            place.read_ahead_kb
+        )
+    };
+    Ok(placed)
 }

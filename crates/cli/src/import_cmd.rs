@@ -10,12 +10,20 @@ use kvbench_galexie::{ImportConfig, LedgerOps, PUBNET};
 use kvbench_workloads::shape::{Shape, ShapeBuilder, Spread};
 use kvbench_workloads::stellar::{StellarGen, StellarProfile};
 
+/// What `kvbench import` reads.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// Stellar ledgers: SEP-54 data-lake files (.xdr.zst) or base64
+    /// LedgerCloseMeta line files.
+    Galexie,
+}
+
 /// Options of `kvbench import`.
 #[derive(clap::Args)]
 pub struct ImportArgs {
-    /// Source format: galexie (SEP-54 data-lake files, or base64 LedgerCloseMeta lines).
-    #[arg(value_name = "FORMAT")]
-    format: String,
+    /// Source format.
+    #[arg(value_name = "FORMAT", value_enum)]
+    format: ImportFormat,
     /// Files or directories (searched for .xdr.zst / .xdr.zstd lake files, .txt / .b64
     /// base64 line files and .config.json).
     #[arg(required = true, value_name = "PATH")]
@@ -58,6 +66,9 @@ pub struct CalibrateArgs {
     /// Seed of the synthetic ledgers.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Print the figures as JSON (`real`, `synthetic`) instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 fn files_and_passphrase(
@@ -80,9 +91,7 @@ fn files_and_passphrase(
 
 /// Runs `kvbench import`.
 pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    if args.format != "galexie" {
-        bail!("unknown import format `{}`; accepted: galexie", args.format);
-    }
+    let ImportFormat::Galexie = args.format;
     let (files, passphrase) = files_and_passphrase(&args.paths, args.passphrase)?;
     let cfg = ImportConfig {
         passphrase,
@@ -143,7 +152,12 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         synth.add(&l.raw, l.tx_records.iter().map(Vec::as_slice))?;
     }
     let synth = synth.finish();
-    println!("{}", calibration_table(&files, &real, &synth, args.seed));
+    if args.json {
+        let v = serde_json::json!({ "seed": args.seed, "real": real, "synthetic": synth });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("{}", calibration_table(&files, &real, &synth, args.seed));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

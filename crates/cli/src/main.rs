@@ -5,8 +5,10 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod crash;
+mod flags;
 mod harness;
 mod import_cmd;
+mod observe;
 mod output;
 mod pointreads_cmd;
 mod presets;
@@ -46,7 +48,11 @@ enum Command {
     /// Export results for other tools (Bencher Metric Format).
     Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
-    List,
+    List {
+        /// Print them as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script, e.g. `kvbench completions bash > /etc/bash_completion.d/kvbench`.
     Completions {
         /// The shell.
@@ -104,10 +110,7 @@ fn main() -> ExitCode {
         });
     }
     let result = match cli.command {
-        Command::List => {
-            list();
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::List { json } => list(json).map(|()| ExitCode::SUCCESS),
         Command::Report(a) => report_cmd::report(a),
         Command::Record(a) => replay_cmd::record(a),
         Command::Import(a) => import_cmd::import(a),
@@ -198,7 +201,23 @@ fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list() {
+fn list(json: bool) -> anyhow::Result<()> {
+    if json {
+        let presets: serde_json::Map<String, serde_json::Value> = presets::NAMES
+            .iter()
+            .filter_map(|n| presets::get(n).map(|p| (n.to_string(), p.about.into())))
+            .collect();
+        let v = serde_json::json!({
+            "backends": registry::names().collect::<Vec<_>>(),
+            "default_backends": registry::DEFAULT_BACKENDS,
+            "presets": presets,
+            "stores": kvbench_workloads::stellar::STORES,
+            "workloads": kvbench_workloads::NAMES,
+            "compaction_strategies": kvbench_driver::stellar::CompactionStrategy::NAMES,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
     println!("backends:");
     for n in registry::names() {
         let default = if registry::DEFAULT_BACKENDS.contains(&n) {
@@ -223,4 +242,5 @@ fn list() {
         "compaction strategies: {}",
         kvbench_driver::stellar::CompactionStrategy::NAMES
     );
+    Ok(())
 }

@@ -7,11 +7,19 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-/// Prints and saves the summary; exit 2 when a run failed.
-pub fn finish(out: &Path, summary: &str, failed: bool) -> anyhow::Result<ExitCode> {
-    println!("{summary}");
+/// Saves the summary and prints it, or prints the results file when
+/// `json`; exit 2 when a run failed.
+pub fn finish(out: &Path, summary: &str, failed: bool, json: bool) -> anyhow::Result<ExitCode> {
     fs::write(out.join("summary.md"), summary)
         .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
+    if json {
+        let path = out.join("results.json");
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        println!("{}", text.trim_end());
+    } else {
+        println!("{summary}");
+    }
     eprintln!("results: {}", out.join("results.json").display());
     Ok(if failed {
         ExitCode::from(2)

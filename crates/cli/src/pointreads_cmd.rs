@@ -1,21 +1,19 @@
 //! `kvbench run point-reads`: IO per GET on random 32-byte keys, before and
 //! after a full compaction, each store on its own loop device.
 
-use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use kvbench_driver::pointreads::{
     self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
 };
-use kvbench_driver::rundir::{RunDir, sanitize};
-use kvbench_driver::timefmt;
+use kvbench_driver::rundir::RunDir;
 use kvbench_meter::cgroup::{self, MemoryLimit};
-use kvbench_meter::loopdev::LoopFs;
 
+use crate::harness::{self, Placement};
+use crate::observe::ProgressView;
 use crate::registry::{self, EngineConfig};
-use crate::{harness, size};
+use kvbench_driver::observe::Observer;
 
 /// Options of `kvbench run point-reads`.
 #[derive(clap::Args)]
@@ -40,18 +38,14 @@ pub struct Args {
     /// cgroup of --memory-limit), warm (the same GETs again, right after a
     /// pass that cached them). Default: cold, limited when --memory-limit is
     /// set, warm.
-    #[arg(long, value_name = "LIST")]
-    cache: Option<String>,
-    /// Memory cgroup limit of the `limited` state (page cache + heap), e.g. 256MiB.
-    #[arg(long, value_name = "SIZE")]
-    memory_limit: Option<String>,
-    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable, e.g.
-    /// --set rocksdb-leveled.use_direct_reads=true.
-    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
-    sets: Vec<String>,
-    /// Size of each private loop device; default 3x the data plus 512 MiB.
-    #[arg(long, value_name = "SIZE")]
-    device_size: Option<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    cache: Vec<CacheState>,
+    #[command(flatten)]
+    limit: crate::flags::MemoryLimitArg,
+    #[command(flatten)]
+    set: crate::flags::SetArgs,
+    #[command(flatten)]
+    place: crate::flags::DeviceArgs,
     /// Memory budget of each engine (memtables, block cache).
     #[arg(long, value_name = "SIZE", default_value = "128MiB")]
     engine_memory: String,
@@ -60,27 +54,20 @@ pub struct Args {
     /// Seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Output directory (must not exist, or be empty).
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Write into an existing non-empty --out directory.
-    #[arg(long)]
-    force: bool,
-    /// Run even from a debug build.
-    #[arg(long)]
-    allow_debug: bool,
+    #[command(flatten)]
+    output: crate::flags::OutputArgs,
 }
 
 impl Args {
     /// The `--out` given, if any.
     pub fn out(&self) -> Option<PathBuf> {
-        self.out.clone()
+        self.output.out.clone()
     }
 }
 
 /// Runs `kvbench run point-reads`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    crate::output::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    args.output.check_build()?;
     let cfg = PointReadConfig {
         seed: args.seed,
         keys: args.keys,
@@ -89,21 +76,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         missing_reads: args.missing_reads,
         ..PointReadConfig::default()
     };
-    cfg.validate()?;
-    let limit = args
-        .memory_limit
-        .as_deref()
-        .map(harness::memory_limit)
-        .transpose()?;
-    let default_states = if limit.is_some() {
-        "cold,limited,warm"
+    cfg.validate().map_err(anyhow::Error::msg)?;
+    let limit = args.limit.bytes()?;
+    let states = if !args.cache.is_empty() {
+        CacheState::check_list(&args.cache, limit).map_err(anyhow::Error::msg)?
+    } else if limit.is_some() {
+        vec![CacheState::Cold, CacheState::Limited, CacheState::Warm]
     } else {
-        "cold,warm"
+        vec![CacheState::Cold, CacheState::Warm]
     };
-    let states = CacheState::parse_list(args.cache.as_deref().unwrap_or(default_states), limit)?;
-    let dev_size = match args.device_size.as_deref() {
-        Some(s) => size::parse(s).map_err(anyhow::Error::msg)?,
-        None => cfg.logical_bytes() * 3 + (512 << 20),
+    let place = Placement {
+        // The limit applies to the `limited` reads only, not the load.
+        memory_limit: None,
+        device_size: args.place.size(cfg.logical_bytes() * 3 + (512 << 20))?,
+        read_ahead_kb: 0,
+        keep_stores: false,
     };
     let mut specs = harness::specs(
         &args.backends,
@@ -119,26 +106,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             c.disable_auto_compactions = true;
         }
     }
-    registry::apply_sets(&mut specs, &args.sets)?;
+    registry::apply_sets(&mut specs, &args.set.sets)?;
     for s in &specs {
         s.check_durability(args.level.durability)?;
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| kvbench_driver::rundir::default_out("point-reads"));
-    let rundir = RunDir::create(&out, args.force)?;
-    let loop_ok = LoopFs::available();
+    let (out, rundir) = args.output.create("point-reads")?;
     let mut results = PointResults {
-        schema_version: kvbench_driver::results::SCHEMA_VERSION,
-        workload: "point-reads".into(),
-        seed: cfg.seed,
-        started_at: timefmt::now_rfc3339(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        env: kvbench_driver::env::EnvInfo::capture(&out),
+        header: kvbench_driver::env::header(
+            "point-reads",
+            cfg.seed,
+            &out,
+            Some(args.level.durability),
+        ),
         config: cfg.clone(),
         memory_limit_bytes: limit,
-        durability: Some(args.level.durability),
         runs: Vec::new(),
     };
     let mut failed = false;
@@ -159,9 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         // One backend's failure is recorded with what it measured, and the
         // others still run.
-        if let Err(e) = one_backend(
-            &spec, &cfg, &states, limit, &rundir, &loop_ok, dev_size, &mut run,
-        ) {
+        if let Err(e) = one_backend(&spec, &cfg, &states, limit, &rundir, &place, &mut run) {
             eprintln!("[{}] failed: {e:#}", spec.name);
             run.error = Some(format!("{e:#}"));
             failed = true;
@@ -169,50 +148,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
-    crate::output::finish(&out, &table(&results), failed)
+    let summary = kvbench_report::render::point_summary(&results);
+    args.output.finish(&out, &summary, failed)
 }
 
 /// Loads, compacts and measures one backend into `run`.
-#[allow(clippy::too_many_arguments)]
 fn one_backend(
     spec: &crate::registry::BackendSpec,
     cfg: &PointReadConfig,
     states: &[CacheState],
     limit: Option<u64>,
     rundir: &RunDir,
-    loop_ok: &Result<(), kvbench_meter::MeterError>,
-    dev_size: u64,
+    place: &Placement,
     run: &mut PointRun,
 ) -> anyhow::Result<()> {
-    eprintln!("[{}] loading {} keys...", spec.name, cfg.keys);
-    let dev_root = rundir.path().join("devices");
-    fs::create_dir_all(&dev_root).with_context(|| format!("creating {}", dev_root.display()))?;
-    let name = sanitize(&spec.name);
-    let fs_guard = match loop_ok {
-        Ok(()) => Some(LoopFs::create(
-            &dev_root.join(format!("{name}.img")),
-            &dev_root.join(&name),
-            dev_size,
-            0,
-        )?),
-        Err(_) => None,
-    };
-    run.device_meter = match (&fs_guard, loop_ok) {
-        (Some(f), _) => format!(
-            "private loop device {} (direct I/O, read-ahead 0)",
-            f.device()
-        ),
-        (None, Err(e)) => format!("absent: {e}"),
-        (None, Ok(())) => "absent".into(),
-    };
-    let store_dir = match &fs_guard {
-        Some(f) => f.path().join("store"),
-        None => rundir.store_dir(&spec.name, "points")?,
-    };
-    let device = || fs_guard.as_ref().and_then(|f| f.stat().ok());
+    let placed = harness::place_stores(place, &spec.name, &["points".to_string()], rundir)
+        .map_err(anyhow::Error::msg)?;
+    run.device_meter = placed.meter.clone();
+    let store_dir = placed.dirs[0].clone();
+    let dev = placed.devices()[0];
+    let device = || dev.and_then(|d| d.stat().ok());
     let store = spec.open(&store_dir)?;
     let usage0 = kvbench_meter::rusage::Usage::now();
-    run.load_secs = Some(pointreads::load(cfg, &*store)?);
+    let mut view = ProgressView::new(&spec.name);
+    view.phase("load: keys");
+    run.load_secs = Some(pointreads::load(cfg, &*store, &mut view)?);
     run.load_usage = Some(kvbench_meter::rusage::Usage::now().since(&usage0));
     run.engine_after_load = store.stats()?;
     let can_compact = store.capabilities().manual_compaction;
@@ -223,7 +183,7 @@ fn one_backend(
     }
     for (round, phase) in phases.into_iter().enumerate() {
         if phase == "after-compaction" {
-            eprintln!("[{}] full compaction...", spec.name);
+            view.phase("full compaction");
             let store = spec.open(&store_dir)?;
             let t = std::time::Instant::now();
             store.compact()?;
@@ -232,11 +192,8 @@ fn one_backend(
             store.close()?;
         }
         for &state in states {
-            eprintln!("[{}] reading {} ({phase})...", spec.name, state.name());
             if state != CacheState::Warm {
-                if let Some(f) = &fs_guard {
-                    f.sync()?;
-                }
+                placed.sync()?;
                 if let Err(e) = cgroup::drop_caches() {
                     let why = format!("{phase} {}: page cache not dropped ({e})", state.name());
                     eprintln!("[{}] skipped {why}", spec.name);
@@ -251,9 +208,11 @@ fn one_backend(
             let store = spec.open(&store_dir)?;
             if state == CacheState::Warm {
                 // The warm-up pass reads the very keys measured next.
-                pointreads::measure(cfg, &*store, &device, round as u64)?;
+                view.phase(&format!("{phase} {} warm-up: GETs", state.name()));
+                pointreads::measure(cfg, &*store, &device, round as u64, &mut view)?;
             }
-            let cost = pointreads::measure(cfg, &*store, &device, round as u64)?;
+            view.phase(&format!("{phase} {}: GETs", state.name()));
+            let cost = pointreads::measure(cfg, &*store, &device, round as u64, &mut view)?;
             let disk_allocated_bytes = store.disk_usage()?.allocated_bytes;
             store.close()?;
             drop(guard);
@@ -265,59 +224,6 @@ fn one_backend(
             });
         }
     }
+    view.finish();
     Ok(())
-}
-
-fn table(r: &PointResults) -> String {
-    let f = |v: Option<f64>| v.map_or("n/a".to_string(), |x| format!("{x:.2}"));
-    let mut t = kvbench_report::table::Table::new(&[
-        "backend",
-        "phase",
-        "cache",
-        ">device reads / GET",
-        ">device KiB / GET",
-        ">major faults / GET",
-        ">engine block misses / GET",
-        ">device reads / missing GET",
-        ">p50 / p99 us",
-        ">disk MiB",
-        ">mismatches",
-    ]);
-    let mut notes = String::new();
-    for run in &r.runs {
-        for m in &run.measurements {
-            let c = &m.cost;
-            t.row([
-                run.backend.clone(),
-                m.phase.clone(),
-                m.cache.name().to_string(),
-                f(c.device_reads_per_get),
-                f(c.device_bytes_per_get.map(|b| b / 1024.0)),
-                format!("{:.2}", c.major_faults_per_get),
-                f(c.engine_block_misses_per_get),
-                f(c.device_reads_per_missing_get),
-                c.latency.as_ref().map_or("n/a".to_string(), |l| {
-                    format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
-                }),
-                format!("{:.0}", m.disk_allocated_bytes as f64 / (1 << 20) as f64),
-                c.mismatches.to_string(),
-            ]);
-        }
-        for why in &run.skipped {
-            notes.push_str(&format!("\n{}: skipped {why}\n", run.backend));
-        }
-        if let Some(e) = &run.error {
-            notes.push_str(&format!("\n{}: failed: {e}\n", run.backend));
-        }
-    }
-    format!(
-        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\n{}{notes}",
-        r.config.keys,
-        r.config.key_bytes,
-        r.config.value_bytes,
-        r.config.reads,
-        r.memory_limit_bytes
-            .map_or("none".to_string(), |b| format!("{} MiB", b >> 20)),
-        t.render()
-    )
 }

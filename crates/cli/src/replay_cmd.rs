@@ -6,16 +6,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use kvbench_driver::ops::{self, OpSource, OpsObserver};
-use kvbench_driver::results::SegmentRecord;
-use kvbench_driver::results::{ReplayResult, RunResult, SCHEMA_VERSION};
-use kvbench_driver::rundir::RunDir;
+use kvbench_driver::observe::{Fanout, Observer};
+use kvbench_driver::ops::{self, OpSource};
+use kvbench_driver::results::{ReplayResult, RunResult};
 use kvbench_driver::stellar::StellarOps;
-use kvbench_driver::timefmt;
 use kvbench_meter::loopdev::Device;
 use kvbench_trace::TraceReader;
 
 use crate::harness::{self, Placement};
+use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::BackendSpec;
 use crate::{presets, stellar_cmd, table};
 
@@ -71,46 +70,32 @@ pub struct CommonArgs {
     /// Backends, comma-separated; each runs the whole stream.
     #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::DEFAULT_LIST)]
     backends: String,
-    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable.
-    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
-    sets: Vec<String>,
+    #[command(flatten)]
+    set: crate::flags::SetArgs,
     /// Memory budget of each store's engine (memtables, caches).
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
     engine_memory: String,
     #[command(flatten)]
     level: crate::harness::DurabilityArg,
-    /// Memory cgroup limit (page cache included); needs root.
-    #[arg(long, value_name = "SIZE")]
-    memory_limit: Option<String>,
-    /// Private loop device per store: auto (when root), loop, none.
-    #[arg(long, value_enum, default_value_t = harness::DeviceMode::Auto)]
-    device: harness::DeviceMode,
-    /// Size of each private device; default 3x the trace file (or 8 GiB for
-    /// generated workloads) plus 512 MiB; sparse.
-    #[arg(long, value_name = "SIZE")]
-    device_size: Option<String>,
-    /// Output directory (must not exist, or be empty).
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Write into an existing non-empty --out directory.
-    #[arg(long)]
-    force: bool,
-    /// Run even from a debug build.
-    #[arg(long)]
-    allow_debug: bool,
+    #[command(flatten)]
+    limit: crate::flags::MemoryLimitArg,
+    #[command(flatten)]
+    place: crate::flags::DeviceArgs,
+    #[command(flatten)]
+    output: crate::flags::OutputArgs,
 }
 
 impl ReplayArgs {
     /// The `--out` given, if any.
     pub fn out(&self) -> Option<PathBuf> {
-        self.common.out.clone()
+        self.common.output.out.clone()
     }
 }
 
 impl GenArgs {
     /// The `--out` given, if any.
     pub fn out(&self) -> Option<PathBuf> {
-        self.common.out.clone()
+        self.common.output.out.clone()
     }
 }
 
@@ -160,92 +145,6 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         t.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// One line of `segments.jsonl`: a segment record and the run it belongs to.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct SegmentLine {
-    /// The run's label.
-    pub label: String,
-    /// The segment.
-    #[serde(flatten)]
-    pub segment: SegmentRecord,
-}
-
-/// Saves each segment as it finishes (`segments.jsonl`, appended, so a
-/// killed run keeps what it did) and shows progress: a spinner with the
-/// segment rate on a terminal, a line every `every` segments elsewhere.
-struct Progress {
-    label: String,
-    every: u32,
-    bar: indicatif::ProgressBar,
-    jsonl: Option<std::io::BufWriter<fs::File>>,
-    write_error: Option<String>,
-}
-
-impl Progress {
-    fn new(label: &str, jsonl_path: &std::path::Path) -> Self {
-        use std::io::IsTerminal;
-        let bar = if std::io::stderr().is_terminal() {
-            let b = indicatif::ProgressBar::new_spinner();
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{prefix:>18} {spinner} {pos} segments, {per_sec}, {elapsed} {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-            );
-            b.set_prefix(label.to_string());
-            b
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
-        let (jsonl, write_error) = match fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(jsonl_path)
-        {
-            Ok(f) => (Some(std::io::BufWriter::new(f)), None),
-            Err(e) => (None, Some(format!("opening {}: {e}", jsonl_path.display()))),
-        };
-        Self {
-            label: label.to_string(),
-            every: 10,
-            bar,
-            jsonl,
-            write_error,
-        }
-    }
-}
-
-impl OpsObserver for Progress {
-    fn segment_done(&mut self, rec: &SegmentRecord) {
-        use std::io::Write;
-        if let Some(w) = &mut self.jsonl {
-            let line = SegmentLine {
-                label: self.label.clone(),
-                segment: rec.clone(),
-            };
-            let written = serde_json::to_writer(&mut *w, &line)
-                .map_err(std::io::Error::from)
-                .and_then(|()| w.write_all(b"\n"))
-                .and_then(|()| w.flush());
-            if let Err(e) = written {
-                self.write_error
-                    .get_or_insert(format!("writing segments.jsonl: {e}"));
-            }
-        }
-        self.bar.set_position(u64::from(rec.segment));
-        self.bar.set_message(format!(
-            "({}) {} ops in {:.2} s",
-            rec.mark, rec.ops, rec.total_secs
-        ));
-        if self.bar.is_hidden() && rec.segment.is_multiple_of(self.every) {
-            eprintln!(
-                "[{}] segment {} ({}): {} ops in {:.2} s",
-                self.label, rec.segment, rec.mark, rec.ops, rec.total_secs
-            );
-        }
-    }
 }
 
 /// Parses `--param KEY=VALUE` lines into a JSON object.
@@ -327,7 +226,7 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
 type Exec<'a> = dyn Fn(
         &[&dyn kvbench_core::KvStore],
         &[Option<&Device>],
-        &mut Progress,
+        &mut dyn Observer,
     ) -> anyhow::Result<ops::OpsOutcome>
     + 'a;
 
@@ -340,36 +239,25 @@ fn run_stream(
     default_device: u64,
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
-    crate::output::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    args.output.check_build()?;
     let specs = harness::specs(
         &args.backends,
         &args.engine_memory,
         args.level.durability,
-        &args.sets,
+        &args.set.sets,
     )?;
-    let memory_limit = args
-        .memory_limit
-        .as_deref()
-        .map(harness::memory_limit)
-        .transpose()?;
-    let device_size =
-        harness::device_size(args.device, args.device_size.as_deref(), default_device)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| kvbench_driver::rundir::default_out(&workload));
-    let rundir = RunDir::create(&out, args.force)?;
+    let memory_limit = args.limit.bytes()?;
+    let device_size = args.place.size(default_device)?;
+    let (out, rundir) = args.output.create(&workload)?;
     let mut result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        workload,
+        header: kvbench_driver::env::header(
+            &workload,
+            header.seed,
+            &out,
+            Some(args.level.durability),
+        ),
         preset: None,
-        seed: header.seed,
-        started_at: timefmt::now_rfc3339(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        env: kvbench_driver::env::EnvInfo::capture(&out),
         config,
-        durability: Some(args.level.durability),
         runs: Vec::new(),
     };
     let place = Placement {
@@ -383,21 +271,22 @@ fn run_stream(
     crate::output::write_json(&out.join("results.json"), &result)?;
     let mut failed = false;
     for spec in &specs {
-        eprintln!("[{}] running {}...", spec.name, result.workload);
+        eprintln!("[{}] running {}...", spec.name, result.header.workload);
         let mut run = harness::new_run(&spec.name, memory_limit);
         crate::supervise::note_current_run(&out, &spec.name, 0);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
-        let mut progress = Progress::new(&spec.name, &out.join("segments.jsonl"));
+        let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &spec.name);
+        let mut view = ProgressView::new(&spec.name);
         harness::run_on_stores(
             &place,
             &spec.name,
             &header.stores,
             &per_store,
             &rundir,
-            &mut result.env,
+            &mut result.header.env,
             &mut run,
-            &mut |stores, devs| match exec(stores, devs, &mut progress) {
+            &mut |stores, devs| match exec(stores, devs, &mut Fanout(vec![&mut jsonl, &mut view])) {
                 Ok(mut o) => {
                     let err = o.error.take();
                     replayed = Some(o);
@@ -406,8 +295,8 @@ fn run_stream(
                 Err(e) => Some(kvbench_driver::DriverError::Config(format!("{e:#}"))),
             },
         );
-        progress.bar.finish_and_clear();
-        if let Some(e) = progress.write_error.take() {
+        view.finish();
+        if let Some(e) = jsonl.take_error() {
             run.error.get_or_insert(e);
         }
         if let Some(o) = replayed {
@@ -427,5 +316,6 @@ fn run_stream(
         crate::output::write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    crate::output::finish(&out, &table::replay_summary(&result), failed)
+    args.output
+        .finish(&out, &table::replay_summary(&result), failed)
 }

@@ -46,12 +46,19 @@ pub struct CompareArgs {
     json: Option<PathBuf>,
 }
 
+/// What `kvbench export` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Bencher Metric Format JSON (bencher.dev).
+    Bencher,
+}
+
 /// Options of `kvbench export`.
 #[derive(clap::Args)]
 pub struct ExportArgs {
-    /// Format: `bencher` (Bencher Metric Format JSON).
-    #[arg(value_name = "FORMAT")]
-    format: String,
+    /// Format of the export.
+    #[arg(value_name = "FORMAT", value_enum)]
+    format: ExportFormat,
     /// Results files or run directories.
     #[arg(required = true, value_name = "RESULTS")]
     results: Vec<PathBuf>,
@@ -118,9 +125,6 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `kvbench export`.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
-    if args.format != "bencher" {
-        anyhow::bail!("unknown export format `{}`; accepted: bencher", args.format);
-    }
     let docs = load_all(&args.results)?;
     let text = serde_json::to_string_pretty(&bencher::export(&docs))?;
     match &args.out {

@@ -164,7 +164,7 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
     let segments: Vec<_> = std::fs::read_to_string(out.join("segments.jsonl"))
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str::<crate::replay_cmd::SegmentLine>(l).ok())
+        .filter_map(|l| serde_json::from_str::<crate::observe::SegmentLine>(l).ok())
         .filter(|s| s.label == tag)
         .map(|s| s.segment)
         .collect();

@@ -20,7 +20,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
         s,
         "## Stellar ingestion: preset {}, seed {}, {} ledgers in batches of {}\n",
         r.preset.as_deref().unwrap_or("custom"),
-        r.seed,
+        r.header.seed,
         r.config["ledgers"],
         r.config["batch_ledgers"]
     );
@@ -151,11 +151,11 @@ pub fn replay_summary(r: &RunResult) -> String {
     let runs: Vec<(String, &BackendRun)> = r.runs.iter().map(|x| (x.label.clone(), x)).collect();
     let what = match r.config["trace"].as_str() {
         Some(t) => format!("Replay of {t}"),
-        None => format!("Workload {}", r.workload),
+        None => format!("Workload {}", r.header.workload),
     };
     format!(
         "## {what} (seed {})\n\n{}",
-        r.seed,
+        r.header.seed,
         kvbench_report::render::replay_tables(&runs)
     )
 }

@@ -1,90 +1,61 @@
-//! The environment a result was measured in.
+//! Where a run ran: the machine, the data directory's mount, the build.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+pub use kvbench_results::env::{EnvInfo, MountInfo};
+use kvbench_results::{RunHeader, SCHEMA_VERSION};
 
-/// Where and how a run was measured. Fields the harness could not read are absent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EnvInfo {
-    /// Host name (the machine dimension when results of several machines merge).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    /// CPU model name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu_model: Option<String>,
-    /// Logical CPUs available to the process.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cores: Option<usize>,
-    /// Total RAM, bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ram_bytes: Option<u64>,
-    /// Kernel release.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<String>,
-    /// Filesystem of the data directory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_fs: Option<MountInfo>,
-    /// `rustc --version` of the build.
-    pub rustc: String,
-    /// Git commit of the build (`-dirty` when the tree had changes).
-    pub git_commit: String,
-    /// Cargo profile of the build (`release`, `debug`).
-    pub build_profile: String,
-    /// True when debug assertions were on: numbers from such a build mislead.
-    pub debug_assertions: bool,
-    /// Engine library versions by engine name.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub engine_versions: BTreeMap<String, String>,
+/// The header of a results file for a run of `workload` starting now, with
+/// its output in `out` (which must exist).
+pub fn header(
+    workload: &str,
+    seed: u64,
+    out: &Path,
+    durability: Option<kvbench_core::Durability>,
+) -> RunHeader {
+    RunHeader {
+        schema_version: SCHEMA_VERSION,
+        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        workload: workload.to_string(),
+        seed,
+        started_at: crate::timefmt::now_rfc3339(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        env: capture(out),
+        durability,
+    }
 }
 
-/// A mount, as `/proc/self/mountinfo` gives it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MountInfo {
-    /// Mount point.
-    pub mount_point: String,
-    /// Filesystem type (`ext4`, `xfs`, `tmpfs`...).
-    pub fs_type: String,
-    /// Device or source.
-    pub source: String,
-    /// Mount options, per-mount and per-superblock.
-    pub options: String,
-}
-
-impl EnvInfo {
-    /// Reads the environment; `data_dir` must exist.
-    pub fn capture(data_dir: &Path) -> Self {
-        Self {
-            host: fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|s| s.trim().to_string()),
-            cpu_model: fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
-                c.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split(':').nth(1))
-                    .map(|s| s.trim().to_string())
-            }),
-            cores: std::thread::available_parallelism().map(|n| n.get()).ok(),
-            ram_bytes: fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-                m.lines()
-                    .find(|l| l.starts_with("MemTotal:"))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|kb| kb.parse::<u64>().ok())
-                    .map(|kb| kb * 1024)
-            }),
-            kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
-                .ok()
-                .map(|s| s.trim().to_string()),
-            data_fs: mount_of(data_dir),
-            rustc: env!("KVBENCH_RUSTC").to_string(),
-            git_commit: env!("KVBENCH_GIT").to_string(),
-            build_profile: env!("KVBENCH_PROFILE").to_string(),
-            debug_assertions: cfg!(debug_assertions),
-            engine_versions: BTreeMap::new(),
-        }
+/// Reads the environment of this process; `data_dir` must exist.
+pub fn capture(data_dir: &Path) -> EnvInfo {
+    EnvInfo {
+        host: fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|s| s.trim().to_string()),
+        cpu_model: fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        }),
+        cores: std::thread::available_parallelism().map(|n| n.get()).ok(),
+        ram_bytes: fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+                .map(|kb| kb * 1024)
+        }),
+        kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|s| s.trim().to_string()),
+        data_fs: mount_of(data_dir),
+        rustc: env!("KVBENCH_RUSTC").to_string(),
+        git_commit: env!("KVBENCH_GIT").to_string(),
+        build_profile: env!("KVBENCH_PROFILE").to_string(),
+        debug_assertions: cfg!(debug_assertions),
+        engine_versions: BTreeMap::new(),
     }
 }
 
@@ -125,7 +96,7 @@ mod tests {
 
     #[test]
     fn captures_this_machine() {
-        let e = EnvInfo::capture(Path::new("/tmp"));
+        let e = capture(Path::new("/tmp"));
         assert!(e.cores.is_some_and(|c| c >= 1));
         assert!(e.ram_bytes.is_some_and(|r| r > 1 << 28));
         assert!(e.rustc.starts_with("rustc "), "{}", e.rustc);

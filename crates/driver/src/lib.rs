@@ -2,13 +2,16 @@
 //!
 //! The driver knows stores only through `kvbench_core::KvStore`; the CLI
 //! decides which engines those are. Results are data first: every report is
-//! rendered from the files this crate writes.
+//! rendered from the files this crate writes, whose schema is the
+//! `kvbench-results` crate (re-exported here as `results`).
+
+pub use kvbench_results as results;
 
 pub mod crash;
 pub mod env;
+pub mod observe;
 pub mod ops;
 pub mod pointreads;
-pub mod results;
 pub mod rundir;
 pub mod segment;
 pub mod stellar;

@@ -1,7 +1,7 @@
 //! The crash-test table: one row per backend x durability level x crash kind.
 
 use kvbench_core::CrashKind;
-use kvbench_driver::crash::{CrashResults, CrashSummary};
+use kvbench_results::crash::{CrashResults, CrashSummary};
 
 /// The crash kind as flags and tables spell it.
 pub fn kind_name(k: CrashKind) -> &'static str {
@@ -85,7 +85,7 @@ pub fn crash_table(r: &CrashResults) -> String {
         "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\n{}",
         r.shape.name,
         r.batches_per_cycle,
-        r.seed,
+        r.header.seed,
         t.render()
     )
 }

@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_driver::crash::CrashResults;
-use kvbench_driver::env::EnvInfo;
-use kvbench_driver::pointreads::PointResults;
-use kvbench_driver::results::{RunResult, SCHEMA_VERSION};
+use kvbench_results::crash::CrashResults;
+use kvbench_results::env::EnvInfo;
+use kvbench_results::points::PointResults;
+use kvbench_results::{RunResult, SCHEMA_VERSION};
 
 use crate::ReportError;
 
@@ -35,44 +35,44 @@ impl Loaded {
     /// The workload name.
     pub fn workload(&self) -> &str {
         match &self.doc {
-            Doc::Stellar(r) => &r.workload,
-            Doc::PointReads(r) => &r.workload,
-            Doc::Crash(r) => &r.workload,
+            Doc::Stellar(r) => &r.header.workload,
+            Doc::PointReads(r) => &r.header.workload,
+            Doc::Crash(r) => &r.header.workload,
         }
     }
 
     /// Where it ran.
     pub fn env(&self) -> &EnvInfo {
         match &self.doc {
-            Doc::Stellar(r) => &r.env,
-            Doc::PointReads(r) => &r.env,
-            Doc::Crash(r) => &r.env,
+            Doc::Stellar(r) => &r.header.env,
+            Doc::PointReads(r) => &r.header.env,
+            Doc::Crash(r) => &r.header.env,
         }
     }
 
     /// The seed.
     pub fn seed(&self) -> u64 {
         match &self.doc {
-            Doc::Stellar(r) => r.seed,
-            Doc::PointReads(r) => r.seed,
-            Doc::Crash(r) => r.seed,
+            Doc::Stellar(r) => r.header.seed,
+            Doc::PointReads(r) => r.header.seed,
+            Doc::Crash(r) => r.header.seed,
         }
     }
 
     /// The command that produced it.
     pub fn command(&self) -> &str {
         match &self.doc {
-            Doc::Stellar(r) => &r.command,
-            Doc::PointReads(r) => &r.command,
-            Doc::Crash(r) => &r.command,
+            Doc::Stellar(r) => &r.header.command,
+            Doc::PointReads(r) => &r.header.command,
+            Doc::Crash(r) => &r.header.command,
         }
     }
 
     /// The durability level the run was made at; absent in older results.
     pub fn durability(&self) -> Option<kvbench_core::Durability> {
         match &self.doc {
-            Doc::Stellar(r) => r.durability,
-            Doc::PointReads(r) => r.durability,
+            Doc::Stellar(r) => r.header.durability,
+            Doc::PointReads(r) => r.header.durability,
             // Each crash run names its own level.
             Doc::Crash(_) => None,
         }

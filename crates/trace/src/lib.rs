@@ -232,6 +232,12 @@ pub trait OpSource {
     fn header(&self) -> &Header;
     /// The next operation; `None` at the end.
     fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError>;
+    /// Work done and work in all, in the source's own units (operations,
+    /// slots, batches), when it knows its end; a progress display shows a
+    /// bar with an ETA from it, or a spinner when absent.
+    fn progress(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 impl<R: std::io::Read> OpSource for TraceReader<R> {

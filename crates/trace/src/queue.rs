@@ -68,6 +68,10 @@ pub trait Refill {
     fn header(&self) -> &Header;
     /// Appends the next chunk to `out` (empty on entry); false at the end.
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String>;
+    /// Work done and in all, when known (see [`OpSource::progress`]).
+    fn progress(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// Any [`Refill`] generator as an [`OpSource`], in bounded memory: one chunk at a time.
@@ -96,6 +100,10 @@ impl<G: Refill> Queued<G> {
 impl<G: Refill> OpSource for Queued<G> {
     fn header(&self) -> &Header {
         self.gen_.header()
+    }
+
+    fn progress(&self) -> Option<(u64, u64)> {
+        self.gen_.progress()
     }
 
     fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError> {

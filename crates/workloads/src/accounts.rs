@@ -134,6 +134,13 @@ impl Refill for Accounts {
         &self.header
     }
 
+    fn progress(&self) -> Option<(u64, u64)> {
+        Some((
+            self.loaded + self.done,
+            self.cfg.accounts + self.cfg.operations,
+        ))
+    }
+
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.accounts {

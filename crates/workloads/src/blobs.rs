@@ -94,6 +94,18 @@ impl Refill for Blobs {
         &self.header
     }
 
+    /// Batches of a count-bounded run, else seconds of a time-bounded one.
+    fn progress(&self) -> Option<(u64, u64)> {
+        if self.cfg.batches > 0 {
+            Some((self.batch, self.cfg.batches))
+        } else if self.cfg.duration_secs > 0 {
+            let secs = self.started.map_or(0, |s| s.elapsed().as_secs());
+            Some((secs.min(self.cfg.duration_secs), self.cfg.duration_secs))
+        } else {
+            None
+        }
+    }
+
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
         let started = *self.started.get_or_insert_with(Instant::now);
         let by_count = self.cfg.batches > 0 && self.batch >= self.cfg.batches;

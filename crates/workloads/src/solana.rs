@@ -133,6 +133,10 @@ impl Refill for Solana {
         &self.header
     }
 
+    fn progress(&self) -> Option<(u64, u64)> {
+        Some((self.slot, self.cfg.slots))
+    }
+
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
         if self.slot >= self.cfg.slots {
             return Ok(false);

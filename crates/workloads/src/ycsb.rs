@@ -146,6 +146,13 @@ impl Refill for Ycsb {
         &self.header
     }
 
+    fn progress(&self) -> Option<(u64, u64)> {
+        Some((
+            self.loaded + self.done_ops,
+            self.cfg.records + self.cfg.operations,
+        ))
+    }
+
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.records {

@@ -6,14 +6,11 @@
 //! process reopen the stores and say what survived. It owns every device,
 //! mount and cgroup, and removes them whatever happens to its workers.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use kvbench_core::{CrashKind, Durability};
 use kvbench_driver::crash::{CrashResults, CrashShape};
-use kvbench_driver::rundir::RunDir;
-use kvbench_driver::timefmt;
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_rng::stream;
 
@@ -64,29 +61,19 @@ pub struct Args {
     /// Seed of the batches and the crash points.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Memory cgroup limit of the writer and the checker (page cache
-    /// included), so crashes also hit a store larger than memory.
-    #[arg(long, value_name = "SIZE")]
-    memory_limit: Option<String>,
+    #[command(flatten)]
+    limit: crate::flags::MemoryLimitArg,
     /// Memory budget of each engine (memtables, block cache). Small, so
     /// RocksDB flushes and compacts often and crashes land in compactions.
     #[arg(long, value_name = "SIZE", default_value = "16MiB")]
     engine_memory: String,
-    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable.
-    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
-    sets: Vec<String>,
+    #[command(flatten)]
+    set: crate::flags::SetArgs,
     /// Size of each private device (sparse).
     #[arg(long, value_name = "SIZE", default_value = "8GiB")]
     device_size: String,
-    /// Output directory (must not exist, or be empty).
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Write into an existing non-empty --out directory.
-    #[arg(long)]
-    force: bool,
-    /// Run even from a debug build.
-    #[arg(long)]
-    allow_debug: bool,
+    #[command(flatten)]
+    output: crate::flags::OutputArgs,
 }
 
 /// Batches below the last acknowledged ones checked at random every cycle
@@ -158,7 +145,7 @@ fn progress_bar(cycles: u64, tag: &str) -> indicatif::ProgressBar {
 
 /// Runs `kvbench run crash`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    crate::output::check_build(cfg!(debug_assertions), args.allow_debug)?;
+    args.output.check_build()?;
     LoopFs::available().map_err(|e| {
         anyhow::anyhow!("kvbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
     })?;
@@ -173,11 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
     let device_size = size::parse(&args.device_size).map_err(anyhow::Error::msg)?;
-    let memory_limit = args
-        .memory_limit
-        .as_deref()
-        .map(crate::harness::memory_limit)
-        .transpose()?;
+    let memory_limit = args.limit.bytes()?;
     // Every spec is checked before anything is created.
     let names: Vec<String> = registry::parse_list(&args.backends, Durability::None)?
         .into_iter()
@@ -186,25 +169,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut plan = Vec::new();
     for name in &names {
         for &level in &args.durability {
-            let s = spec(name, level, memory, &args.sets)?;
+            let s = spec(name, level, memory, &args.set.sets)?;
             for &kind in &kinds {
                 plan.push((s.clone(), level, kind));
             }
         }
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| kvbench_driver::rundir::default_out("crash"));
-    let rundir = RunDir::create(&out, args.force)?;
+    let (out, rundir) = args.output.create("crash")?;
     let mut results = CrashResults {
-        schema_version: kvbench_driver::results::SCHEMA_VERSION,
-        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        workload: "crash".into(),
-        seed: args.seed,
-        started_at: timefmt::now_rfc3339(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        env: kvbench_driver::env::EnvInfo::capture(&out),
+        header: kvbench_driver::env::header("crash", args.seed, &out, None),
         shape: shape.clone(),
         batches_per_cycle: args.batches_per_cycle,
         runs: Vec::new(),
@@ -248,9 +221,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
     let table = kvbench_report::crash::crash_table(&results);
-    std::fs::write(out.join("summary.md"), &table)
-        .with_context(|| format!("writing {}", out.join("summary.md").display()))?;
-    println!("{table}");
-    eprintln!("results: {}", out.join("results.json").display());
-    Ok(ExitCode::SUCCESS)
+    args.output.finish(&out, &table, false)
 }

@@ -1,33 +1,30 @@
 //! `kvbench run stellar`: config assembly, the per-backend loop, output files.
 
-use std::fs::{self, File};
-use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 mod plan;
 
-use crate::output::{check_build, finish, write_json};
+use crate::output::write_json;
 
 use plan::{Plan, plan};
 
 use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 use kvbench_core::{Durability, KvStore};
 use kvbench_driver::env::EnvInfo;
-use kvbench_driver::results::{BackendRun, BatchRecord, RunResult, SCHEMA_VERSION};
+use kvbench_driver::results::{BackendRun, RunResult};
 use kvbench_driver::rundir::RunDir;
-use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig};
-use kvbench_driver::timefmt;
+use kvbench_driver::stellar::{self, CompactionStrategy, StellarConfig};
 use kvbench_workloads::stellar::STORES;
 use serde::Deserialize;
 
 use kvbench_meter::cgroup::MemoryLimit;
 
 use crate::harness::{self, Placement};
+use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::{self, BackendSpec, EngineConfig};
 use crate::{presets, size, table};
+use kvbench_driver::observe::Fanout;
 
 /// Options of `kvbench run stellar`. Precedence: flags over the run file over the preset.
 #[derive(clap::Args)]
@@ -54,11 +51,8 @@ pub struct Args {
     /// Memory budget of each engine (memtables, block cache), e.g. 64MiB.
     #[arg(long, value_name = "SIZE")]
     engine_memory: Option<String>,
-    /// Place each run in a memory cgroup of SIZE (page cache and engine
-    /// caches together), after dropping the page cache; needs root.
-    /// `none` turns off a preset's default limit (month-scaled: 320MiB).
-    #[arg(long, value_name = "SIZE")]
-    memory_limit: Option<String>,
+    #[command(flatten)]
+    limit: crate::flags::MemoryLimitArg,
     /// Ledgers streamed after ingestion with concurrent lookups (0 skips).
     #[arg(long)]
     streaming_ledgers: Option<u64>,
@@ -68,34 +62,23 @@ pub struct Args {
     /// Lookup threads during streaming.
     #[arg(long)]
     lookup_workers: Option<usize>,
-    /// Output directory (must not exist, or be empty); default kvbench-runs/stellar-TIMESTAMP.
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Write into an existing non-empty --out directory (nothing in it is deleted).
-    #[arg(long)]
-    force: bool,
     /// Keep the store directories after each backend (default: removed to free disk).
     #[arg(long)]
     keep_stores: bool,
-    /// Private device per store: auto (a loop device when root and available), loop, none.
-    #[arg(long, value_enum, default_value_t = harness::DeviceMode::Auto)]
-    device: harness::DeviceMode,
-    /// Size of each private device (sparse); default from the workload's size.
-    #[arg(long, value_name = "SIZE")]
-    device_size: Option<String>,
+    #[command(flatten)]
+    place: crate::flags::DeviceArgs,
     /// Run every backend K times (interleaved), so `kvbench compare` can
     /// judge timings against noise.
     #[arg(long, value_name = "K", default_value_t = 1)]
     repeat: u32,
-    /// Run even from a debug build (its numbers mislead; for testing the harness only).
-    #[arg(long)]
-    allow_debug: bool,
+    #[command(flatten)]
+    output: crate::flags::OutputArgs,
 }
 
 impl Args {
     /// The `--out` given, if any.
     pub fn out(&self) -> Option<PathBuf> {
-        self.out.clone()
+        self.output.out.clone()
     }
 }
 
@@ -141,63 +124,15 @@ impl ShapeArgs {
     }
 }
 
-struct Progress {
-    bar: ProgressBar,
-    jsonl: BufWriter<File>,
-    jsonl_path: PathBuf,
-    started: Instant,
-    ledgers: u64,
-    tty: bool,
-    label: String,
-    write_error: Option<std::io::Error>,
-}
-
-impl Observer for Progress {
-    fn batch_done(&mut self, rec: &BatchRecord, total: u32) {
-        self.ledgers += u64::from(rec.ledgers);
-        let line = serde_json::to_string(rec).unwrap_or_default();
-        // Flushed per line: a killed run keeps every finished batch.
-        if let Err(e) = writeln!(self.jsonl, "{line}").and_then(|_| self.jsonl.flush()) {
-            self.write_error.get_or_insert(e);
-        }
-        let rate = self.ledgers as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
-        let msg = format!(
-            "{rate:.1} ledgers/s, batch {:.2}s, txdata compact {}",
-            rec.total_secs,
-            rec.stores[1]
-                .compact_secs
-                .map_or("-".to_string(), |s| format!("{s:.2}s"))
-        );
-        self.bar.set_length(u64::from(total));
-        self.bar.set_position(u64::from(rec.batch));
-        self.bar.set_message(msg.clone());
-        let step = (total / 10).max(1);
-        if !self.tty && (rec.batch.is_multiple_of(step) || rec.batch == total) {
-            eprintln!("[{}] batch {}/{}: {msg}", self.label, rec.batch, total);
-        }
-    }
-
-    fn phase(&mut self, name: &str) {
-        self.bar.set_message(format!("{name}..."));
-        if !self.tty {
-            eprintln!("[{}] {name}...", self.label);
-        }
-    }
-}
-
 /// Runs `kvbench run stellar`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    check_build(cfg!(debug_assertions), args.allow_debug)?;
+    args.output.check_build()?;
     // Every check before anything is created on disk.
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
     let mut plan = plan(&args)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| kvbench_driver::rundir::default_out("stellar"));
-    let rundir = RunDir::create(&out, args.force)?;
+    let (out, rundir) = args.output.create("stellar")?;
     if let Some(size) = plan.device_size {
         // Images are sparse, but a store that outgrows the free space under
         // its image gets I/O errors instead of ENOSPC: refuse that setup.
@@ -209,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 free >> 20,
                 size >> 20
             );
-            if args.device == harness::DeviceMode::Loop {
+            if args.place.device == harness::DeviceMode::Loop {
                 bail!("--device loop: {msg}; give --device-size or free disk");
             }
             eprintln!(
@@ -220,19 +155,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let jsonl_path = out.join("batches.jsonl");
     let mut result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        workload: "stellar".into(),
+        header: kvbench_driver::env::header(
+            "stellar",
+            plan.workload.seed,
+            &out,
+            Some(plan.durability),
+        ),
         preset: Some(plan.preset.clone()),
-        seed: plan.workload.seed,
-        started_at: timefmt::now_rfc3339(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        env: EnvInfo::capture(&out),
         config: serde_json::to_value(&plan.workload)?,
-        durability: Some(plan.durability),
         runs: Vec::new(),
     };
-    let tty = std::io::stderr().is_terminal();
     eprintln!(
         "kvbench: stellar preset {} ({} ledgers, batches of {}, compaction {:?}), seed {}, {} run(s); output in {}",
         plan.preset,
@@ -258,9 +190,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             specs,
             &rundir,
             &jsonl_path,
-            tty,
             args.keep_stores,
-            &mut result.env,
+            &mut result.header.env,
         );
         run.repeat = repeat;
         if let Some(e) = &run.error {
@@ -272,7 +203,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    finish(&out, &table::stellar_summary(&result), failed)
+    args.output
+        .finish(&out, &table::stellar_summary(&result), failed)
 }
 
 /// Parses a compaction strategy name.
@@ -311,51 +243,14 @@ fn run_one(
     specs: &[BackendSpec; 3],
     rundir: &RunDir,
     jsonl_path: &Path,
-    tty: bool,
     keep_stores: bool,
     env: &mut EnvInfo,
 ) -> BackendRun {
     let tag = id.tag();
     let label = tag.as_str();
     let mut run = harness::new_run(id.label, plan.memory_limit);
-    let jsonl = match fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(jsonl_path)
-    {
-        Ok(f) => BufWriter::new(f),
-        Err(e) => {
-            run.error = Some(format!("opening {}: {e}", jsonl_path.display()));
-            return run;
-        }
-    };
-    let bar = if tty {
-        ProgressBar::new(u64::from(
-            plan.workload
-                .ledgers
-                .div_ceil(u64::from(plan.workload.batch_ledgers)) as u32,
-        ))
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>18} [{bar:30}] {pos}/{len} batches, ETA {eta} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(label.to_string());
-    let mut progress = Progress {
-        bar,
-        jsonl,
-        jsonl_path: jsonl_path.to_path_buf(),
-        started: Instant::now(),
-        ledgers: 0,
-        tty,
-        label: label.to_string(),
-        write_error: None,
-    };
+    let mut jsonl = JsonlSink::append(jsonl_path, label);
+    let mut view = ProgressView::new(label);
     let place = Placement {
         memory_limit: plan.memory_limit,
         device_size: plan.device_size,
@@ -375,13 +270,14 @@ fn run_one(
         &mut |stores, devs| {
             let stores: [&dyn KvStore; 3] = [stores[0], stores[1], stores[2]];
             let devs = [devs[0], devs[1], devs[2]];
-            let mut o = stellar::run(&plan.workload, label, stores, devs, &mut progress);
+            let mut observer = Fanout(vec![&mut jsonl, &mut view]);
+            let mut o = stellar::run(&plan.workload, label, stores, devs, &mut observer);
             let err = o.error.take();
             outcome = Some(o);
             err
         },
     );
-    progress.bar.finish_and_clear();
+    view.finish();
     if let Some(o) = outcome {
         run.batches = o.batches;
         run.summary = o.summary;
@@ -389,9 +285,8 @@ fn run_one(
         run.ingest_samples = o.ingest_samples;
         run.phases = o.phases;
     }
-    if let Some(e) = progress.write_error {
-        run.error
-            .get_or_insert(format!("writing {}: {e}", progress.jsonl_path.display()));
+    if let Some(e) = jsonl.take_error() {
+        run.error.get_or_insert(e);
     }
     run
 }

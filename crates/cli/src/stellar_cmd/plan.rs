@@ -170,8 +170,8 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         }
     }
     let device_size = harness::device_size(
-        args.device,
-        args.device_size.as_deref(),
+        args.place.device,
+        args.place.device_size.as_deref(),
         estimate_device_size(&workload),
     )?;
     if device_size.is_some() && args.keep_stores {
@@ -179,7 +179,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
         );
     }
-    let memory_limit = match args.memory_limit.as_deref() {
+    let memory_limit = match args.limit.memory_limit.as_deref() {
         Some("none") => None,
         Some(s) => Some(harness::memory_limit(s)?),
         // A preset's limit applies where cgroups work; elsewhere the run

@@ -9,10 +9,9 @@
 //! prefix of the commit order. Every key and value is regenerated from
 //! (seed, store, batch, index), so nothing is kept in memory but counts.
 
-mod results;
 pub mod shape;
 mod verify;
 
-pub use results::{CrashResults, CrashRun, CrashSummary, Cycle};
+pub use kvbench_results::crash::{CrashResults, CrashRun, CrashSummary, Cycle};
 pub use shape::{CrashShape, KeyKind, StoreShape};
 pub use verify::{Recovered, verify};

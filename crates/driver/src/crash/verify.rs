@@ -2,27 +2,9 @@
 
 use kvbench_core::KvStore;
 use kvbench_rng::{Rng, stream};
-use serde::{Deserialize, Serialize};
 
 use super::shape::{StoreShape, key, value};
-
-/// What one store held after a crash, against the batches written to it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Recovered {
-    /// Batches `0..recovered` are all there, byte for byte.
-    pub recovered: u64,
-    /// Batches read key by key.
-    pub checked: u64,
-    /// Batches partly there: some of their keys, not all.
-    pub torn: u64,
-    /// Keys there with a wrong value, or whose read failed.
-    pub corrupt: u64,
-    /// Whole batches found after a batch that is not whole: what survived
-    /// is not a prefix of the commit order.
-    pub out_of_order: u64,
-    /// The first read error, if a read failed.
-    pub error: Option<String>,
-}
+pub use kvbench_results::crash::Recovered;
 
 /// Checks store `st` (shape `store` of the test, index `idx`): every batch
 /// from `window` up to `upto` (exclusive), and `samples` random batches

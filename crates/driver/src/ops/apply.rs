@@ -211,7 +211,7 @@ pub(super) fn run_ops(
     names: &[String],
     stores: &[&dyn KvStore],
     devices: &[Option<&Device>],
-    observer: &mut dyn OpsObserver,
+    observer: &mut dyn Observer,
     segments: &mut Vec<SegmentRecord>,
     hists: &mut Vec<OpHists>,
     counts: &mut Counts,
@@ -253,7 +253,7 @@ pub(super) fn run_ops(
                 process_write_bytes,
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
             };
-            observer.segment_done(&rec);
+            observer.segment_done(&rec, src.progress());
             segments.push(rec);
         }
         if at_end {

@@ -38,20 +38,14 @@ pub struct OpsOutcome {
     pub error: Option<DriverError>,
 }
 
-/// Receives progress.
-pub trait OpsObserver {
-    /// A segment finished.
-    fn segment_done(&mut self, _rec: &SegmentRecord) {}
-}
-
-impl OpsObserver for () {}
+pub use crate::observe::Observer;
 
 /// Replays `src` on `stores` (in the header's store order).
 pub fn replay(
     src: &mut dyn OpSource,
     stores: &[&dyn KvStore],
     devices: &[Option<&Device>],
-    observer: &mut dyn OpsObserver,
+    observer: &mut dyn Observer,
 ) -> OpsOutcome {
     let mut out = OpsOutcome::default();
     let names = src.header().stores.clone();

@@ -136,13 +136,7 @@ impl StellarConfig {
     }
 }
 
-/// Receives progress as the run goes.
-pub trait Observer {
-    /// A batch finished.
-    fn batch_done(&mut self, _rec: &BatchRecord, _total_batches: u32) {}
-    /// A phase started (`verify`, `streaming`, ...).
-    fn phase(&mut self, _name: &str) {}
-}
+pub use crate::observe::Observer;
 
 /// What ingestion produced, including a partial run that ended in an error.
 #[derive(Debug)]

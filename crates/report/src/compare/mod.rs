@@ -235,7 +235,7 @@ pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>
             be.engine_versions, ce.engine_versions
         ));
     }
-    let fs = |e: &kvbench_driver::env::EnvInfo| e.data_fs.as_ref().map(|m| m.fs_type.clone());
+    let fs = |e: &kvbench_results::env::EnvInfo| e.data_fs.as_ref().map(|m| m.fs_type.clone());
     for (what, x, y) in [
         ("host", be.host.clone(), ce.host.clone()),
         ("cpu", be.cpu_model.clone(), ce.cpu_model.clone()),

@@ -9,11 +9,12 @@ mod points;
 mod stellar;
 
 use points::point_section;
+pub use points::{point_summary, point_table};
 pub use stellar::replay_tables;
 use stellar::{replay_section, stellar_section};
 
-use kvbench_driver::pointreads::PointResults;
-use kvbench_driver::results::{BackendRun, Latency, RunResult};
+use kvbench_results::points::PointResults;
+use kvbench_results::{BackendRun, Latency, RunResult};
 
 use crate::ReportError;
 use crate::doc::{Doc, Loaded};
@@ -262,9 +263,9 @@ fn sources_table(md: &mut String, docs: &[Loaded]) {
     md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
     for d in docs {
         let started = match &d.doc {
-            Doc::Stellar(r) => r.started_at.clone(),
-            Doc::PointReads(p) => p.started_at.clone(),
-            Doc::Crash(c) => c.started_at.clone(),
+            Doc::Stellar(r) => r.header.started_at.clone(),
+            Doc::PointReads(p) => p.header.started_at.clone(),
+            Doc::Crash(c) => c.header.started_at.clone(),
         };
         let _ = writeln!(
             md,

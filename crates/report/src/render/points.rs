@@ -3,6 +3,8 @@
 use std::fmt::Write;
 
 use super::*;
+use crate::table::Table;
+use kvbench_results::points::PointRun;
 
 pub(super) fn point_section(
     out: &mut Out<'_>,
@@ -22,52 +24,27 @@ pub(super) fn point_section(
     let md = &mut out.md;
     let _ = writeln!(
         md,
-        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}\n\nDevice reads come from the store's private loop device (`/sys/block`), major faults from `getrusage` (how mmap engines read), engine block misses from RocksDB's block cache ticker (a miss may still hit the page cache).\n\n| run | phase | cache | device reads / GET | device KiB / GET | major faults / GET | engine block misses / GET | device reads / missing GET | p50 / p99 us | disk MiB | mismatches |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        p.config.keys,
-        p.config.key_bytes,
-        p.config.value_bytes,
-        p.config.reads,
-        p.memory_limit_bytes
-            .map_or("none".into(), |b| format!("{} MiB", b >> 20))
+        "{}\n\nDevice reads come from the store's private loop device (`/sys/block`), major faults from `getrusage` (how mmap engines read), engine block misses from RocksDB's block cache ticker (a miss may still hit the page cache).\n",
+        point_heading(p)
     );
+    let runs: Vec<(String, &PointRun)> = points
+        .iter()
+        .flat_map(|(d, p)| p.runs.iter().map(move |r| (label(d, &r.backend), r)))
+        .collect();
+    md.push_str(&point_table(&runs));
     let mut cats = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut cells: Vec<(String, String, f64)> = Vec::new();
-    for (d, run) in points
-        .iter()
-        .flat_map(|(d, p)| p.runs.iter().map(move |r| (*d, r)))
-    {
-        let l = label(d, &run.backend);
+    for (l, run) in &runs {
         cats.push(l.clone());
         for m in &run.measurements {
-            let c = &m.cost;
-            let _ = writeln!(
-                md,
-                "| {l} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
-                m.phase,
-                m.cache.name(),
-                opt(c.device_reads_per_get, 2),
-                opt(c.device_bytes_per_get.map(|b| b / 1024.0), 2),
-                c.major_faults_per_get,
-                opt(c.engine_block_misses_per_get, 2),
-                opt(c.device_reads_per_missing_get, 2),
-                c.latency.as_ref().map_or("n/a".into(), |x| format!(
-                    "{:.0} / {:.0}",
-                    x.p50_us, x.p99_us
-                )),
-                mib(m.disk_allocated_bytes),
-                c.mismatches
-            );
             let n = format!("{} {}", m.phase, m.cache.name());
             if !names.contains(&n) {
                 names.push(n.clone());
             }
-            if let Some(v) = c.device_reads_per_get {
+            if let Some(v) = m.cost.device_reads_per_get {
                 cells.push((l.clone(), n, v));
             }
-        }
-        for s in &run.skipped {
-            let _ = writeln!(md, "\n{l}: skipped {s}");
         }
     }
     md.push('\n');
@@ -83,4 +60,69 @@ pub(super) fn point_section(
         "Device reads per GET",
         svg::bar_chart("DEVICE READS PER GET", "reads", &cats, &names, &values),
     )
+}
+
+/// The heading of a point-read run: its shape, reads and memory limit.
+pub fn point_heading(p: &PointResults) -> String {
+    format!(
+        "## Point reads: {} keys of {} + {} bytes, {} GETs per measurement, memory limit {}",
+        p.config.keys,
+        p.config.key_bytes,
+        p.config.value_bytes,
+        p.config.reads,
+        p.memory_limit_bytes
+            .map_or("none".into(), |b| format!("{} MiB", b >> 20))
+    )
+}
+
+/// IO per GET of labelled point-read runs, one row per measurement, then
+/// what each run skipped and the error that ended it.
+pub fn point_table(runs: &[(String, &PointRun)]) -> String {
+    let mut t = Table::new(&[
+        "run",
+        "phase",
+        "cache",
+        ">device reads / GET",
+        ">device KiB / GET",
+        ">major faults / GET",
+        ">engine block misses / GET",
+        ">device reads / missing GET",
+        ">p50 / p99 us",
+        ">disk MiB",
+        ">mismatches",
+    ]);
+    let mut notes = String::new();
+    for (l, run) in runs {
+        for m in &run.measurements {
+            let c = &m.cost;
+            t.row([
+                l.clone(),
+                m.phase.clone(),
+                m.cache.name().to_string(),
+                opt(c.device_reads_per_get, 2),
+                opt(c.device_bytes_per_get.map(|b| b / 1024.0), 2),
+                format!("{:.2}", c.major_faults_per_get),
+                opt(c.engine_block_misses_per_get, 2),
+                opt(c.device_reads_per_missing_get, 2),
+                c.latency.as_ref().map_or("n/a".into(), |x| {
+                    format!("{:.0} / {:.0}", x.p50_us, x.p99_us)
+                }),
+                mib(m.disk_allocated_bytes),
+                c.mismatches.to_string(),
+            ]);
+        }
+        for s in &run.skipped {
+            let _ = writeln!(notes, "\n{l}: skipped {s}");
+        }
+        if let Some(e) = &run.error {
+            let _ = writeln!(notes, "\n{l}: failed: {e}");
+        }
+    }
+    format!("{}{notes}", t.render())
+}
+
+/// The end-of-run summary of one point-read results file.
+pub fn point_summary(p: &PointResults) -> String {
+    let runs: Vec<(String, &PointRun)> = p.runs.iter().map(|r| (r.backend.clone(), r)).collect();
+    format!("{}\n\n{}", point_heading(p), point_table(&runs))
 }

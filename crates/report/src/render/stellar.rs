@@ -193,20 +193,19 @@ pub(super) fn stellar_charts(
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     out.md.push_str("## Charts\n\n");
-    let per_batch =
-        |f: &dyn Fn(&kvbench_driver::results::BatchRecord) -> Option<f64>| -> Vec<Series> {
-            runs.iter()
-                .map(|(l, r)| Series {
-                    name: l.clone(),
-                    points: r
-                        .batches
-                        .iter()
-                        .filter_map(|b| f(b).map(|v| (f64::from(b.batch), v)))
-                        .collect(),
-                })
-                .filter(|s| !s.points.is_empty())
-                .collect()
-        };
+    let per_batch = |f: &dyn Fn(&kvbench_results::BatchRecord) -> Option<f64>| -> Vec<Series> {
+        runs.iter()
+            .map(|(l, r)| Series {
+                name: l.clone(),
+                points: r
+                    .batches
+                    .iter()
+                    .filter_map(|b| f(b).map(|v| (f64::from(b.batch), v)))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
     let total = per_batch(&|b| Some(b.total_secs));
     out.chart(
         "Batch time (writes, flushes, compactions)",
@@ -275,7 +274,7 @@ pub(super) fn stellar_charts(
         ),
     )?;
     for store in &stores {
-        let amp = |f: fn(&kvbench_driver::results::StoreSummary) -> Option<f64>| {
+        let amp = |f: fn(&kvbench_results::StoreSummary) -> Option<f64>| {
             lat(&|r| {
                 r.summary
                     .as_ref()
@@ -371,7 +370,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
         // Absent when any segment predates the measurement.
         let source: Option<f64> = rest.iter().map(|g| g.source_secs).sum();
-        let lat = |f: fn(&kvbench_driver::results::OpLatency) -> &Option<Latency>| {
+        let lat = |f: fn(&kvbench_results::OpLatency) -> &Option<Latency>| {
             rp.summary
                 .as_ref()
                 .map(|x| {

@@ -3,10 +3,30 @@
 use kvbench_core::{CrashKind, Durability};
 use serde::{Deserialize, Serialize};
 
-use super::shape::CrashShape;
-use super::verify::Recovered;
-use crate::env::EnvInfo;
-use crate::results::StoreSetup;
+use crate::RunHeader;
+use crate::StoreSetup;
+
+mod shape;
+
+pub use shape::{CrashShape, KeyKind, StoreShape};
+
+/// What one store held after a crash, against the batches written to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovered {
+    /// Batches `0..recovered` are all there, byte for byte.
+    pub recovered: u64,
+    /// Batches read key by key.
+    pub checked: u64,
+    /// Batches partly there: some of their keys, not all.
+    pub torn: u64,
+    /// Keys there with a wrong value, or whose read failed.
+    pub corrupt: u64,
+    /// Whole batches found after a batch that is not whole: what survived
+    /// is not a prefix of the commit order.
+    pub out_of_order: u64,
+    /// The first read error, if a read failed.
+    pub error: Option<String>,
+}
 
 /// One crash and what the reopened stores held.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -98,20 +118,9 @@ pub struct CrashRun {
 /// Results of `kvbench run crash` (results.json).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CrashResults {
-    /// Schema version of this file.
-    pub schema_version: u32,
-    /// kvbench version.
-    pub kvbench_version: String,
-    /// `crash`.
-    pub workload: String,
-    /// Seed of the batches and of the crash points.
-    pub seed: u64,
-    /// Start time, RFC 3339.
-    pub started_at: String,
-    /// The command line.
-    pub command: String,
-    /// Where it ran.
-    pub env: EnvInfo,
+    /// Schema, version, workload (`crash`), seed, time, command, machine.
+    #[serde(flatten)]
+    pub header: RunHeader,
     /// What each batch writes.
     pub shape: CrashShape,
     /// Most batches a writer commits per cycle.

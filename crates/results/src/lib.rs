@@ -2,17 +2,23 @@
 //!
 //! A run writes `batches.jsonl` (one [`BatchRecord`] per line, appended as
 //! each batch finishes, so a killed run keeps what it did) and, at the end,
-//! `results.json` (a [`RunResult`]). Reports are rendered from these alone.
+//! `results.json` (a [`RunResult`]). Reports are rendered from these alone:
+//! this crate is what the driver writes and the report reads, so the report
+//! never depends on the code that ran the benchmark. Point-read and crash
+//! runs have their own `results.json` shapes ([`points`], [`crash`]).
 
 use std::collections::BTreeMap;
 
 use kvbench_core::{DiskUsage, EngineStats};
 use serde::{Deserialize, Serialize};
 
-use crate::env::EnvInfo;
-
+pub mod crash;
+pub mod env;
+mod header;
+pub mod points;
 mod replay;
 
+pub use header::RunHeader;
 pub use replay::{DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, drift};
 
 /// Version of this schema; bumped on any incompatible change.
@@ -21,29 +27,14 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// A whole invocation: one workload, one or more backend runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
-    /// [`SCHEMA_VERSION`] at write time.
-    pub schema_version: u32,
-    /// kvbench version.
-    pub kvbench_version: String,
-    /// Workload name (`stellar`, ...).
-    pub workload: String,
+    /// Schema, version, workload, seed, time, command, machine, durability.
+    #[serde(flatten)]
+    pub header: RunHeader,
     /// Preset the config came from, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
-    /// Seed of every generator in the run.
-    pub seed: u64,
-    /// Start time, UTC RFC 3339.
-    pub started_at: String,
-    /// The command line that produced this result.
-    pub command: String,
-    /// Where it ran.
-    pub env: EnvInfo,
     /// The workload config, as the workload defines it.
     pub config: serde_json::Value,
-    /// The durability level every store of the run was set to (absent in
-    /// results from before levels existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub durability: Option<kvbench_core::Durability>,
     /// One entry per backend (or hybrid) run, in run order.
     pub runs: Vec<BackendRun>,
 }

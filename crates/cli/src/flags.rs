@@ -1,0 +1,107 @@
+//! Flags every run command shares, declared once and flattened into each
+//! command's options so they read, parse and fail the same everywhere.
+
+use std::path::PathBuf;
+
+use kvbench_driver::rundir::RunDir;
+
+use crate::harness;
+
+/// Where a run writes its results: `--out`, `--force`, `--allow-debug`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct OutputArgs {
+    /// Output directory (must not exist, or be empty); default
+    /// $KVBENCH_RUNS_DIR/WORKLOAD-TIMESTAMP (kvbench-runs/ when unset).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write into an existing non-empty --out directory (nothing in it is deleted).
+    #[arg(long)]
+    pub force: bool,
+    /// Run even from a debug build (its numbers mislead; for testing the harness only).
+    #[arg(long)]
+    pub allow_debug: bool,
+    /// Print results.json to stdout instead of the markdown summary (both
+    /// are saved in the output directory either way).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    /// Prints and saves the summary (or prints results.json with
+    /// `--json`); exit 2 when a run failed.
+    pub fn finish(
+        &self,
+        out: &std::path::Path,
+        summary: &str,
+        failed: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        crate::output::finish(out, summary, failed, self.json)
+    }
+
+    /// Refuses a debug build unless `--allow-debug`.
+    pub fn check_build(&self) -> anyhow::Result<()> {
+        crate::output::check_build(cfg!(debug_assertions), self.allow_debug)
+    }
+
+    /// Creates the run directory: `--out`, or a fresh one named after
+    /// `workload`. Called after every check of the flags, so a refused
+    /// command leaves nothing behind.
+    pub fn create(&self, workload: &str) -> anyhow::Result<(PathBuf, RunDir)> {
+        let out = self
+            .out
+            .clone()
+            .unwrap_or_else(|| kvbench_driver::rundir::default_out(workload));
+        let rundir = RunDir::create(&out, self.force)?;
+        Ok((out, rundir))
+    }
+}
+
+/// `--memory-limit SIZE`: the memory cgroup a run's stores live in.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct MemoryLimitArg {
+    /// Memory cgroup limit of the run (engine heap and page cache together,
+    /// entered after dropping the page cache), e.g. 256MiB; needs root and
+    /// cgroups (v1 or v2). `none`: no limit.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
+}
+
+impl MemoryLimitArg {
+    /// The limit in bytes, after checking cgroups are usable here; `None`
+    /// when not given or `none`.
+    pub fn bytes(&self) -> anyhow::Result<Option<u64>> {
+        match self.memory_limit.as_deref() {
+            None | Some("none") => Ok(None),
+            Some(s) => harness::memory_limit(s).map(Some),
+        }
+    }
+}
+
+/// `--set BACKEND.KEY=VALUE`: engine settings over the defaults.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SetArgs {
+    /// Engine setting, BACKEND.KEY=VALUE (TOML value); repeatable, e.g.
+    /// --set rocksdb-leveled.use_direct_reads=true. Unknown keys are refused.
+    #[arg(long = "set", value_name = "BACKEND.KEY=VALUE")]
+    pub sets: Vec<String>,
+}
+
+/// `--device` and `--device-size`: where a run's stores live.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DeviceArgs {
+    /// Private device per store: auto (a loop device when root and
+    /// available), loop (or an error saying why not), none (the run
+    /// directory's filesystem; device figures absent).
+    #[arg(long, value_enum, default_value_t = harness::DeviceMode::Auto)]
+    pub device: harness::DeviceMode,
+    /// Size of each private device (sparse); default from the workload's size.
+    #[arg(long, value_name = "SIZE")]
+    pub device_size: Option<String>,
+}
+
+impl DeviceArgs {
+    /// Bytes of each private device, or `None` for the run directory.
+    pub fn size(&self, default: u64) -> anyhow::Result<Option<u64>> {
+        harness::device_size(self.device, self.device_size.as_deref(), default)
+    }
+}

@@ -1,0 +1,32 @@
+//! The fields every `results.json` begins with, whatever the workload.
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::EnvInfo;
+
+/// What, when, where and how a run ran: flattened into every results file
+/// (Stellar, op-stream, point-read and crash runs), so a reader finds the
+/// same fields at the top of each.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunHeader {
+    /// [`crate::SCHEMA_VERSION`] at write time.
+    pub schema_version: u32,
+    /// kvbench version (absent in point-read results from before it was kept).
+    #[serde(default)]
+    pub kvbench_version: String,
+    /// Workload name (`stellar`, `ycsb-a`, `point-reads`, `crash`, ...).
+    pub workload: String,
+    /// Seed of every generator in the run.
+    pub seed: u64,
+    /// Start time, UTC RFC 3339.
+    pub started_at: String,
+    /// The command line that produced this result.
+    pub command: String,
+    /// Where it ran.
+    pub env: EnvInfo,
+    /// The durability level every store of the run was set to; absent in
+    /// results from before levels existed, and in crash runs, whose level
+    /// is per run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<kvbench_core::Durability>,
+}
