@@ -4,18 +4,29 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::*;
+use crate::table::Table;
 
 pub(super) fn stellar_section(
     out: &mut Out<'_>,
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     let md = &mut out.md;
-    md.push_str("## Ingestion\n\n| run | ledgers | txs | wall s | ledgers/s | memory limit MiB | memory peak MiB | device meter | error |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    md.push_str("## Ingestion\n\n");
+    let mut t = Table::new(&[
+        "run",
+        ">ledgers",
+        ">txs",
+        ">wall s",
+        ">ledgers/s",
+        ">memory limit MiB",
+        ">memory peak MiB",
+        "device meter",
+        "error",
+    ]);
     for (l, r) in runs {
         let s = r.summary.as_ref();
-        let _ = writeln!(
-            md,
-            "| {l} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        t.row([
+            l.clone(),
             s.map_or("n/a".into(), |s| s.ledgers.to_string()),
             s.map_or("n/a".into(), |s| s.txs.to_string()),
             opt(s.map(|s| s.wall_secs), 1),
@@ -24,10 +35,11 @@ pub(super) fn stellar_section(
                 .map_or("none".into(), |b| (b >> 20).to_string()),
             r.memory_peak_bytes
                 .map_or("n/a".into(), |b| (b >> 20).to_string()),
-            r.device_meter.as_deref().unwrap_or("n/a"),
-            r.error.as_deref().unwrap_or("")
-        );
+            r.device_meter.clone().unwrap_or_else(|| "n/a".into()),
+            r.error.clone().unwrap_or_default(),
+        ]);
     }
+    md.push_str(&t.render());
     md.push_str("\n## Stores: amplification, time and latency\n\nWrite amplification has two sources: the engine's own byte counters (RocksDB flush + compaction + WAL; MDBX pages written x page size; LMDB has none) and the private device's written bytes after `syncfs`. Space amplification is allocated bytes over the logical bytes written. Latencies are p50 / p99 / max in ms.\n\n| run | store | entries | logical MiB | raw / logical | disk MiB alloc / apparent | space amp | WA engine | WA device | write s | flush s | compaction s | compaction first -> last s | commit ms | flush ms | compaction ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
     for (l, r) in runs {
         let Some(s) = &r.summary else { continue };
