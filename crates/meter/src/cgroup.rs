@@ -223,3 +223,80 @@ pub fn drop_caches() -> Result<()> {
     unsafe { libc::sync() };
     write("/proc/sys/vm/drop_caches", "3")
 }
+
+/// What the memory cgroup this process is in holds, when it is one of
+/// kvbench's (a limited run); absent otherwise (the root cgroup's figures
+/// are the whole machine's, not the run's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Charged {
+    /// Bytes charged to the cgroup (heap, page cache, kernel memory).
+    pub usage: u64,
+    /// Page cache charged to it (v1 `cache`, v2 `file`): store files read
+    /// or written, mmap'd store pages included.
+    pub page_cache: u64,
+}
+
+/// The [`Charged`] figures of this process's own memory cgroup.
+pub fn own_charged() -> Option<Charged> {
+    let version = Version::detect()?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let wanted = match version {
+            Version::V1 => controllers.split(',').any(|c| c == "memory"),
+            Version::V2 => controllers.is_empty(),
+        };
+        wanted.then(|| path.trim_start_matches('/').to_string())
+    })?;
+    if !rel.rsplit('/').next().is_some_and(|n| n.starts_with(PREFIX)) {
+        return None;
+    }
+    let dir = Path::new(version.root()).join(rel);
+    let usage_file = match version {
+        Version::V1 => "memory.usage_in_bytes",
+        Version::V2 => "memory.current",
+    };
+    let text = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    let usage = text(usage_file)?.trim().parse().ok()?;
+    let stat = text("memory.stat")?;
+    let key = match version {
+        Version::V1 => "cache ",
+        Version::V2 => "file ",
+    };
+    let page_cache = stat
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|n| n.trim().parse().ok())?;
+    Some(Charged { usage, page_cache })
+}
+
+#[cfg(test)]
+mod charged_tests {
+    #[test]
+    fn a_limited_process_sees_its_cgroup_and_others_see_none() {
+        // Outside a kvbench cgroup there is nothing of the run's to report.
+        if super::MemoryLimit::available().is_err() {
+            assert_eq!(super::own_charged(), None);
+            return;
+        }
+        assert_eq!(super::own_charged(), None, "test runner is not limited");
+        let child = std::process::Command::new(std::env::current_exe().expect("exe"))
+            .args(["--exact", "cgroup::charged_tests::child_inside_a_limit", "--include-ignored", "--nocapture"])
+            .output()
+            .expect("child runs");
+        let out = String::from_utf8_lossy(&child.stdout);
+        assert!(child.status.success() && out.contains("charged ok"), "{out}");
+    }
+
+    #[test]
+    #[ignore = "run by the test above in a child process it puts in a cgroup"]
+    fn child_inside_a_limit() {
+        let _g = super::MemoryLimit::enter(256 << 20).expect("enter");
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("f"), vec![1u8; 8 << 20]).expect("write");
+        let c = super::own_charged().expect("inside a kvbench cgroup");
+        assert!(c.page_cache >= 4 << 20 && c.usage >= c.page_cache, "{c:?}");
+        println!("charged ok");
+    }
+}

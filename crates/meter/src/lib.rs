@@ -9,12 +9,15 @@
 //! - [`loopdev`]: a private ext4 image on a loop device, so a block device's
 //!   counters belong to one store alone.
 //! - [`cgroup`]: a memory cgroup (v1 or v2) capping page cache and heap together.
+//! - [`memory`]: the harness's own heap (a counting allocator) and resident
+//!   memory split into anonymous and file-mapped pages.
 //! - [`clean`]: finds and removes what a killed kvbench left behind.
 
 pub mod blockdev;
 pub mod cgroup;
 pub mod clean;
 pub mod loopdev;
+pub mod memory;
 pub mod proc_io;
 pub mod rusage;
 
