@@ -20,6 +20,12 @@ mod stellar_cmd;
 mod supervise;
 mod table;
 
+/// Counts the harness's own heap (Rust allocations; engines in C/C++
+/// allocate with malloc and are not counted), so results can say how much
+/// of a memory limit kvbench itself used.
+#[global_allocator]
+static HEAP: kvbench_meter::memory::Counting = kvbench_meter::memory::Counting;
+
 /// Benchmark embedded storage engines under blockchain workloads.
 #[derive(Parser)]
 #[command(name = "kvbench", version, about, long_about = None)]

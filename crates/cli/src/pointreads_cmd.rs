@@ -12,7 +12,7 @@ use kvbench_meter::cgroup::{self, MemoryLimit};
 
 use crate::harness::{self, Placement};
 use crate::observe::ProgressView;
-use crate::registry::{self, EngineConfig};
+use crate::registry;
 use kvbench_driver::observe::Observer;
 
 /// Options of `kvbench run point-reads`.
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Background compaction off, so "before" is the L0-heavy state the
         // study measured and reads do not race a compaction; the full
         // compaction is the manual one below. `--set` may still turn it on.
-        if let EngineConfig::Rocksdb(c) = &mut s.config {
+        if let Some(c) = s.config.rocks_mut() {
             c.disable_auto_compactions = true;
         }
     }

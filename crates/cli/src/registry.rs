@@ -8,7 +8,7 @@ use kvbench_core::{Durability, KvBackend, KvStore};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
 use kvbench_mem::{Mem, MemConfig};
-use kvbench_rocksdb::{Compaction, Rocks, RocksConfig};
+use kvbench_rocksdb::{Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig};
 use serde::{Deserialize, Serialize};
 
 /// Every engine kvbench links, once: `Variant(Config) => Backend`. The
@@ -67,12 +67,26 @@ macro_rules! engines {
 engines! {
     /// RocksDB.
     Rocksdb(RocksConfig) => Rocks,
+    /// RocksDB, a new database every N batches (range partitions).
+    RocksdbPartitioned(PartitionedConfig) => Partitioned,
     /// LMDB through heed.
     Lmdb(LmdbConfig) => Lmdb,
     /// MDBX through libmdbx.
     Mdbx(MdbxConfig) => Mdbx,
     /// In-memory reference.
     Mem(MemConfig) => Mem,
+}
+
+impl EngineConfig {
+    /// The RocksDB settings inside this config (a partitioned store's
+    /// partitions included), for tweaks every RocksDB variant shares.
+    pub fn rocks_mut(&mut self) -> Option<&mut RocksConfig> {
+        match self {
+            EngineConfig::Rocksdb(c) => Some(c),
+            EngineConfig::RocksdbPartitioned(p) => Some(&mut p.base),
+            _ => None,
+        }
+    }
 }
 
 /// A name users give and the default config behind it.
@@ -92,6 +106,16 @@ const NAMED: &[Named] = &[
             compaction: Compaction::Universal,
             ..RocksConfig::default()
         })
+    }),
+    (
+        "rocksdb-blob",
+        || EngineConfig::Rocksdb(RocksConfig::blob()),
+    ),
+    ("rocksdb-tuned", || {
+        EngineConfig::Rocksdb(RocksConfig::tuned())
+    }),
+    ("rocksdb-partitioned", || {
+        EngineConfig::RocksdbPartitioned(PartitionedConfig::default())
     }),
     ("lmdb", || EngineConfig::Lmdb(LmdbConfig::default())),
     ("mdbx", || EngineConfig::Mdbx(MdbxConfig::default())),

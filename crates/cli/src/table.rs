@@ -43,6 +43,40 @@ pub fn stellar_summary(r: &RunResult) -> String {
         t.row(row(run));
     }
     s.push_str(&t.render());
+    let _ = writeln!(
+        s,
+        "\nMemory (peak over batches, MiB): harness heap (kvbench's own; budget {} MiB, commit chunks of {} ledgers), RSS anonymous (heaps, engine caches) and file-mapped (an mmap engine's store pages), page cache charged to the run's cgroup.\n",
+        r.config["harness_budget"]
+            .as_u64()
+            .map_or("n/a".into(), |b| (b >> 20).to_string()),
+        r.config["commit_ledgers"]
+    );
+    let mut m = Table::new(&[
+        "run",
+        ">harness heap",
+        ">RSS anon",
+        ">RSS file",
+        ">cgroup page cache",
+    ]);
+    for run in &r.runs {
+        let peak = |f: fn(&kvbench_driver::results::MemoryRecord) -> Option<u64>| {
+            run.batches
+                .iter()
+                .filter_map(|b| b.memory.as_ref().and_then(f))
+                .max()
+                .map_or("n/a".into(), |b| {
+                    format!("{:.1}", b as f64 / f64::from(1 << 20))
+                })
+        };
+        m.row([
+            run.label.clone(),
+            peak(|m| m.harness_heap_peak_bytes),
+            peak(|m| m.rss_anon_bytes),
+            peak(|m| m.rss_file_bytes),
+            peak(|m| m.cgroup_page_cache_bytes),
+        ]);
+    }
+    s.push_str(&m.render());
     for run in &r.runs {
         if run.batches.is_empty() {
             continue;

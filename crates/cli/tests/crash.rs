@@ -129,6 +129,10 @@ fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing
             "400",
             "--commit-ledgers",
             "400",
+            // Past the harness's own budget on purpose: the run must die
+            // by its memory limit.
+            "--harness-budget",
+            "2GiB",
             "--streaming-ledgers",
             "0",
             "--out",

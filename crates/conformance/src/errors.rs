@@ -88,8 +88,21 @@ pub fn corrupt_store_is_an_error(s: &Subject) {
     put_all(&*st, &[(b"k".to_vec(), b"v".repeat(100))]);
     st.flush().unwrap();
     st.close().unwrap();
-    for entry in fs::read_dir(&sc.store).unwrap() {
-        let p = entry.unwrap().path();
+    // Engines that keep their files in subdirectories (partitions) are
+    // corrupted there too.
+    let mut files = Vec::new();
+    let mut dirs = vec![sc.store.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    for p in files {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
         if name == fsutil::STORE_MARKER
             || !p.is_file()

@@ -49,8 +49,20 @@ impl Batch {
         }
     }
 
+    /// Makes room for `additional` more bytes. Past 1 MiB the buffer grows
+    /// by an eighth, not by doubling: a batch of hundreds of MiB must not
+    /// hold twice its size (the harness's own heap is measured and bounded).
+    fn grow(&mut self, additional: usize) {
+        let cap = self.buf.capacity();
+        if cap - self.buf.len() < additional {
+            let step = if cap >= 1 << 20 { cap / 8 } else { cap };
+            self.buf.reserve_exact(additional.max(step));
+        }
+    }
+
     /// Appends a put.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.grow(key.len() + value.len());
         let start = self.buf.len();
         self.buf.extend_from_slice(key);
         self.buf.extend_from_slice(value);
@@ -63,6 +75,7 @@ impl Batch {
 
     /// Appends a delete.
     pub fn delete(&mut self, key: &[u8]) {
+        self.grow(key.len());
         let start = self.buf.len();
         self.buf.extend_from_slice(key);
         self.recs.push(Rec {

@@ -14,7 +14,9 @@ use kvbench_meter::loopdev::Device;
 use kvbench_meter::proc_io::ProcIo;
 
 use crate::DriverError;
-use crate::results::{Latency, OpLatency, Sample, StoreBatch, StoreSummary, TotalSummary};
+use crate::results::{
+    Latency, MemoryRecord, OpLatency, Sample, StoreBatch, StoreSummary, TotalSummary,
+};
 
 /// An HDR histogram of nanoseconds, 1 ns to 1 h at 3 significant digits.
 pub fn histogram() -> Histogram<u64> {
@@ -325,6 +327,7 @@ pub fn sample_every_second(
                 .reduce(|a, b| a || b),
             running_compactions: sum(|s| s.running_compactions),
             rss_bytes: rss_bytes(),
+            harness_heap_bytes: kvbench_meter::memory::heap_bytes(),
         });
         (pl, pc, pb) = (l, c, b);
     }
@@ -338,4 +341,30 @@ pub fn rss_bytes() -> Option<u64> {
     // SAFETY: sysconf only reads a constant of the running system.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     (page > 0).then(|| pages * page as u64)
+}
+
+/// Memory at the end of a batch or segment: the harness's heap peak since
+/// the last call (a new window starts), resident memory by kind, and the
+/// run cgroup's charge. `None` when nothing at all could be read.
+pub fn memory_now() -> Option<MemoryRecord> {
+    use kvbench_meter::{cgroup, memory};
+    let peak = memory::take_heap_peak();
+    let heap = memory::heap_bytes();
+    // Freed heap stays resident in malloc's arenas until trimmed; without
+    // this the anonymous RSS (and so the engine's share) would count
+    // memory nobody holds. Outside every timed span.
+    // SAFETY: malloc_trim only returns free arena memory to the kernel.
+    unsafe { libc::malloc_trim(0) };
+    let rss = memory::Resident::now();
+    let cg = cgroup::own_charged();
+    let rec = MemoryRecord {
+        harness_heap_peak_bytes: peak,
+        harness_heap_bytes: heap,
+        rss_anon_bytes: rss.map(|r| r.anon),
+        rss_file_bytes: rss.map(|r| r.file),
+        engine_anon_bytes: rss.zip(heap).map(|(r, h)| r.anon.saturating_sub(h)),
+        cgroup_usage_bytes: cg.map(|c| c.usage),
+        cgroup_page_cache_bytes: cg.map(|c| c.page_cache),
+    };
+    (rec != MemoryRecord::default()).then_some(rec)
 }

@@ -249,7 +249,11 @@ pub fn own_charged() -> Option<Charged> {
         };
         wanted.then(|| path.trim_start_matches('/').to_string())
     })?;
-    if !rel.rsplit('/').next().is_some_and(|n| n.starts_with(PREFIX)) {
+    if !rel
+        .rsplit('/')
+        .next()
+        .is_some_and(|n| n.starts_with(PREFIX))
+    {
         return None;
     }
     let dir = Path::new(version.root()).join(rel);
@@ -282,11 +286,19 @@ mod charged_tests {
         }
         assert_eq!(super::own_charged(), None, "test runner is not limited");
         let child = std::process::Command::new(std::env::current_exe().expect("exe"))
-            .args(["--exact", "cgroup::charged_tests::child_inside_a_limit", "--include-ignored", "--nocapture"])
+            .args([
+                "--exact",
+                "cgroup::charged_tests::child_inside_a_limit",
+                "--include-ignored",
+                "--nocapture",
+            ])
             .output()
             .expect("child runs");
         let out = String::from_utf8_lossy(&child.stdout);
-        assert!(child.status.success() && out.contains("charged ok"), "{out}");
+        assert!(
+            child.status.success() && out.contains("charged ok"),
+            "{out}"
+        );
     }
 
     #[test]

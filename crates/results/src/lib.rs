@@ -15,10 +15,12 @@ use serde::{Deserialize, Serialize};
 pub mod crash;
 pub mod env;
 mod header;
+mod memory;
 pub mod points;
 mod replay;
 
 pub use header::RunHeader;
+pub use memory::MemoryRecord;
 pub use replay::{DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, drift};
 
 /// Version of this schema; bumped on any incompatible change.
@@ -140,6 +142,9 @@ pub struct BatchRecord {
     /// batch (`/proc/self/io` write_bytes: misses mmap writeback).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process_write_bytes: Option<u64>,
+    /// Whose memory the batch used; absent in results from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRecord>,
     /// Per store, in write order.
     pub stores: Vec<StoreBatch>,
 }
@@ -403,6 +408,9 @@ pub struct Sample {
     /// Resident set size of the process at the sample (`/proc/self/statm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<u64>,
+    /// Live Rust heap (the harness's) at the sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_heap_bytes: Option<u64>,
     /// Compaction bytes still pending (sum over stores that report it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_compaction_bytes: Option<u64>,

@@ -29,6 +29,9 @@ pub struct SegmentRecord {
     /// Process `write_bytes` during the segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process_write_bytes: Option<u64>,
+    /// Whose memory the segment used; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::MemoryRecord>,
     /// Per store, in header order.
     pub stores: Vec<StoreBatch>,
 }

@@ -2,8 +2,10 @@
 //!
 //! One engine, several configs: leveled compaction (the default), FIFO (the
 //! Solana blockstore design: keys mostly increasing, oldest files dropped
-//! once over a size cap) and universal. Every option the Stellar ingestion
-//! report tuned is a config field, so its setup can be reproduced exactly.
+//! once over a size cap), universal, BlobDB's blob files, tuned L0 triggers
+//! and range partitions ([`Partitioned`]). Every option the Stellar
+//! ingestion report tuned is a config field, so its setup can be
+//! reproduced exactly.
 
 use std::path::{Path, PathBuf};
 
@@ -12,232 +14,16 @@ use kvbench_core::{
     fsutil,
 };
 use rocksdb::statistics::Ticker;
-use rocksdb::{
-    BlockBasedOptions, Cache, CompactOptions, DB, DBCompactionStyle, DBCompressionType,
-    FifoCompactOptions, Options, WriteBatch, WriteOptions,
-};
-use serde::{Deserialize, Serialize};
+use rocksdb::{CompactOptions, DB, Options, WriteBatch, WriteOptions};
+
+mod config;
+mod partitioned;
+
+pub use config::{Blob, Compaction, Compression, RocksConfig};
+pub use partitioned::{Partitioned, PartitionedConfig, PartitionedStore};
 
 const ENGINE: &str = "rocksdb";
 const MIB: u64 = 1 << 20;
-
-/// RocksDB's compaction style.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "style", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Compaction {
-    /// Leveled compaction: each level ~10x the one above.
-    Leveled,
-    /// FIFO: no merging; the oldest SST files are deleted once the total
-    /// exceeds `max_table_files_size` bytes.
-    Fifo {
-        /// Size cap of all SST files, bytes.
-        max_table_files_size: u64,
-    },
-    /// Universal (tiered) compaction.
-    Universal,
-}
-
-/// Block compression inside RocksDB. The Stellar report compresses in the
-/// application and turns this off, which is the default here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Compression {
-    /// No block compression.
-    None,
-    /// LZ4.
-    Lz4,
-    /// Zstandard.
-    Zstd,
-}
-
-/// RocksDB settings. Defaults are the Stellar ingestion report's; presets
-/// scale the memory ones down for small machines.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RocksConfig {
-    /// Compaction style.
-    pub compaction: Compaction,
-    /// Block compression.
-    pub compression: Compression,
-    /// Memtable size, bytes (report: 512 MiB).
-    pub write_buffer_size: u64,
-    /// Memtables kept in memory (report: 6).
-    pub max_write_buffer_number: i32,
-    /// L0 files that trigger compaction (report: 50).
-    pub level0_file_num_compaction_trigger: i32,
-    /// L0 files that slow writes down; `None` keeps RocksDB's default.
-    pub level0_slowdown_writes_trigger: Option<i32>,
-    /// L0 files that stop writes; `None` keeps RocksDB's default.
-    pub level0_stop_writes_trigger: Option<i32>,
-    /// Background flush and compaction threads (report: 20).
-    pub max_background_jobs: i32,
-    /// Open file limit (report: 5000; -1 is unlimited).
-    pub max_open_files: i32,
-    /// LRU block cache, bytes (0 keeps RocksDB's 32 MiB default cache).
-    pub block_cache_bytes: u64,
-    /// Data block size, bytes.
-    pub block_size: u64,
-    /// Bloom filter bits per key; `None` for no filter.
-    pub bloom_bits_per_key: Option<f64>,
-    /// O_DIRECT for reads.
-    pub use_direct_reads: bool,
-    /// O_DIRECT for flush and compaction writes.
-    pub use_direct_io_for_flush_and_compaction: bool,
-    /// Turn background compaction off (the `none` strategy).
-    pub disable_auto_compactions: bool,
-    /// Skip the write-ahead log: a commit lives only in the memtable until a
-    /// flush (durability `none`).
-    pub disable_wal: bool,
-    /// Sync the write-ahead log on every commit (`WriteOptions::sync`,
-    /// durability `power`); without it the WAL is written but not synced
-    /// (durability `process`).
-    pub sync_wal: bool,
-    /// Sync with fsync instead of fdatasync (`Options::use_fsync`): also
-    /// writes back file metadata the data does not need.
-    pub use_fsync: bool,
-    /// Target SST size at L1, bytes; `None` keeps RocksDB's default (64 MiB).
-    pub target_file_size_base: Option<u64>,
-    /// Size of L1, bytes; `None` keeps RocksDB's default (256 MiB).
-    pub max_bytes_for_level_base: Option<u64>,
-}
-
-impl Default for RocksConfig {
-    fn default() -> Self {
-        Self {
-            compaction: Compaction::Leveled,
-            compression: Compression::None,
-            write_buffer_size: 512 * MIB,
-            max_write_buffer_number: 6,
-            level0_file_num_compaction_trigger: 50,
-            level0_slowdown_writes_trigger: None,
-            level0_stop_writes_trigger: None,
-            max_background_jobs: 20,
-            max_open_files: 5000,
-            block_cache_bytes: 0,
-            block_size: 4096,
-            bloom_bits_per_key: Some(10.0),
-            use_direct_reads: false,
-            use_direct_io_for_flush_and_compaction: false,
-            disable_auto_compactions: false,
-            disable_wal: false,
-            sync_wal: false,
-            use_fsync: false,
-            target_file_size_base: None,
-            max_bytes_for_level_base: None,
-        }
-    }
-}
-
-impl RocksConfig {
-    /// The report's settings with FIFO compaction capped at `cap` bytes.
-    pub fn fifo(cap: u64) -> Self {
-        Self {
-            compaction: Compaction::Fifo {
-                max_table_files_size: cap,
-            },
-            max_open_files: -1,
-            ..Self::default()
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        let bad = |message: String| {
-            Err(Error::Config {
-                engine: ENGINE,
-                message,
-            })
-        };
-        if self.write_buffer_size < 64 << 10 {
-            return bad(format!(
-                "write_buffer_size {} is below 64 KiB; use at least 65536",
-                self.write_buffer_size
-            ));
-        }
-        if self.max_write_buffer_number < 1 {
-            return bad("max_write_buffer_number must be at least 1".into());
-        }
-        if self.max_background_jobs < 1 {
-            return bad("max_background_jobs must be at least 1".into());
-        }
-        if self.level0_file_num_compaction_trigger < 1 {
-            return bad("level0_file_num_compaction_trigger must be at least 1".into());
-        }
-        if let Compaction::Fifo {
-            max_table_files_size,
-        } = self.compaction
-        {
-            if max_table_files_size == 0 {
-                return bad("fifo max_table_files_size must be above 0 bytes".into());
-            }
-            if self.max_open_files != -1 {
-                return bad(format!(
-                    "FIFO compaction needs max_open_files = -1 (RocksDB keeps every file open to age them out); got {}",
-                    self.max_open_files
-                ));
-            }
-        }
-        if let Some(b) = self.bloom_bits_per_key
-            && !(b > 0.0 && b <= 100.0)
-        {
-            return bad(format!("bloom_bits_per_key {b} must be in (0, 100]"));
-        }
-        Ok(())
-    }
-
-    fn options(&self) -> Options {
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.enable_statistics();
-        o.set_compression_type(match self.compression {
-            Compression::None => DBCompressionType::None,
-            Compression::Lz4 => DBCompressionType::Lz4,
-            Compression::Zstd => DBCompressionType::Zstd,
-        });
-        o.set_write_buffer_size(self.write_buffer_size as usize);
-        o.set_max_write_buffer_number(self.max_write_buffer_number);
-        o.set_level_zero_file_num_compaction_trigger(self.level0_file_num_compaction_trigger);
-        if let Some(n) = self.level0_slowdown_writes_trigger {
-            o.set_level_zero_slowdown_writes_trigger(n);
-        }
-        if let Some(n) = self.level0_stop_writes_trigger {
-            o.set_level_zero_stop_writes_trigger(n);
-        }
-        o.set_max_background_jobs(self.max_background_jobs);
-        o.set_max_open_files(self.max_open_files);
-        o.set_use_direct_reads(self.use_direct_reads);
-        o.set_use_direct_io_for_flush_and_compaction(self.use_direct_io_for_flush_and_compaction);
-        o.set_disable_auto_compactions(self.disable_auto_compactions);
-        o.set_use_fsync(self.use_fsync);
-        if let Some(n) = self.target_file_size_base {
-            o.set_target_file_size_base(n);
-        }
-        if let Some(n) = self.max_bytes_for_level_base {
-            o.set_max_bytes_for_level_base(n);
-        }
-        match &self.compaction {
-            Compaction::Leveled => o.set_compaction_style(DBCompactionStyle::Level),
-            Compaction::Universal => o.set_compaction_style(DBCompactionStyle::Universal),
-            Compaction::Fifo {
-                max_table_files_size,
-            } => {
-                o.set_compaction_style(DBCompactionStyle::Fifo);
-                let mut f = FifoCompactOptions::default();
-                f.set_max_table_files_size(*max_table_files_size);
-                o.set_fifo_compaction_options(&f);
-            }
-        }
-        let mut t = BlockBasedOptions::default();
-        t.set_block_size(self.block_size as usize);
-        if self.block_cache_bytes > 0 {
-            t.set_block_cache(&Cache::new_lru_cache(self.block_cache_bytes as usize));
-        }
-        if let Some(bits) = self.bloom_bits_per_key {
-            t.set_bloom_filter(bits, false);
-        }
-        o.set_block_based_table_factory(&t);
-        o
-    }
-}
 
 /// The RocksDB backend.
 pub struct Rocks;
@@ -291,7 +77,7 @@ impl KvBackend for Rocks {
     fn open(dir: &Path, cfg: &RocksConfig) -> Result<RocksStore> {
         cfg.validate()?;
         fsutil::claim_store_dir(ENGINE, dir)?;
-        let opts = cfg.options();
+        let opts = cfg.options_with(None);
         let db = DB::open(&opts, dir).map_err(|e| engine_err(Op::Open, dir, e))?;
         let mut write_opts = WriteOptions::default();
         write_opts.set_sync(cfg.sync_wal && !cfg.disable_wal);
@@ -327,12 +113,6 @@ pub fn engine_version(store_dir: &Path) -> Option<String> {
 impl RocksStore {
     fn err(&self, op: Op, e: rocksdb::Error) -> Error {
         engine_err(op, &self.path, e)
-    }
-
-    fn prop(&self, name: &str) -> Result<Option<u64>> {
-        self.db
-            .property_int_value(name)
-            .map_err(|e| self.err(Op::Stats, e))
     }
 
     /// The config this store was opened with.
@@ -398,51 +178,7 @@ impl KvStore for RocksStore {
     }
 
     fn stats(&self) -> Result<EngineStats> {
-        let t = |ticker| Some(self.opts.get_ticker_count(ticker));
-        let levels = match self.cfg.compaction {
-            Compaction::Fifo { .. } => 1,
-            _ => 7,
-        };
-        // All levels or none: a level RocksDB does not report is not 0 files.
-        let mut files = Some(Vec::with_capacity(levels));
-        for l in 0..levels {
-            let n = self.prop(&format!("rocksdb.num-files-at-level{l}"))?;
-            files = files.zip(n).map(|(mut v, n)| {
-                v.push(n);
-                v
-            });
-        }
-        let mut extra = std::collections::BTreeMap::new();
-        for (name, prop) in [
-            ("estimate_num_keys", "rocksdb.estimate-num-keys"),
-            (
-                "actual_delayed_write_rate",
-                "rocksdb.actual-delayed-write-rate",
-            ),
-            ("num_running_flushes", "rocksdb.num-running-flushes"),
-            ("total_sst_files_size", "rocksdb.total-sst-files-size"),
-        ] {
-            if let Some(v) = self.prop(prop)? {
-                extra.insert(name.to_string(), v);
-            }
-        }
-        Ok(EngineStats {
-            compaction_read_bytes: t(Ticker::CompactReadBytes),
-            compaction_write_bytes: t(Ticker::CompactWriteBytes),
-            flush_write_bytes: t(Ticker::FlushWriteBytes),
-            wal_bytes: t(Ticker::WalFileBytes),
-            stall_micros: t(Ticker::StallMicros),
-            block_cache_misses: t(Ticker::BlockCacheMiss),
-            block_cache_hits: t(Ticker::BlockCacheHit),
-            write_stopped: self.prop("rocksdb.is-write-stopped")?.map(|v| v != 0),
-            files_per_level: files,
-            pending_compaction_bytes: self.prop("rocksdb.estimate-pending-compaction-bytes")?,
-            sst_bytes: self.prop("rocksdb.live-sst-files-size")?,
-            memtable_bytes: self.prop("rocksdb.cur-size-all-mem-tables")?,
-            running_compactions: self.prop("rocksdb.num-running-compactions")?,
-            extra,
-            ..EngineStats::default()
-        })
+        stats_of(&self.db, &self.opts, &self.cfg, &self.path)
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -460,4 +196,74 @@ impl KvStore for RocksStore {
         drop(self);
         Ok(())
     }
+}
+
+/// The engine counters of one open database: tickers from its Options'
+/// statistics, properties from the database.
+pub(crate) fn stats_of(
+    db: &DB,
+    opts: &Options,
+    cfg: &RocksConfig,
+    path: &Path,
+) -> Result<EngineStats> {
+    let prop = |name: &str| -> Result<Option<u64>> {
+        db.property_int_value(name)
+            .map_err(|e| engine_err(Op::Stats, path, e))
+    };
+    let t = |ticker| Some(opts.get_ticker_count(ticker));
+    let levels = match cfg.compaction {
+        Compaction::Fifo { .. } => 1,
+        _ => 7,
+    };
+    // All levels or none: a level RocksDB does not report is not 0 files.
+    let mut files = Some(Vec::with_capacity(levels));
+    for l in 0..levels {
+        let n = prop(&format!("rocksdb.num-files-at-level{l}"))?;
+        files = files.zip(n).map(|(mut v, n)| {
+            v.push(n);
+            v
+        });
+    }
+    let mut extra = std::collections::BTreeMap::new();
+    for (name, p) in [
+        ("estimate_num_keys", "rocksdb.estimate-num-keys"),
+        (
+            "actual_delayed_write_rate",
+            "rocksdb.actual-delayed-write-rate",
+        ),
+        ("num_running_flushes", "rocksdb.num-running-flushes"),
+        ("total_sst_files_size", "rocksdb.total-sst-files-size"),
+        ("live_blob_file_bytes", "rocksdb.live-blob-file-size"),
+    ] {
+        if let Some(v) = prop(p)? {
+            extra.insert(name.to_string(), v);
+        }
+    }
+    if cfg.blob.is_some() {
+        extra.insert(
+            "blob_file_bytes_written".into(),
+            opts.get_ticker_count(Ticker::BlobDbBlobFileBytesWritten),
+        );
+        extra.insert(
+            "blob_gc_bytes_relocated".into(),
+            opts.get_ticker_count(Ticker::BlobDbGcBytesRelocated),
+        );
+    }
+    Ok(EngineStats {
+        compaction_read_bytes: t(Ticker::CompactReadBytes),
+        compaction_write_bytes: t(Ticker::CompactWriteBytes),
+        flush_write_bytes: t(Ticker::FlushWriteBytes),
+        wal_bytes: t(Ticker::WalFileBytes),
+        stall_micros: t(Ticker::StallMicros),
+        block_cache_misses: t(Ticker::BlockCacheMiss),
+        block_cache_hits: t(Ticker::BlockCacheHit),
+        write_stopped: prop("rocksdb.is-write-stopped")?.map(|v| v != 0),
+        files_per_level: files,
+        pending_compaction_bytes: prop("rocksdb.estimate-pending-compaction-bytes")?,
+        sst_bytes: prop("rocksdb.live-sst-files-size")?,
+        memtable_bytes: prop("rocksdb.cur-size-all-mem-tables")?,
+        running_compactions: prop("rocksdb.num-running-compactions")?,
+        extra,
+        ..EngineStats::default()
+    })
 }

@@ -2,7 +2,7 @@
 
 use kvbench_conformance::{Subject, conformance_suite};
 use kvbench_core::{Durability, KvBackend};
-use kvbench_rocksdb::{Compaction, Rocks, RocksConfig};
+use kvbench_rocksdb::{Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig};
 
 const FIFO_CAP: u64 = 8 << 20;
 
@@ -63,6 +63,115 @@ mod universal {
         map_writes: false,
     };
     conformance_suite!(S);
+}
+
+mod blob {
+    use super::*;
+    const S: Subject = Subject {
+        name: "rocksdb-blob",
+        open: |d| {
+            Rocks::open_boxed(
+                d,
+                &RocksConfig {
+                    blob: RocksConfig::blob().blob,
+                    ..small(Compaction::Leveled)
+                },
+            )
+        },
+        open_small: None,
+        fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
+    };
+    conformance_suite!(S);
+}
+
+mod tuned {
+    use super::*;
+    const S: Subject = Subject {
+        name: "rocksdb-tuned",
+        open: |d| {
+            let t = RocksConfig::tuned();
+            Rocks::open_boxed(
+                d,
+                &RocksConfig {
+                    level0_file_num_compaction_trigger: t.level0_file_num_compaction_trigger,
+                    level0_slowdown_writes_trigger: t.level0_slowdown_writes_trigger,
+                    level0_stop_writes_trigger: t.level0_stop_writes_trigger,
+                    level_compaction_dynamic_level_bytes: t.level_compaction_dynamic_level_bytes,
+                    ..small(Compaction::Leveled)
+                },
+            )
+        },
+        open_small: None,
+        fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
+    };
+    conformance_suite!(S);
+}
+
+/// Partitions of one flush each, so the suite's flushes and reopens cross
+/// partition boundaries: deletes and overwrites must hide older partitions.
+fn partitioned() -> PartitionedConfig {
+    PartitionedConfig {
+        base: small(Compaction::Leveled),
+        partition_flushes: 1,
+    }
+}
+
+mod partitioned {
+    use super::*;
+    const S: Subject = Subject {
+        name: "rocksdb-partitioned",
+        open: |d| Partitioned::open_boxed(d, &partitioned()),
+        open_small: None,
+        fifo_cap: None,
+        durability: Durability::Process,
+        map_writes: false,
+    };
+    conformance_suite!(S);
+}
+
+#[test]
+fn partitions_are_sealed_per_flush_and_lookups_fan_out_newest_first() {
+    use kvbench_core::{Batch, KvStore};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Partitioned::open(dir.path(), &partitioned()).expect("open");
+    for round in 0..3u8 {
+        let mut b = Batch::new();
+        b.put(&[round], &[round]);
+        b.put(b"shared", &[round]);
+        if round == 2 {
+            b.delete(&[0]);
+        }
+        s.write(&b).expect("write");
+        s.flush().expect("flush");
+    }
+    let st = s.stats().expect("stats");
+    assert_eq!(st.extra["partitions"], 4, "three sealed and one active");
+    assert_eq!(s.get(b"shared").expect("get"), Some(vec![2]), "newest wins");
+    assert_eq!(
+        s.get(&[1]).expect("get"),
+        Some(vec![1]),
+        "found in an older partition"
+    );
+    assert_eq!(s.get(&[0]).expect("get"), None, "a newer delete hides it");
+    let probes = s.stats().expect("stats").extra["partition_probes"];
+    // shared: 2 probes (empty active, then the newest sealed); [1]: 3; [0]: 2.
+    assert_eq!(probes, 7);
+    let keys: Vec<Vec<u8>> = s
+        .scan_collect(b"", 10)
+        .expect("scan")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, vec![vec![1], vec![2], b"shared".to_vec()]);
+    drop(s);
+    let s = Partitioned::open(dir.path(), &partitioned()).expect("reopen");
+    assert_eq!(s.stats().expect("stats").extra["partitions"], 4);
+    assert_eq!(s.get(&[0]).expect("get"), None);
+    assert_eq!(s.get(b"shared").expect("get"), Some(vec![2]));
 }
 
 #[test]

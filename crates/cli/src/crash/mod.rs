@@ -14,7 +14,7 @@ use kvbench_driver::crash::{CrashResults, CrashShape};
 use kvbench_meter::loopdev::LoopFs;
 use kvbench_rng::stream;
 
-use crate::registry::{BackendSpec, EngineConfig};
+use crate::registry::BackendSpec;
 use crate::{registry, size};
 
 mod reboot;
@@ -101,7 +101,7 @@ fn spec(
     let mut specs = registry::parse_list(name, level)?;
     for s in &mut specs {
         s.scale_memory(memory);
-        if let EngineConfig::Rocksdb(c) = &mut s.config {
+        if let Some(c) = s.config.rocks_mut() {
             // Compactions early and often, so crashes land in them; FIFO's
             // cap above anything a test writes, so eviction is not loss.
             c.level0_file_num_compaction_trigger = 4;

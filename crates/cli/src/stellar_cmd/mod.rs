@@ -22,7 +22,7 @@ use kvbench_meter::cgroup::MemoryLimit;
 
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
-use crate::registry::{self, BackendSpec, EngineConfig};
+use crate::registry::{self, BackendSpec};
 use crate::{presets, size, table};
 use kvbench_driver::observe::Fanout;
 
@@ -91,9 +91,15 @@ pub struct ShapeArgs {
     /// Ledgers per batch.
     #[arg(long)]
     batch_ledgers: Option<u32>,
-    /// Ledgers per write commit inside a batch.
+    /// Ledgers per write commit inside a batch (0: the largest that fits
+    /// the harness budget). A batch is flushed and compacted as one
+    /// whatever its commits.
     #[arg(long)]
     commit_ledgers: Option<u32>,
+    /// Most heap kvbench may hold for generated data (commit chunks in
+    /// flight), e.g. 64MiB; recorded with the run.
+    #[arg(long, value_name = "SIZE")]
+    harness_budget: Option<String>,
     /// Seed of every generator.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -107,6 +113,9 @@ impl ShapeArgs {
     pub fn apply(&self, w: &mut StellarConfig) -> anyhow::Result<()> {
         if let Some(v) = self.ledgers {
             w.ledgers = v;
+        }
+        if let Some(s) = &self.harness_budget {
+            w.harness_budget = size::parse(s).map_err(anyhow::Error::msg)?;
         }
         if let Some(v) = self.batch_ledgers {
             w.batch_ledgers = v;

@@ -81,6 +81,10 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         workload.streaming.lookup_workers = v;
     }
     workload.validate()?;
+    // Sized before anything is created, so a commit too large for the
+    // harness budget is refused up front; results record the size used.
+    let chunks = kvbench_driver::stellar::budget::plan_chunks(&workload, workload.harness_budget)?;
+    workload.commit_ledgers = chunks.commit_ledgers;
 
     let memory = match args.engine_memory.as_ref().or(file.engine_memory.as_ref()) {
         Some(s) => Some(size::parse(s).map_err(anyhow::Error::msg)?),
@@ -95,7 +99,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             s.scale_memory(m);
         }
         if workload.compaction == CompactionStrategy::None
-            && let EngineConfig::Rocksdb(c) = &mut s.config
+            && let Some(c) = s.config.rocks_mut()
         {
             c.disable_auto_compactions = true;
         }

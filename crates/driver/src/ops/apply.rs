@@ -251,6 +251,7 @@ pub(super) fn run_ops(
                 source_secs: Some(a.seg_source),
                 total_secs,
                 process_write_bytes,
+                memory: crate::segment::memory_now(),
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
             };
             observer.segment_done(&rec, src.progress());

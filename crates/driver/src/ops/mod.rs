@@ -239,6 +239,7 @@ pub fn replay_parallel(
             source_secs: Some(source_secs),
             total_secs,
             process_write_bytes,
+            memory: crate::segment::memory_now(),
             stores: recs,
         });
         Ok(())
@@ -311,6 +312,7 @@ mod tests {
             source_secs: Some(0.0),
             total_secs: secs,
             process_write_bytes: None,
+            memory: None,
             stores: Vec::new(),
         }
     }
@@ -325,6 +327,7 @@ mod tests {
             running_compactions: None,
             stall_micros: None,
             rss_bytes: Some(rss),
+            harness_heap_bytes: None,
             pending_compaction_bytes: None,
         }
     }

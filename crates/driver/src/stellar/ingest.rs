@@ -64,9 +64,11 @@ pub(super) fn ingest(
         let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &stop, started));
         let mut rxs: Vec<Receiver<Result<Chunk, DriverError>>> = Vec::with_capacity(workers);
         for w in 0..workers {
-            // Two chunks ahead per worker: the engine never waits on a
-            // healthy generator, and memory stays bounded.
-            let (tx, rx) = bounded(2);
+            // One chunk queued and one being made per worker, and one being
+            // written: the engine never waits on a healthy generator, and
+            // the harness holds at most 2 x workers + 1 chunks
+            // (budget::plan_chunks sizes them to fit).
+            let (tx, rx) = bounded(1);
             rxs.push(rx);
             let stop = &stop;
             let level = cfg.profile.zstd_level;
@@ -190,6 +192,7 @@ pub(super) fn write_batches(
         }
         let total_secs = batch_start.elapsed().as_secs_f64();
         let process_write_bytes = meter.close(&mut rec_stores)?;
+
         let rec = BatchRecord {
             label: label.to_string(),
             batch: b as u32 + 1,
@@ -201,6 +204,7 @@ pub(super) fn write_batches(
             writer_wait_secs: wait_secs,
             total_secs,
             process_write_bytes,
+            memory: crate::segment::memory_now(),
             stores: rec_stores,
         };
         observer.batch_done(&rec, total_batches);

@@ -11,6 +11,7 @@ use crate::DriverError;
 use crate::results::{BatchRecord, PhaseCost, Sample, StreamingResult, Summary};
 use crate::segment::OpHists;
 
+pub mod budget;
 mod ingest;
 mod lookups;
 mod produce;
@@ -69,8 +70,13 @@ pub struct StellarConfig {
     pub ledgers: u64,
     /// Ledgers per batch (the report: 2,000).
     pub batch_ledgers: u32,
-    /// Ledgers per write commit inside a batch; bounds the harness's memory.
+    /// Ledgers per write commit inside a batch; the harness holds a few
+    /// commit chunks at a time, so this, not the batch, sets its memory.
+    /// 0 picks the largest that fits `harness_budget`.
     pub commit_ledgers: u32,
+    /// Most heap the harness may hold for generated data, bytes (see
+    /// [`budget::plan_chunks`]); a commit size over it is refused.
+    pub harness_budget: u64,
     /// What follows each batch.
     pub compaction: CompactionStrategy,
     /// Generator threads; 0 picks one less than the cores (at least one).
@@ -90,7 +96,8 @@ impl Default for StellarConfig {
             seed: 42,
             ledgers: 468_038,
             batch_ledgers: 2000,
-            commit_ledgers: 100,
+            commit_ledgers: 0,
+            harness_budget: 64 << 20,
             compaction: CompactionStrategy::Manual,
             workers: 0,
             verify_txs: 1000,
@@ -107,8 +114,8 @@ impl StellarConfig {
         if self.ledgers == 0 {
             return bad("ledgers must be at least 1");
         }
-        if self.batch_ledgers == 0 || self.commit_ledgers == 0 {
-            return bad("batch_ledgers and commit_ledgers must be at least 1");
+        if self.batch_ledgers == 0 {
+            return bad("batch_ledgers must be at least 1");
         }
         if u64::from(self.profile.first_ledger) + self.ledgers + self.streaming.ledgers
             > u64::from(u32::MAX)
@@ -188,6 +195,25 @@ pub fn run(
         out.error = Some(e);
         return out;
     }
+    // Resolved here too, for callers that did not plan the chunks first.
+    let resolved;
+    let cfg = if cfg.commit_ledgers == 0 {
+        match budget::plan_chunks(cfg, cfg.harness_budget) {
+            Ok(p) => {
+                resolved = StellarConfig {
+                    commit_ledgers: p.commit_ledgers,
+                    ..cfg.clone()
+                };
+                &resolved
+            }
+            Err(e) => {
+                out.error = Some(e);
+                return out;
+            }
+        }
+    } else {
+        cfg
+    };
     let gen_ = match StellarGen::new(cfg.seed, cfg.profile.clone()) {
         Ok(g) => g,
         Err(e) => {

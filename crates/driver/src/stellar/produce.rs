@@ -63,6 +63,10 @@ impl Plan {
 pub(super) struct Packer {
     pub(super) compressor: zstd::bulk::Compressor<'static>,
     pub(super) buf: Vec<u8>,
+    /// Operations and bytes per ledger of each store in the last chunk, so
+    /// the next chunk's batches are sized once instead of doubling (which
+    /// would leave up to half of each buffer allocated and unused).
+    per_ledger: [(f64, f64); 3],
 }
 
 impl Packer {
@@ -71,7 +75,20 @@ impl Packer {
             compressor: zstd::bulk::Compressor::new(level)
                 .map_err(|e| DriverError::Generator(format!("zstd: {e}")))?,
             buf: Vec::new(),
+            per_ledger: [(0.0, 0.0); 3],
         })
+    }
+
+    /// Empty batches with room for `n` ledgers like the last chunk's.
+    fn batches_for(&self, n: u32) -> [Batch; 3] {
+        // 5% headroom: ledgers vary in size around the profile's means.
+        let room = |(ops, bytes): (f64, f64)| {
+            Batch::with_capacity(
+                (ops * f64::from(n) * 1.05) as usize,
+                (bytes * f64::from(n) * 1.05) as usize,
+            )
+        };
+        self.per_ledger.map(room)
     }
 
     pub(super) fn compress(&mut self, src: &[u8]) -> Result<&[u8], DriverError> {
@@ -115,7 +132,7 @@ pub(super) fn produce(
         .chunk(k)
         .ok_or_else(|| DriverError::Generator(format!("chunk {k} out of plan")))?;
     let first = gen_.profile().first_ledger + offset as u32;
-    let mut writes = [Batch::new(), Batch::new(), Batch::new()];
+    let mut writes = packer.batches_for(n);
     let mut raw = [0u64; 3];
     let (mut generate, mut compress) = (Duration::ZERO, Duration::ZERO);
     let mut txs = 0u64;
@@ -127,6 +144,12 @@ pub(super) fn produce(
         packer.pack(ledger, &mut writes, &mut raw)?;
         compress += t.elapsed();
         txs += ledger.tx_hashes.len() as u64;
+    }
+    for (hint, w) in packer.per_ledger.iter_mut().zip(&writes) {
+        *hint = (
+            w.len() as f64 / f64::from(n),
+            w.logical_bytes() as f64 / f64::from(n),
+        );
     }
     Ok(Chunk {
         batch,
@@ -158,6 +181,12 @@ impl StellarOps {
     /// A stream for `cfg`.
     pub fn new(cfg: &StellarConfig) -> Result<Self, DriverError> {
         cfg.validate()?;
+        let mut cfg = cfg.clone();
+        if cfg.commit_ledgers == 0 {
+            cfg.commit_ledgers =
+                super::budget::plan_chunks(&cfg, cfg.harness_budget)?.commit_ledgers;
+        }
+        let cfg = &cfg;
         let gen_ = StellarGen::new(cfg.seed, cfg.profile.clone())
             .map_err(|e| DriverError::Config(e.to_string()))?;
         Ok(Self {

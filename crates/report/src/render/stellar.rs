@@ -20,6 +20,8 @@ pub(super) fn stellar_section(
         ">ledgers/s",
         ">memory limit MiB",
         ">memory peak MiB",
+        ">harness heap peak MiB",
+        ">RSS anon / file peak MiB",
         "device meter",
         "error",
     ]);
@@ -35,6 +37,12 @@ pub(super) fn stellar_section(
                 .map_or("none".into(), |b| (b >> 20).to_string()),
             r.memory_peak_bytes
                 .map_or("n/a".into(), |b| (b >> 20).to_string()),
+            peak_mib(r, |m| m.harness_heap_peak_bytes),
+            format!(
+                "{} / {}",
+                peak_mib(r, |m| m.rss_anon_bytes),
+                peak_mib(r, |m| m.rss_file_bytes)
+            ),
             r.device_meter.clone().unwrap_or_else(|| "n/a".into()),
             r.error.clone().unwrap_or_default(),
         ]);
@@ -441,4 +449,16 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
         }
     }
     s
+}
+
+/// The largest of a per-batch memory figure over a run, MiB; `n/a` when no
+/// batch has it (older results, or a meter not available).
+fn peak_mib(r: &BackendRun, f: fn(&kvbench_results::MemoryRecord) -> Option<u64>) -> String {
+    r.batches
+        .iter()
+        .filter_map(|b| b.memory.as_ref().and_then(f))
+        .max()
+        .map_or("n/a".into(), |b| {
+            format!("{:.1}", b as f64 / f64::from(1 << 20))
+        })
 }

@@ -1,0 +1,359 @@
+//! Range-partitioned RocksDB: a new database every N batches, compacted
+//! once when sealed and never again. The layout a ledger archive can use
+//! because its history is write-once: compaction cost stays that of one
+//! partition however large the store grows, and a lookup goes from the
+//! newest partition to the oldest, each skipped by its bloom filter.
+//!
+//! A delete must hide the key in older partitions too, and RocksDB's `get`
+//! cannot tell a deleted key from an absent one, so each partition keeps a
+//! `deleted` column family: a delete writes the key there, a put removes it
+//! (in the same write batch, so both stay atomic).
+
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use kvbench_core::{
+    Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
+    fsutil,
+};
+use rocksdb::{Cache, ColumnFamily, CompactOptions, DB, Options, WriteBatch, WriteOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::{ENGINE, Rocks, RocksConfig, engine_err, stats_of};
+
+const DELETED: &str = "deleted";
+
+/// Settings of a partitioned store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PartitionedConfig {
+    /// The settings of every partition.
+    pub base: RocksConfig,
+    /// Flushes (batches, in a Stellar run) per partition: after this many
+    /// the partition is compacted once, sealed and a new one started.
+    pub partition_flushes: u32,
+}
+
+impl Default for PartitionedConfig {
+    fn default() -> Self {
+        Self {
+            base: RocksConfig::default(),
+            partition_flushes: 1,
+        }
+    }
+}
+
+/// The partitioned RocksDB backend.
+pub struct Partitioned;
+
+struct Part {
+    db: DB,
+    opts: Options,
+}
+
+impl Part {
+    fn deleted(&self) -> &ColumnFamily {
+        self.db
+            .cf_handle(DELETED)
+            .expect("opened with the deleted family")
+    }
+}
+
+/// An open partitioned store.
+pub struct PartitionedStore {
+    dir: PathBuf,
+    cfg: PartitionedConfig,
+    cache: Option<Cache>,
+    write_opts: WriteOptions,
+    /// Oldest first; the last one takes writes.
+    parts: RwLock<Vec<Part>>,
+    flushes: AtomicU32,
+    /// Partition lookups made by gets (the fan-out a lookup pays).
+    probes: AtomicU64,
+    gets: AtomicU64,
+}
+
+fn part_dir(dir: &Path, n: usize) -> PathBuf {
+    dir.join(format!("p{n:06}"))
+}
+
+impl KvBackend for Partitioned {
+    const NAME: &'static str = "rocksdb-partitioned";
+    type Config = PartitionedConfig;
+    type Store = PartitionedStore;
+
+    fn set_durability(cfg: &mut PartitionedConfig, level: Durability) -> Result<()> {
+        Rocks::set_durability(&mut cfg.base, level)
+    }
+
+    fn durability(cfg: &PartitionedConfig) -> Durability {
+        Rocks::durability(&cfg.base)
+    }
+
+    fn version(store_dir: &Path) -> Option<String> {
+        crate::engine_version(&part_dir(store_dir, 0))
+    }
+
+    fn scale_memory(cfg: &mut PartitionedConfig, bytes: u64) {
+        Rocks::scale_memory(&mut cfg.base, bytes);
+    }
+
+    fn open(dir: &Path, cfg: &PartitionedConfig) -> Result<PartitionedStore> {
+        cfg.base.validate()?;
+        if cfg.partition_flushes == 0 {
+            return Err(Error::Config {
+                engine: ENGINE,
+                message: "partition_flushes must be at least 1".into(),
+            });
+        }
+        fsutil::claim_store_dir(ENGINE, dir)?;
+        // One block cache for all partitions, so the memory budget does
+        // not grow with their number.
+        let cache = (cfg.base.block_cache_bytes > 0)
+            .then(|| Cache::new_lru_cache(cfg.base.block_cache_bytes as usize));
+        let mut write_opts = WriteOptions::default();
+        write_opts.set_sync(cfg.base.sync_wal && !cfg.base.disable_wal);
+        write_opts.disable_wal(cfg.base.disable_wal);
+        let store = PartitionedStore {
+            dir: dir.to_path_buf(),
+            cfg: cfg.clone(),
+            cache,
+            write_opts,
+            parts: RwLock::new(Vec::new()),
+            flushes: AtomicU32::new(0),
+            probes: AtomicU64::new(0),
+            gets: AtomicU64::new(0),
+        };
+        let mut parts = Vec::new();
+        while part_dir(dir, parts.len()).exists() {
+            parts.push(store.open_part(parts.len())?);
+        }
+        if parts.is_empty() {
+            parts.push(store.open_part(0)?);
+        }
+        *store.parts.write().expect("not poisoned") = parts;
+        Ok(store)
+    }
+}
+
+impl PartitionedStore {
+    fn open_part(&self, n: usize) -> Result<Part> {
+        let path = part_dir(&self.dir, n);
+        let mut opts = self.cfg.base.options_with(self.cache.as_ref());
+        opts.create_missing_column_families(true);
+        let db =
+            DB::open_cf(&opts, &path, [DELETED]).map_err(|e| engine_err(Op::Open, &path, e))?;
+        Ok(Part { db, opts })
+    }
+
+    fn err(&self, op: Op, e: rocksdb::Error) -> Error {
+        engine_err(op, &self.dir, e)
+    }
+
+    /// Compacts the active partition once, then starts a new one.
+    fn seal(&self) -> Result<()> {
+        let mut parts = self.parts.write().expect("not poisoned");
+        let active = parts.last().expect("at least one partition");
+        compact_all(&active.db);
+        let next = self.open_part(parts.len())?;
+        parts.push(next);
+        Ok(())
+    }
+}
+
+fn compact_all(db: &DB) {
+    let mut co = CompactOptions::default();
+    co.set_exclusive_manual_compaction(true);
+    db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+}
+
+impl KvStore for PartitionedStore {
+    fn engine(&self) -> &'static str {
+        ENGINE
+    }
+
+    fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        self.gets.fetch_add(1, Ordering::Relaxed);
+        let parts = self.parts.read().expect("not poisoned");
+        for p in parts.iter().rev() {
+            self.probes.fetch_add(1, Ordering::Relaxed);
+            if let Some(v) = p.db.get_pinned(key).map_err(|e| self.err(Op::Get, e))? {
+                out.extend_from_slice(&v);
+                return Ok(true);
+            }
+            let gone = p.db.get_pinned_cf(p.deleted(), key);
+            if gone.map_err(|e| self.err(Op::Get, e))?.is_some() {
+                return Ok(false);
+            }
+        }
+        Ok(false)
+    }
+
+    fn write(&self, batch: &Batch) -> Result<()> {
+        let parts = self.parts.read().expect("not poisoned");
+        let p = parts.last().expect("at least one partition");
+        let (older, deleted) = (parts.len() > 1, p.deleted());
+        let mut wb = WriteBatch::default();
+        for op in batch.iter() {
+            match op {
+                BatchOp::Put(k, v) => {
+                    wb.put(k, v);
+                    // Only a key this partition marked deleted needs its
+                    // mark removed; the check is a bloom/memtable probe.
+                    if p.db.key_may_exist_cf(deleted, k) {
+                        wb.delete_cf(deleted, k);
+                    }
+                }
+                BatchOp::Delete(k) => {
+                    wb.delete(k);
+                    if older {
+                        wb.put_cf(deleted, k, []);
+                    }
+                }
+            }
+        }
+        p.db.write_opt(wb, &self.write_opts)
+            .map_err(|e| self.err(Op::Write, e))
+    }
+
+    fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let parts = self.parts.read().expect("not poisoned");
+        // Newest first, so on equal keys the first holder wins.
+        let mut its: Vec<_> = parts.iter().rev().map(|p| p.db.raw_iterator()).collect();
+        for it in &mut its {
+            it.seek(start);
+        }
+        let newest_first: Vec<&Part> = parts.iter().rev().collect();
+        loop {
+            let mut min: Option<(usize, Vec<u8>)> = None;
+            for (i, it) in its.iter().enumerate() {
+                if let Some(k) = it.key()
+                    && min.as_ref().is_none_or(|(_, m)| k < m.as_slice())
+                {
+                    min = Some((i, k.to_vec()));
+                }
+            }
+            let Some((winner, key)) = min else { break };
+            // A newer partition's delete mark hides the older value.
+            let mut hidden = false;
+            for p in &newest_first[..winner] {
+                let mark = p.db.get_pinned_cf(p.deleted(), &key);
+                if mark.map_err(|e| self.err(Op::Iterate, e))?.is_some() {
+                    hidden = true;
+                    break;
+                }
+            }
+            let value = its[winner].value().unwrap_or_default().to_vec();
+            for it in &mut its {
+                if it.key() == Some(key.as_slice()) {
+                    it.next();
+                }
+            }
+            if !hidden && !visit(&key, &value) {
+                break;
+            }
+        }
+        for it in &its {
+            it.status().map_err(|e| self.err(Op::Iterate, e))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        {
+            let parts = self.parts.read().expect("not poisoned");
+            let p = parts.last().expect("at least one partition");
+            p.db.flush().map_err(|e| self.err(Op::Flush, e))?;
+            p.db.flush_cf(p.deleted())
+                .map_err(|e| self.err(Op::Flush, e))?;
+        }
+        let n = self.flushes.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of(self.cfg.partition_flushes) {
+            self.seal()?;
+        }
+        Ok(())
+    }
+
+    /// Compacts the active partition only: sealed ones are never compacted
+    /// again, which is the point of the layout.
+    fn compact(&self) -> Result<()> {
+        let parts = self.parts.read().expect("not poisoned");
+        compact_all(&parts.last().expect("at least one partition").db);
+        Ok(())
+    }
+
+    fn stats(&self) -> Result<EngineStats> {
+        let parts = self.parts.read().expect("not poisoned");
+        let mut total: Option<EngineStats> = None;
+        for p in parts.iter() {
+            let s = stats_of(&p.db, &p.opts, &self.cfg.base, &self.dir)?;
+            total = Some(match total {
+                None => s,
+                Some(t) => add(t, s),
+            });
+        }
+        let mut t = total.unwrap_or_default();
+        t.extra.insert("partitions".into(), parts.len() as u64);
+        t.extra.insert(
+            "partition_probes".into(),
+            self.probes.load(Ordering::Relaxed),
+        );
+        t.extra
+            .insert("partitioned_gets".into(), self.gets.load(Ordering::Relaxed));
+        Ok(t)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            ordered_iteration: true,
+            manual_compaction: true,
+            evicts_oldest: false,
+            persistent: true,
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let parts = self.parts.read().expect("not poisoned");
+        for p in parts.iter() {
+            p.db.flush().map_err(|e| self.err(Op::Close, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Two partitions' counters summed; a counter absent in either is absent
+/// in the sum (a partial sum would pass for the whole).
+fn add(a: EngineStats, b: EngineStats) -> EngineStats {
+    let sum = |x: Option<u64>, y: Option<u64>| x.zip(y).map(|(x, y)| x + y);
+    let files = a
+        .files_per_level
+        .zip(b.files_per_level)
+        .map(|(x, y)| x.iter().zip(&y).map(|(p, q)| p + q).collect());
+    let mut extra = a.extra;
+    for (k, v) in b.extra {
+        *extra.entry(k).or_insert(0) += v;
+    }
+    EngineStats {
+        compaction_read_bytes: sum(a.compaction_read_bytes, b.compaction_read_bytes),
+        compaction_write_bytes: sum(a.compaction_write_bytes, b.compaction_write_bytes),
+        flush_write_bytes: sum(a.flush_write_bytes, b.flush_write_bytes),
+        wal_bytes: sum(a.wal_bytes, b.wal_bytes),
+        stall_micros: sum(a.stall_micros, b.stall_micros),
+        block_cache_misses: sum(a.block_cache_misses, b.block_cache_misses),
+        block_cache_hits: sum(a.block_cache_hits, b.block_cache_hits),
+        write_stopped: a.write_stopped.zip(b.write_stopped).map(|(x, y)| x || y),
+        files_per_level: files,
+        pending_compaction_bytes: sum(a.pending_compaction_bytes, b.pending_compaction_bytes),
+        sst_bytes: sum(a.sst_bytes, b.sst_bytes),
+        memtable_bytes: sum(a.memtable_bytes, b.memtable_bytes),
+        running_compactions: sum(a.running_compactions, b.running_compactions),
+        extra,
+        ..a
+    }
+}
