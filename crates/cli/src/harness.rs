@@ -18,8 +18,11 @@ use crate::registry::BackendSpec;
 
 /// Where and under what limits a run's stores live.
 pub struct Placement {
-    /// Memory cgroup limit of the run, bytes.
+    /// Memory limit of the engine (heap and page cache), bytes.
     pub memory_limit: Option<u64>,
+    /// Added to the cgroup's limit for the harness's own bounded heap, so
+    /// it does not eat the engine's share (0 adds nothing).
+    pub harness_allowance: u64,
     /// Size of each store's private loop device; `None` puts stores in the run directory.
     pub device_size: Option<u64>,
     /// Read-ahead of the private devices, KiB.
@@ -116,6 +119,8 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
         usage: None,
         device_meter: None,
         memory_limit_bytes: memory_limit,
+        harness_allowance_bytes: None,
+        stopped_early: None,
         memory_peak_bytes: None,
         streaming: None,
         ingest_samples: Vec::new(),
@@ -146,8 +151,13 @@ pub fn run_on_stores(
 ) {
     // Entered before the stores open, so their caches are charged too;
     // left after they close (the guard drops last).
+    if place.memory_limit.is_some() && place.harness_allowance > 0 {
+        run.harness_allowance_bytes = Some(place.harness_allowance);
+    }
     let limit = match place.memory_limit {
-        Some(bytes) => match cgroup::drop_caches().and_then(|_| MemoryLimit::enter(bytes)) {
+        Some(bytes) => match cgroup::drop_caches()
+            .and_then(|_| MemoryLimit::enter(bytes + place.harness_allowance))
+        {
             Ok(g) => Some(g),
             Err(e) => {
                 run.error = Some(format!("--memory-limit: {e}"));

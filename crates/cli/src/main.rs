@@ -236,7 +236,7 @@ fn list(json: bool) -> anyhow::Result<()> {
     println!("presets (kvbench run stellar --preset NAME):");
     for n in presets::NAMES {
         if let Some(p) = presets::get(n) {
-            println!("  {n:<13} {}", p.about);
+            println!("  {n:<15} {}", p.about);
         }
     }
     println!("stores: {}", kvbench_workloads::stellar::STORES.join(", "));

@@ -88,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let place = Placement {
         // The limit applies to the `limited` reads only, not the load.
         memory_limit: None,
+        harness_allowance: 0,
         device_size: args.place.size(cfg.logical_bytes() * 3 + (512 << 20))?,
         read_ahead_kb: 0,
         keep_stores: false,

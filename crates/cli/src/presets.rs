@@ -3,7 +3,7 @@
 use kvbench_driver::stellar::{StellarConfig, StreamingConfig};
 
 /// Preset names, smallest first.
-pub const NAMES: &[&str] = &["smoke", "quick", "month-scaled", "seed"];
+pub const NAMES: &[&str] = &["smoke", "quick", "month-scaled", "outgrow-memory", "seed"];
 
 /// A preset: the workload config and the engines' memory budget (bytes).
 pub struct Preset {
@@ -78,6 +78,29 @@ pub fn get(name: &str) -> Option<Preset> {
             // B-trees' pages stop fitting part way through, as at full scale.
             memory_limit: Some(320 << 20),
             about: "3,000 ledgers in 120 batches, data ~40x the memtables: compaction cost grows visibly",
+        },
+        "outgrow-memory" => Preset {
+            workload: StellarConfig {
+                // 18 batches of 400 ledgers: each puts ~103,000 random
+                // keys into txdata and txindex (the report's per-batch
+                // insert pattern at a fifth of its 2,000 ledgers), ~2 GB
+                // of txdata in all: 8x the memory limit by the end.
+                ledgers: 7200,
+                batch_ledgers: 400,
+                commit_ledgers: 0,
+                // A batch ten times slower than a healthy one has fallen
+                // off the cliff; the run records where and goes on.
+                max_batch_secs: Some(600.0),
+                streaming: StreamingConfig {
+                    ledgers: 60,
+                    close_interval_ms: 500,
+                    lookup_workers: 1,
+                },
+                ..d
+            },
+            engine_memory: Some(64 << 20),
+            memory_limit: Some(256 << 20),
+            about: "7,200 ledgers in batches of 400 (~103k random keys each), txdata 8x a 256 MiB limit: where B-trees and LSMs part ways",
         },
         "seed" => Preset {
             workload: d,

@@ -262,6 +262,9 @@ fn run_stream(
     };
     let place = Placement {
         memory_limit,
+        // Generators of op streams have no measured budget yet: nothing is
+        // added, and the results say so (no allowance recorded).
+        harness_allowance: 0,
         device_size,
         read_ahead_kb: 128,
         keep_stores: false,

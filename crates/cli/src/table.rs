@@ -121,7 +121,11 @@ pub fn stellar_summary(r: &RunResult) -> String {
 }
 
 fn row(run: &BackendRun) -> Vec<String> {
-    let err = run.error.clone().unwrap_or_default();
+    let err = match (&run.error, &run.stopped_early) {
+        (Some(e), _) => e.clone(),
+        (None, Some(s)) => format!("stopped early (a finding): {s}"),
+        (None, None) => String::new(),
+    };
     let Some(sum) = &run.summary else {
         let mut cells = vec![run.label.clone()];
         cells.resize(12, String::new());

@@ -7,6 +7,7 @@ pub mod crash;
 mod csv_out;
 pub mod doc;
 pub mod metrics;
+pub mod model;
 pub mod render;
 pub mod svg;
 pub mod table;

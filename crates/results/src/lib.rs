@@ -63,9 +63,15 @@ pub struct BackendRun {
     /// Where each store's device figures come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_meter: Option<String>,
-    /// Memory cgroup limit the run was placed under (page cache included), bytes.
+    /// Memory limit of the engine (its heap and the page cache), bytes:
+    /// `--memory-limit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit_bytes: Option<u64>,
+    /// Bytes added to the cgroup's limit for kvbench's own bounded heap
+    /// (`--harness-budget`), so the harness does not eat the engine's
+    /// share; the cgroup's limit is the sum. Absent when nothing was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_allowance_bytes: Option<u64>,
     /// Peak memory charged to that cgroup, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_peak_bytes: Option<u64>,
@@ -86,6 +92,11 @@ pub struct BackendRun {
     /// Why the run ended early, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why ingestion stopped before its last batch without failing: a
+    /// batch over `--max-batch-secs` (the engine fell off a cliff, which
+    /// is a finding, not a failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
 }
 
 /// What a replay of operations did.

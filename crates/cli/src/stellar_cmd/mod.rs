@@ -103,6 +103,15 @@ pub struct ShapeArgs {
     /// Seed of every generator.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run every backend once per memory limit in this list (e.g.
+    /// 512MiB,256MiB,128MiB), labelled NAME@LIMIT: the data/memory ratios
+    /// the report's cost model is fitted to and checked against.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub(super) sweep_limits: Vec<String>,
+    /// End a backend's ingestion after the first batch slower than this
+    /// many seconds (recorded as where it fell off, not as a failure).
+    #[arg(long, value_name = "SECS")]
+    max_batch_secs: Option<f64>,
     /// After each batch: manual, background or none.
     #[arg(long, value_parser = ["manual", "background", "none"])]
     compaction: Option<String>,
@@ -113,6 +122,9 @@ impl ShapeArgs {
     pub fn apply(&self, w: &mut StellarConfig) -> anyhow::Result<()> {
         if let Some(v) = self.ledgers {
             w.ledgers = v;
+        }
+        if let Some(v) = self.max_batch_secs {
+            w.max_batch_secs = Some(v);
         }
         if let Some(s) = &self.harness_budget {
             w.harness_budget = size::parse(s).map_err(anyhow::Error::msg)?;
@@ -191,11 +203,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written before the first run too, so a run killed midway (by its
     // memory limit, say) has a results file to be recorded in.
     write_json(&out.join("results.json"), &result)?;
-    for (repeat, (label, specs)) in each {
+    for (repeat, (label, specs, memory_limit)) in each {
         crate::supervise::note_current_run(&out, label, repeat);
         let mut run = run_one(
             &plan,
-            &RunId { label, repeat },
+            &RunId {
+                label,
+                repeat,
+                memory_limit: *memory_limit,
+            },
             specs,
             &rundir,
             &jsonl_path,
@@ -233,6 +249,7 @@ pub fn parse_compaction(name: &str) -> anyhow::Result<CompactionStrategy> {
 struct RunId<'a> {
     label: &'a str,
     repeat: u32,
+    memory_limit: Option<u64>,
 }
 
 impl RunId<'_> {
@@ -257,11 +274,14 @@ fn run_one(
 ) -> BackendRun {
     let tag = id.tag();
     let label = tag.as_str();
-    let mut run = harness::new_run(id.label, plan.memory_limit);
+    let mut run = harness::new_run(id.label, id.memory_limit);
     let mut jsonl = JsonlSink::append(jsonl_path, label);
     let mut view = ProgressView::new(label);
     let place = Placement {
-        memory_limit: plan.memory_limit,
+        memory_limit: id.memory_limit,
+        // The harness's heap is bounded by its budget (commit chunks are
+        // sized to it), so that much is added to the cgroup for it.
+        harness_allowance: plan.workload.harness_budget,
         device_size: plan.device_size,
         read_ahead_kb: 128,
         keep_stores,
@@ -293,6 +313,7 @@ fn run_one(
         run.streaming = o.streaming;
         run.ingest_samples = o.ingest_samples;
         run.phases = o.phases;
+        run.stopped_early = o.stopped;
     }
     if let Some(e) = jsonl.take_error() {
         run.error.get_or_insert(e);

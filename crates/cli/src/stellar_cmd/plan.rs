@@ -21,15 +21,15 @@ pub(super) struct RunFile {
 
 pub(super) struct Plan {
     pub(super) preset: String,
-    /// Memory cgroup limit per run, bytes.
-    pub(super) memory_limit: Option<u64>,
     /// Private device size per store, when stores get private devices.
     pub(super) device_size: Option<u64>,
     pub(super) workload: StellarConfig,
     /// The durability level of every store.
     pub(super) durability: Durability,
     /// Each run: label and the backend of each store.
-    pub(super) runs: Vec<(String, [BackendSpec; 3])>,
+    /// Label, the three stores' specs, and the memory limit of each run
+    /// (a sweep runs each backend at several).
+    pub(super) runs: Vec<(String, [BackendSpec; 3], Option<u64>)>,
 }
 
 pub(super) fn merge_table(into: &mut toml::Table, from: &toml::Table) {
@@ -202,9 +202,28 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             None => None,
         },
     };
+    let runs = if args.shape.sweep_limits.is_empty() {
+        runs.into_iter()
+            .map(|(l, s)| (l, s, memory_limit))
+            .collect()
+    } else {
+        // Largest limit first: each backend's runs go from the smallest
+        // data/memory ratio to the largest.
+        let mut limits = Vec::new();
+        for s in &args.shape.sweep_limits {
+            limits.push((s.trim().to_string(), harness::memory_limit(s)?));
+        }
+        limits.sort_by(|a, b| b.1.cmp(&a.1));
+        let mut swept = Vec::new();
+        for (l, s) in &runs {
+            for (name, bytes) in &limits {
+                swept.push((format!("{l}@{name}"), s.clone(), Some(*bytes)));
+            }
+        }
+        swept
+    };
     Ok(Plan {
         preset: preset_name,
-        memory_limit,
         device_size,
         workload,
         durability: args.level.durability,

@@ -109,7 +109,8 @@ pub(super) fn ingest(
         stop.store(true, Ordering::Relaxed);
         drop(rxs);
         out.ingest_samples = sampler.join().unwrap_or_default();
-        result
+        out.stopped = result?;
+        Ok(())
     })
 }
 
@@ -131,7 +132,7 @@ pub(super) fn write_batches(
     observer: &mut dyn Observer,
     records: &mut Vec<BatchRecord>,
     total_batches: u32,
-) -> Result<(), DriverError> {
+) -> Result<Option<String>, DriverError> {
     let Writer {
         stores,
         devices,
@@ -209,8 +210,19 @@ pub(super) fn write_batches(
         };
         observer.batch_done(&rec, total_batches);
         records.push(rec);
+        if let Some(max) = cfg.max_batch_secs
+            && total_secs > max
+            && b + 1 < u64::from(total_batches)
+        {
+            return Ok(Some(format!(
+                "batch {} of {total_batches} took {total_secs:.1} s, over --max-batch-secs {max}: ingestion stopped there ({} of {} ledgers)",
+                b + 1,
+                (b + 1) * plan.batch,
+                plan.ledgers
+            )));
+        }
     }
-    Ok(())
+    Ok(None)
 }
 
 pub(super) fn summarize(

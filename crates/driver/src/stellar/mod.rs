@@ -81,6 +81,10 @@ pub struct StellarConfig {
     pub compaction: CompactionStrategy,
     /// Generator threads; 0 picks one less than the cores (at least one).
     pub workers: usize,
+    /// Ends ingestion after the first batch that takes longer than this,
+    /// seconds, and records where the engine fell off (verify and the
+    /// lookup phase still run on what was ingested); `None`: no budget.
+    pub max_batch_secs: Option<f64>,
     /// Random transactions read back through both lookup paths after
     /// ingestion, each checked against its regenerated value.
     pub verify_txs: u32,
@@ -100,6 +104,7 @@ impl Default for StellarConfig {
             harness_budget: 64 << 20,
             compaction: CompactionStrategy::Manual,
             workers: 0,
+            max_batch_secs: None,
             verify_txs: 1000,
             profile: StellarProfile::default(),
             streaming: StreamingConfig::default(),
@@ -116,6 +121,9 @@ impl StellarConfig {
         }
         if self.batch_ledgers == 0 {
             return bad("batch_ledgers must be at least 1");
+        }
+        if self.max_batch_secs.is_some_and(|s| !(s > 0.0)) {
+            return bad("max_batch_secs must be above 0 seconds");
         }
         if u64::from(self.profile.first_ledger) + self.ledgers + self.streaming.ledgers
             > u64::from(u32::MAX)
@@ -160,6 +168,9 @@ pub struct Outcome {
     pub phases: Vec<PhaseCost>,
     /// The error that ended the run, if any.
     pub error: Option<DriverError>,
+    /// Why ingestion stopped before its last batch (over the batch time
+    /// budget), if it did.
+    pub stopped: Option<String>,
 }
 
 /// The three stores, in [`STORES`] order.
@@ -190,6 +201,7 @@ pub fn run(
         ingest_samples: Vec::new(),
         phases: Vec::new(),
         error: None,
+        stopped: None,
     };
     if let Err(e) = cfg.validate() {
         out.error = Some(e);
@@ -234,7 +246,7 @@ pub fn run(
     if out.error.is_some() {
         return out;
     }
-    let ingested = cfg.ledgers as u32;
+    let ingested: u32 = out.batches.iter().map(|b| b.ledgers).sum();
     observer.phase("verify");
     phase = Phase::start("verify");
     let verified = verify(&gen_, stores, ingested, cfg.verify_txs);

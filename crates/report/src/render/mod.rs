@@ -7,11 +7,14 @@ use std::path::{Path, PathBuf};
 
 mod points;
 mod stellar;
+mod verdict;
 
 use points::point_section;
 pub use points::{point_summary, point_table};
 pub use stellar::replay_tables;
 use stellar::{replay_section, stellar_section};
+pub use verdict::VerdictOptions;
+use verdict::verdict_section;
 
 use kvbench_results::points::PointResults;
 use kvbench_results::{BackendRun, Latency, RunResult};
@@ -109,6 +112,15 @@ pub(super) fn lat_us(l: &Option<Latency>) -> String {
 /// Renders `docs` into `dir` (created if missing; existing report files are
 /// replaced, nothing else is touched). Returns what it wrote.
 pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
+    render_with(docs, dir, &VerdictOptions::default())
+}
+
+/// [`render`] with the verdict's prediction settings.
+pub fn render_with(
+    docs: &[Loaded],
+    dir: &Path,
+    verdict: &VerdictOptions,
+) -> Result<Written, ReportError> {
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
     }
@@ -175,6 +187,7 @@ pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
     let (replays, runs): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, r)| r.replay.is_some());
     if !runs.is_empty() {
         stellar_section(&mut out, &runs)?;
+        verdict_section(&mut out, &runs, verdict)?;
     }
     if !replays.is_empty() {
         replay_section(&mut out, &replays)?;

@@ -44,7 +44,11 @@ pub(super) fn stellar_section(
                 peak_mib(r, |m| m.rss_file_bytes)
             ),
             r.device_meter.clone().unwrap_or_else(|| "n/a".into()),
-            r.error.clone().unwrap_or_default(),
+            match (&r.error, &r.stopped_early) {
+                (Some(e), _) => e.clone(),
+                (None, Some(s)) => format!("stopped early (a finding): {s}"),
+                (None, None) => String::new(),
+            },
         ]);
     }
     md.push_str(&t.render());

@@ -1,0 +1,260 @@
+//! The verdict section: per store, every engine and config side by side
+//! once data outgrows memory, the cost model fitted to each, the largest
+//! measured data/memory ratio held out and predicted, and the report's full
+//! month predicted.
+
+use std::fmt::Write;
+
+use kvbench_results::BackendRun;
+
+use super::*;
+use crate::model::{self, Fit, Point, Scenario};
+use crate::table::Table;
+
+/// The Stellar report's month: 234 batches of about 550,000 transactions.
+pub const MONTH_BATCHES: u32 = 234;
+/// Transactions per batch of the report's month.
+pub const MONTH_TXS: f64 = 550_000.0;
+
+/// What the verdict predicts for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VerdictOptions {
+    /// Memory of the machine the month is predicted on, bytes (the
+    /// report does not state its machines'; `kvbench report
+    /// --predict-memory` sets it).
+    pub predict_memory: u64,
+}
+
+impl Default for VerdictOptions {
+    fn default() -> Self {
+        Self {
+            predict_memory: 64 << 30,
+        }
+    }
+}
+
+/// One store's measured batches in a run: (txs, data after, seconds).
+fn points(r: &BackendRun, store: &str) -> Vec<Point> {
+    let Some(memory) = r.memory_limit_bytes else {
+        return Vec::new();
+    };
+    let mut data = 0u64;
+    r.batches
+        .iter()
+        .filter_map(|b| {
+            let s = b.stores.iter().find(|s| s.store == store)?;
+            data += s.logical_bytes;
+            Some(Point {
+                txs: b.txs as f64,
+                data: data as f64,
+                memory: memory as f64,
+                secs: s.write_secs + s.flush_secs + s.compact_secs.unwrap_or(0.0),
+            })
+        })
+        .collect()
+}
+
+/// The backend a run label names: a sweep labels runs `NAME@LIMIT`.
+fn backend_of(label: &str) -> &str {
+    label.rsplit_once('@').map_or(label, |(b, _)| b)
+}
+
+/// The fit and its held-out check for the runs of one backend: the run
+/// reaching the largest data/memory ratio is held out when there are
+/// several, else the last third of the only run's batches.
+struct Checked {
+    /// (label, measured last batch, predicted last batch, mean abs % error).
+    held_out: Option<(String, f64, f64, f64)>,
+    /// The fit on every batch, for the prediction.
+    all: Option<Fit>,
+}
+
+fn check(runs: &[(&str, Vec<Point>)]) -> Checked {
+    let ratio = |p: &Vec<Point>| p.last().map_or(0.0, |x| x.data / x.memory);
+    let all_points: Vec<Point> = runs.iter().flat_map(|(_, p)| p.clone()).collect();
+    let all = model::fit(&all_points);
+    let (train, test, label): (Vec<Point>, Vec<Point>, String) = if runs.len() >= 2 {
+        let held = runs
+            .iter()
+            .max_by(|a, b| ratio(&a.1).total_cmp(&ratio(&b.1)))
+            .expect("two runs");
+        let train = runs
+            .iter()
+            .filter(|r| r.0 != held.0)
+            .flat_map(|r| r.1.clone())
+            .collect();
+        (train, held.1.clone(), held.0.to_string())
+    } else if let Some((l, p)) = runs.first() {
+        let cut = p.len() - p.len() / 3;
+        (
+            p[..cut].to_vec(),
+            p[cut..].to_vec(),
+            format!("{l} (last third)"),
+        )
+    } else {
+        return Checked {
+            held_out: None,
+            all,
+        };
+    };
+    let fit = model::fit(&train);
+    let held_out = fit.zip(test.last()).map(|(f, last)| {
+        let mape = test
+            .iter()
+            .map(|p| (f.predict(p) - p.secs).abs() / p.secs.max(1e-9))
+            .sum::<f64>()
+            / test.len() as f64
+            * 100.0;
+        (label, last.secs, f.predict(last), mape)
+    });
+    Checked { held_out, all }
+}
+
+fn secs(v: f64) -> String {
+    if v >= 3600.0 {
+        format!("{:.1} h", v / 3600.0)
+    } else if v >= 60.0 {
+        format!("{:.1} min", v / 60.0)
+    } else {
+        format!("{v:.2} s")
+    }
+}
+
+/// Renders the verdict for the limited Stellar runs in `runs`; nothing when
+/// no run had a memory limit.
+pub(super) fn verdict_section(
+    out: &mut Out<'_>,
+    runs: &[(String, &BackendRun)],
+    opts: &VerdictOptions,
+) -> Result<(), ReportError> {
+    let limited: Vec<&(String, &BackendRun)> = runs
+        .iter()
+        .filter(|(_, r)| r.memory_limit_bytes.is_some() && !r.batches.is_empty())
+        .collect();
+    if limited.is_empty() {
+        return Ok(());
+    }
+    let _ = writeln!(
+        out.md,
+        "## Verdict: ingestion once data outgrows memory\n\n\
+         Per store, every engine and config that ran under a memory limit. Batch cost is the store's write + flush + compaction seconds. \
+         The model, fitted per run group: `secs = a * txs + b * txs * miss + c * data`, with `miss = max(0, 1 - memory / data)` the share of \
+         random keys not in memory (`a`: an insert that hits memory, `b`: one that must read its page or block, `c`: compaction rewriting what \
+         is stored), coefficients kept non-negative. The run reaching the largest data/memory ratio is held out of the fit and predicted \
+         (the last third of the batches when a backend ran once). The month is the report's: {MONTH_BATCHES} batches of {} transactions, \
+         each store growing by its measured bytes per transaction, under {} GiB of memory (the report does not state its machines'; \
+         `--predict-memory` sets it).\n",
+        MONTH_TXS as u64,
+        opts.predict_memory >> 30
+    );
+    for store in kvbench_workloads::stellar::STORES {
+        let mut t = Table::new(&[
+            "run",
+            ">first -> last batch",
+            ">last batch data / memory",
+            ">WA engine / device",
+            ">space amp",
+            ">lookup p50 / p99 us",
+            ">fit a / b / c, R2",
+            ">held out: last batch measured / predicted, error",
+            ">month predicted: first -> last batch, total",
+            "note",
+        ]);
+        let mut groups: Vec<(&str, Vec<(&str, Vec<Point>)>)> = Vec::new();
+        for (l, r) in &limited {
+            let b = backend_of(&r.label);
+            let p = points(r, store);
+            match groups.iter_mut().find(|g| g.0 == b) {
+                Some(g) => g.1.push((l.as_str(), p)),
+                None => groups.push((b, vec![(l.as_str(), p)])),
+            }
+        }
+        let mut series = Vec::new();
+        for (_, members) in &groups {
+            let checked = check(members);
+            for (l, pts) in members {
+                let Some((_, r)) = limited.iter().find(|(x, _)| x == l) else {
+                    continue;
+                };
+                let sum = r.summary.as_ref().and_then(|s| s.stores.get(store));
+                let lookup = r.streaming.as_ref().map(|s| {
+                    if store == "txdata" {
+                        &s.one_step
+                    } else {
+                        &s.two_step
+                    }
+                });
+                let txs: f64 = pts.iter().map(|p| p.txs).sum();
+                let bytes_per_tx = pts.last().map_or(0.0, |p| p.data) / txs.max(1.0);
+                let month = checked.all.map(|f| {
+                    model::predict_run(
+                        &f,
+                        &Scenario {
+                            batches: MONTH_BATCHES,
+                            txs: MONTH_TXS,
+                            bytes: bytes_per_tx * MONTH_TXS,
+                            memory: opts.predict_memory as f64,
+                        },
+                    )
+                });
+                t.row([
+                    l.to_string(),
+                    match (pts.first(), pts.last()) {
+                        (Some(a), Some(b)) => format!("{} -> {}", secs(a.secs), secs(b.secs)),
+                        _ => "n/a".into(),
+                    },
+                    pts.last()
+                        .map_or("n/a".into(), |p| format!("{:.1}x", p.data / p.memory)),
+                    sum.map_or("n/a".into(), |s| {
+                        format!(
+                            "{} / {}",
+                            opt(s.write_amp_engine, 2),
+                            opt(s.write_amp_device, 2)
+                        )
+                    }),
+                    sum.map_or("n/a".into(), |s| format!("{:.2}", s.space_amp)),
+                    lookup.and_then(|l| l.as_ref()).map_or("n/a".into(), |l| {
+                        format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
+                    }),
+                    checked.all.map_or("n/a".into(), |f| {
+                        format!(
+                            "{:.2e} / {:.2e} / {:.2e}, {:.2}",
+                            f.per_tx, f.per_miss, f.per_byte, f.r2
+                        )
+                    }),
+                    match &checked.held_out {
+                        Some((hl, m, p, e)) if hl.starts_with(l) => {
+                            format!("{} / {}, {e:.0}%", secs(*m), secs(*p))
+                        }
+                        _ => String::new(),
+                    },
+                    month.map_or("n/a".into(), |(a, b, total)| {
+                        format!("{} -> {}, {}", secs(a), secs(b), secs(total))
+                    }),
+                    match (&r.error, &r.stopped_early) {
+                        (Some(e), _) => format!("failed: {e}"),
+                        (None, Some(s)) => format!("stopped early: {s}"),
+                        (None, None) => String::new(),
+                    },
+                ]);
+                series.push(Series {
+                    name: l.to_string(),
+                    points: pts.iter().map(|p| (p.data / p.memory, p.secs)).collect(),
+                });
+            }
+        }
+        let _ = writeln!(out.md, "### {store}\n");
+        out.md.push_str(&t.render());
+        out.md.push('\n');
+        out.chart(
+            &format!("Batch cost against data / memory: {store}"),
+            svg::line_chart(
+                &format!("{} BATCH COST VS DATA/MEMORY", store.to_uppercase()),
+                "data / memory",
+                "seconds",
+                &series,
+            ),
+        )?;
+    }
+    Ok(())
+}
