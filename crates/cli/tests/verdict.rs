@@ -1,0 +1,137 @@
+//! What the verdict is built from: sweeps over memory limits, the batch
+//! time budget, the harness's bounded and measured heap, and the report's
+//! verdict section.
+
+mod common;
+use common::{kvbench, read_json, stderr};
+
+#[test]
+fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() {
+    if let Err(e) = kvbench_meter::cgroup::MemoryLimit::available() {
+        eprintln!("not run: {e}");
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "lmdb",
+            "--device",
+            "none",
+            "--sweep-limits",
+            "256MiB,512MiB",
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            "s",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("s/results.json"));
+    let runs = r["runs"].as_array().expect("runs");
+    let labels: Vec<&str> = runs
+        .iter()
+        .map(|x| x["label"].as_str().expect("label"))
+        .collect();
+    // Largest limit first: the data/memory ratio grows run by run.
+    assert_eq!(labels, ["lmdb@512MiB", "lmdb@256MiB"]);
+    for (run, limit) in runs.iter().zip([512u64 << 20, 256 << 20]) {
+        assert_eq!(run["memory_limit_bytes"], limit);
+        // The harness's own budget is added to the cgroup, not taken from the engine.
+        assert_eq!(run["harness_allowance_bytes"], 64u64 << 20);
+        let peak = run["memory_peak_bytes"].as_u64().expect("peak");
+        assert!(peak <= limit + (64 << 20), "{peak}");
+        for b in run["batches"].as_array().expect("batches") {
+            let m = &b["memory"];
+            let heap = m["harness_heap_peak_bytes"].as_u64().expect("heap counted");
+            assert!(heap > 0 && heap <= 64 << 20, "harness heap {heap}");
+            assert!(m["rss_anon_bytes"].as_u64().expect("anon") > 0);
+            assert!(m["cgroup_page_cache_bytes"].as_u64().is_some(), "{m}");
+        }
+    }
+    let o = kvbench(&["report", "s", "--out", "rep"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(t.path().join("rep/report.md")).expect("report");
+    assert!(
+        md.contains("## Verdict: ingestion once data outgrows memory"),
+        "{md}"
+    );
+    for store in ["### ledgers", "### txdata", "### txindex"] {
+        assert!(md.contains(store), "{store} missing");
+    }
+    assert!(md.contains("| lmdb@256MiB |") && md.contains("harness heap peak MiB"));
+    assert!(md.contains("Batch cost against data / memory: txdata"));
+}
+
+#[test]
+fn a_batch_over_the_time_budget_stops_ingestion_as_a_finding() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "mem",
+            "--device",
+            "none",
+            "--max-batch-secs",
+            "0.000001",
+            "--out",
+            "b",
+        ],
+        t.path(),
+    );
+    // Falling off a cliff is what the run measured, not a failure.
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("b/results.json"));
+    let run = &r["runs"][0];
+    assert!(run.get("error").is_none(), "{run}");
+    let why = run["stopped_early"].as_str().expect("stopped early");
+    assert!(
+        why.contains("batch 1 of 4") && why.contains("--max-batch-secs"),
+        "{why}"
+    );
+    assert_eq!(run["batches"].as_array().expect("batches").len(), 1);
+    // What was ingested is still verified and looked up.
+    assert_eq!(run["streaming"]["mismatches"], 0);
+    let summary = std::fs::read_to_string(t.path().join("b/summary.md")).expect("summary");
+    assert!(summary.contains("stopped early (a finding)"), "{summary}");
+}
+
+#[test]
+fn a_commit_too_large_for_the_harness_budget_is_refused_before_anything_is_made() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "mem",
+            "--batch-ledgers",
+            "400",
+            "--commit-ledgers",
+            "400",
+            "--harness-budget",
+            "32MiB",
+            "--out",
+            "c",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("harness budget of 32 MiB") && err.contains("--commit-ledgers"),
+        "{err}"
+    );
+    assert!(!t.path().join("c").exists(), "nothing is created");
+}
