@@ -20,6 +20,10 @@ pub struct ReportArgs {
     /// Output directory for report.md, charts/ and CSV files.
     #[arg(long, value_name = "DIR", default_value = "kvbench-report")]
     out: PathBuf,
+    /// Memory of the machine the verdict predicts the report's full month
+    /// on (the report does not state its machines').
+    #[arg(long, value_name = "SIZE", default_value = "64GiB")]
+    predict_memory: String,
 }
 
 /// Options of `kvbench compare`.
@@ -77,7 +81,10 @@ fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
 /// Runs `kvbench report`.
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let docs = load_all(&args.results)?;
-    let written = render::render(&docs, &args.out)?;
+    let verdict = render::VerdictOptions {
+        predict_memory: crate::size::parse(&args.predict_memory).map_err(anyhow::Error::msg)?,
+    };
+    let written = render::render_with(&docs, &args.out, &verdict)?;
     eprintln!(
         "report: {} ({} files)",
         args.out.join("report.md").display(),

@@ -155,7 +155,7 @@ pub(super) fn verdict_section(
             ">WA engine / device",
             ">space amp",
             ">lookup p50 / p99 us",
-            ">fit a / b / c, R2",
+            ">fit over the backend's runs: a / b / c, R2",
             ">held out: last batch measured / predicted, error",
             ">month predicted: first -> last batch, total",
             "note",
@@ -204,7 +204,7 @@ pub(super) fn verdict_section(
                         _ => "n/a".into(),
                     },
                     pts.last()
-                        .map_or("n/a".into(), |p| format!("{:.1}x", p.data / p.memory)),
+                        .map_or("n/a".into(), |p| format!("{:.2}x", p.data / p.memory)),
                     sum.map_or("n/a".into(), |s| {
                         format!(
                             "{} / {}",
