@@ -59,15 +59,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
         ">cgroup page cache",
     ]);
     for run in &r.runs {
-        let peak = |f: fn(&kvbench_driver::results::MemoryRecord) -> Option<u64>| {
-            run.batches
-                .iter()
-                .filter_map(|b| b.memory.as_ref().and_then(f))
-                .max()
-                .map_or("n/a".into(), |b| {
-                    format!("{:.1}", b as f64 / f64::from(1 << 20))
-                })
-        };
+        let peak = |f| kvbench_report::render::peak_mib(run, f);
         m.row([
             run.label.clone(),
             peak(|m| m.harness_heap_peak_bytes),
@@ -121,11 +113,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
 }
 
 fn row(run: &BackendRun) -> Vec<String> {
-    let err = match (&run.error, &run.stopped_early) {
-        (Some(e), _) => e.clone(),
-        (None, Some(s)) => format!("stopped early (a finding): {s}"),
-        (None, None) => String::new(),
-    };
+    let err = kvbench_report::render::run_note(run);
     let Some(sum) = &run.summary else {
         let mut cells = vec![run.label.clone()];
         cells.resize(12, String::new());

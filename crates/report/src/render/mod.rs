@@ -11,7 +11,7 @@ mod verdict;
 
 use points::point_section;
 pub use points::{point_summary, point_table};
-pub use stellar::replay_tables;
+pub use stellar::{peak_mib, replay_tables, run_note};
 use stellar::{replay_section, stellar_section};
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;

@@ -44,11 +44,7 @@ pub(super) fn stellar_section(
                 peak_mib(r, |m| m.rss_file_bytes)
             ),
             r.device_meter.clone().unwrap_or_else(|| "n/a".into()),
-            match (&r.error, &r.stopped_early) {
-                (Some(e), _) => e.clone(),
-                (None, Some(s)) => format!("stopped early (a finding): {s}"),
-                (None, None) => String::new(),
-            },
+            run_note(r),
         ]);
     }
     md.push_str(&t.render());
@@ -455,9 +451,19 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     s
 }
 
+/// What ended a run, or why its ingestion stopped early; empty when it
+/// ran to the end.
+pub fn run_note(r: &BackendRun) -> String {
+    match (&r.error, &r.stopped_early) {
+        (Some(e), _) => e.clone(),
+        (None, Some(s)) => format!("stopped early (a finding): {s}"),
+        (None, None) => String::new(),
+    }
+}
+
 /// The largest of a per-batch memory figure over a run, MiB; `n/a` when no
 /// batch has it (older results, or a meter not available).
-fn peak_mib(r: &BackendRun, f: fn(&kvbench_results::MemoryRecord) -> Option<u64>) -> String {
+pub fn peak_mib(r: &BackendRun, f: fn(&kvbench_results::MemoryRecord) -> Option<u64>) -> String {
     r.batches
         .iter()
         .filter_map(|b| b.memory.as_ref().and_then(f))

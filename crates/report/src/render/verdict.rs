@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use kvbench_results::BackendRun;
 
+use super::stellar::run_note;
 use super::*;
 use crate::model::{self, Fit, Point, Scenario};
 use crate::table::Table;
@@ -231,11 +232,7 @@ pub(super) fn verdict_section(
                     month.map_or("n/a".into(), |(a, b, total)| {
                         format!("{} -> {}, {}", secs(a), secs(b), secs(total))
                     }),
-                    match (&r.error, &r.stopped_early) {
-                        (Some(e), _) => format!("failed: {e}"),
-                        (None, Some(s)) => format!("stopped early: {s}"),
-                        (None, None) => String::new(),
-                    },
+                    run_note(r),
                 ]);
                 series.push(Series {
                     name: l.to_string(),
