@@ -88,11 +88,12 @@ fn solve(points: &[Point], cols: &[usize]) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(c, pivot);
-        for r in 0..n {
+        let pivot_row = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
             if r != c {
-                let k = a[r][c] / a[c][c];
-                for j in c..=n {
-                    a[r][j] -= k * a[c][j];
+                let k = row[c] / pivot_row[c];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(c) {
+                    *x -= k * p;
                 }
             }
         }

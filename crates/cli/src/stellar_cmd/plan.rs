@@ -213,7 +213,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         for s in &args.shape.sweep_limits {
             limits.push((s.trim().to_string(), harness::memory_limit(s)?));
         }
-        limits.sort_by(|a, b| b.1.cmp(&a.1));
+        limits.sort_by_key(|l| std::cmp::Reverse(l.1));
         let mut swept = Vec::new();
         for (l, s) in &runs {
             for (name, bytes) in &limits {

@@ -122,7 +122,7 @@ impl StellarConfig {
         if self.batch_ledgers == 0 {
             return bad("batch_ledgers must be at least 1");
         }
-        if self.max_batch_secs.is_some_and(|s| !(s > 0.0)) {
+        if self.max_batch_secs.is_some_and(|s| s.is_nan() || s <= 0.0) {
             return bad("max_batch_secs must be above 0 seconds");
         }
         if u64::from(self.profile.first_ledger) + self.ledgers + self.streaming.ledgers

@@ -60,6 +60,9 @@ fn backend_of(label: &str) -> &str {
     label.rsplit_once('@').map_or(label, |(b, _)| b)
 }
 
+/// A run of a backend group: its label and its store's batches.
+type Member<'a> = (&'a str, Vec<Point>);
+
 /// The fit and its held-out check for the runs of one backend: the run
 /// reaching the largest data/memory ratio is held out when there are
 /// several, else the last third of the only run's batches.
@@ -70,7 +73,7 @@ struct Checked {
     all: Option<Fit>,
 }
 
-fn check(runs: &[(&str, Vec<Point>)]) -> Checked {
+fn check(runs: &[Member<'_>]) -> Checked {
     let ratio = |p: &Vec<Point>| p.last().map_or(0.0, |x| x.data / x.memory);
     let all_points: Vec<Point> = runs.iter().flat_map(|(_, p)| p.clone()).collect();
     let all = model::fit(&all_points);
@@ -161,7 +164,7 @@ pub(super) fn verdict_section(
             ">month predicted: first -> last batch, total",
             "note",
         ]);
-        let mut groups: Vec<(&str, Vec<(&str, Vec<Point>)>)> = Vec::new();
+        let mut groups: Vec<(&str, Vec<Member<'_>>)> = Vec::new();
         for (l, r) in &limited {
             let b = backend_of(&r.label);
             let p = points(r, store);
