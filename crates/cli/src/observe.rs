@@ -50,7 +50,8 @@ impl JsonlSink {
         self.error.take()
     }
 
-    fn line<T: serde::Serialize>(&mut self, value: &T) {
+    /// Appends one record as a line, flushed.
+    pub fn line<T: serde::Serialize>(&mut self, value: &T) {
         let Some(w) = &mut self.w else { return };
         let written = serde_json::to_writer(&mut *w, value)
             .map_err(std::io::Error::from)

@@ -11,7 +11,7 @@ use kvbench_driver::rundir::RunDir;
 use kvbench_meter::cgroup::{self, MemoryLimit};
 
 use crate::harness::{self, Placement};
-use crate::observe::ProgressView;
+use crate::observe::{JsonlSink, ProgressView};
 use crate::registry;
 use kvbench_driver::observe::Observer;
 
@@ -172,6 +172,7 @@ fn one_backend(
     let store = spec.open(&store_dir)?;
     let usage0 = kvbench_meter::rusage::Usage::now();
     let mut view = ProgressView::new(&spec.name);
+    let mut jsonl = JsonlSink::append(&rundir.path().join("measurements.jsonl"), &spec.name);
     view.phase("load: keys");
     run.load_secs = Some(pointreads::load(cfg, &*store, &mut view)?);
     run.load_usage = Some(kvbench_meter::rusage::Usage::now().since(&usage0));
@@ -217,14 +218,20 @@ fn one_backend(
             let disk_allocated_bytes = store.disk_usage()?.allocated_bytes;
             store.close()?;
             drop(guard);
-            run.measurements.push(Measurement {
+            let m = Measurement {
                 phase: phase.into(),
                 cache: state,
                 disk_allocated_bytes,
                 cost,
-            });
+            };
+            // Saved the moment it is measured: a killed run keeps it.
+            jsonl.line(&serde_json::json!({ "backend": spec.name, "measurement": m }));
+            run.measurements.push(m);
         }
     }
     view.finish();
+    if let Some(e) = jsonl.take_error() {
+        anyhow::bail!(e);
+    }
     Ok(())
 }

@@ -213,6 +213,13 @@ fn point_reads_measure_every_backend_and_verify_values() {
     let r: serde_json::Value = read_json(&t.path().join("p/results.json"));
     let runs = r["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2);
+    // Every measurement was also saved as a line the moment it was made.
+    let lines = std::fs::read_to_string(t.path().join("p/measurements.jsonl")).expect("jsonl");
+    let measured: usize = runs
+        .iter()
+        .map(|r| r["measurements"].as_array().expect("measurements").len())
+        .sum();
+    assert_eq!(lines.lines().count(), measured);
     let root = kvbench_meter::cgroup::drop_caches().is_ok();
     for run in runs {
         let meter = run["device_meter"].as_str().expect("meter");

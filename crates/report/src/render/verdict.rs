@@ -166,7 +166,7 @@ pub(super) fn verdict_section(
         ]);
         let mut groups: Vec<(&str, Vec<Member<'_>>)> = Vec::new();
         for (l, r) in &limited {
-            let b = backend_of(&r.label);
+            let b = backend_of(l);
             let p = points(r, store);
             match groups.iter_mut().find(|g| g.0 == b) {
                 Some(g) => g.1.push((l.as_str(), p)),
