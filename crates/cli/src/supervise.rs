@@ -20,6 +20,10 @@ use kvbench_meter::clean::{self, Leftover};
 
 /// Set in the worker's environment: run the command itself.
 pub const WORKER_ENV: &str = "KVBENCH_WORKER";
+/// Set in a worker started again after its predecessor was killed by the
+/// memory limit: keep the runs already in the results and go on with the
+/// rest (one engine's OOM kill is its result, not the end of the others).
+pub const RESUME_ENV: &str = "KVBENCH_RESUME";
 /// The file in the output directory that names the run in progress.
 pub const CURRENT_RUN: &str = ".kvbench-current-run";
 
@@ -59,7 +63,45 @@ pub fn run(out: &Path, add_out: bool) -> anyhow::Result<ExitCode> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    let mut child = Command::new(exe).args(&args).env(WORKER_ENV, "1").spawn()?;
+    // Only a Stellar run knows how to go on after a killed backend.
+    let resumable = args.windows(2).any(|w| w[0] == "run" && w[1] == "stellar");
+    let mut resume = false;
+    let recorded = || {
+        std::fs::read(out.join("results.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<RunResult>(&b).ok())
+            .map_or(0, |r| r.runs.len())
+    };
+    loop {
+        let before = recorded();
+        match one_worker(&exe, &args, out, resume)? {
+            Outcome::Done(c) => return Ok(c),
+            // Each new worker skips what is recorded; one that recorded
+            // nothing new would only be killed again.
+            Outcome::OomKilled if resumable && recorded() > before => {
+                eprintln!("kvbench: going on with the remaining runs in a new worker");
+                resume = true;
+            }
+            Outcome::OomKilled => return Ok(ExitCode::from(2)),
+        }
+    }
+}
+
+/// How a worker ended.
+enum Outcome {
+    /// Its exit code (or 2 after a signal other than the OOM killer's).
+    Done(ExitCode),
+    /// Killed by the memory limit; its run was recorded as failed.
+    OomKilled,
+}
+
+fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::Result<Outcome> {
+    let mut cmd = Command::new(exe);
+    cmd.args(args).env(WORKER_ENV, "1");
+    if resume {
+        cmd.env(RESUME_ENV, "1");
+    }
+    let mut child = cmd.spawn()?;
     let pid = child.id();
     let mut forwarded = false;
     let status = loop {
@@ -100,14 +142,14 @@ pub fn run(out: &Path, add_out: bool) -> anyhow::Result<ExitCode> {
     use std::os::unix::process::ExitStatusExt;
     let Some(sig) = status.signal() else {
         clear_current_run(out);
-        return Ok(ExitCode::from(
-            status.code().unwrap_or(2).clamp(0, 255) as u8
-        ));
+        return Ok(Outcome::Done(ExitCode::from(
+            status.code().unwrap_or(2).clamp(0, 255) as u8,
+        )));
     };
     let oom = cgroups.iter().find(|c| c.oom_kills.unwrap_or(0) > 0);
     let why = match (sig, oom) {
         (libc::SIGKILL, Some(c)) => format!(
-            "the run was killed by its memory limit of {} (peak {}, {} OOM kill(s)): the engine and kvbench together needed more; raise --memory-limit or shrink the batch (--batch-ledgers, --commit-ledgers)",
+            "the run was killed by its memory limit: cgroup limit {} (--memory-limit plus kvbench's harness budget), peak {}, {} OOM kill(s); the engine needed more than its limit: raise --memory-limit or give the engine less (--engine-memory)",
             mib(c.limit),
             mib(c.peak),
             c.oom_kills.unwrap_or(0)
@@ -118,7 +160,16 @@ pub fn run(out: &Path, add_out: bool) -> anyhow::Result<ExitCode> {
     };
     let kept = keep_interrupted_run(out, &why);
     eprintln!("error: {why}; {kept}");
-    Ok(ExitCode::from(2))
+    Ok(if sig == libc::SIGKILL && oom.is_some() {
+        Outcome::OomKilled
+    } else {
+        Outcome::Done(ExitCode::from(2))
+    })
+}
+
+/// True in a worker that goes on after a killed predecessor.
+pub fn is_resume() -> bool {
+    is_worker() && std::env::var_os(RESUME_ENV).is_some()
 }
 
 fn owner(l: &Leftover) -> u32 {

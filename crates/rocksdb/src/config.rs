@@ -93,6 +93,10 @@ pub struct RocksConfig {
     /// last level and space amplification stays near 1.1; `None` keeps
     /// RocksDB's default (on since 8.4).
     pub level_compaction_dynamic_level_bytes: Option<bool>,
+    /// Keep index and filter blocks in the block cache (bounded by it)
+    /// instead of in each open table's own memory, which grows with the
+    /// number of files: what many databases in one process need.
+    pub cache_index_and_filter_blocks: bool,
     /// Integrated BlobDB: values of at least `min_blob_size` bytes go to
     /// blob files that compaction does not rewrite; `None` keeps every
     /// value in the SSTs.
@@ -151,6 +155,7 @@ impl Default for RocksConfig {
             target_file_size_base: None,
             max_bytes_for_level_base: None,
             level_compaction_dynamic_level_bytes: None,
+            cache_index_and_filter_blocks: false,
             blob: None,
         }
     }
@@ -302,6 +307,13 @@ impl RocksConfig {
         }
         let mut t = BlockBasedOptions::default();
         t.set_block_size(self.block_size as usize);
+        if self.cache_index_and_filter_blocks {
+            t.set_cache_index_and_filter_blocks(true);
+            // L0 filters and the top-level index stay pinned: without them
+            // every lookup would fault them back in from the cache.
+            t.set_pin_l0_filter_and_index_blocks_in_cache(true);
+            t.set_pin_top_level_index_and_filter(true);
+        }
         match cache {
             Some(c) => t.set_block_cache(c),
             None if self.block_cache_bytes > 0 => {

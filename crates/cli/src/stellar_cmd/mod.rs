@@ -153,7 +153,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--repeat must be at least 1");
     }
     let mut plan = plan(&args)?;
-    let (out, rundir) = args.output.create("stellar")?;
+    // A worker going on after a predecessor killed by the memory limit
+    // keeps what is in the results and runs the rest.
+    let resume = crate::supervise::is_resume();
+    let (out, rundir) = match (&args.output.out, resume) {
+        (Some(out), true) => (out.clone(), RunDir::create(out, true)?),
+        _ => args.output.create("stellar")?,
+    };
     if let Some(size) = plan.device_size {
         // Images are sparse, but a store that outgrows the free space under
         // its image gets I/O errors instead of ENOSPC: refuse that setup.
@@ -200,10 +206,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Repeats interleave backends (a, b, a, b), so slow drift of the machine
     // spreads over all of them instead of biasing one.
     let each = (0..args.repeat).flat_map(|r| plan.runs.iter().map(move |x| (r, x)));
+    if resume
+        && let Ok(prev) = std::fs::read(out.join("results.json"))
+        && let Ok(prev) = serde_json::from_slice::<RunResult>(&prev)
+    {
+        failed = prev.runs.iter().any(|r| r.error.is_some());
+        result.runs = prev.runs;
+    }
     // Written before the first run too, so a run killed midway (by its
     // memory limit, say) has a results file to be recorded in.
     write_json(&out.join("results.json"), &result)?;
     for (repeat, (label, specs, memory_limit)) in each {
+        if result
+            .runs
+            .iter()
+            .any(|r| r.label == *label && r.repeat == repeat)
+        {
+            continue;
+        }
         crate::supervise::note_current_run(&out, label, repeat);
         let mut run = run_one(
             &plan,
