@@ -10,14 +10,16 @@
 //! (in the same write batch, so both stay atomic).
 
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use kvbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
-use rocksdb::{Cache, ColumnFamily, CompactOptions, DB, Options, WriteBatch, WriteOptions};
+use rocksdb::{
+    Cache, ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, Options, WriteBatch, WriteOptions,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::{ENGINE, Rocks, RocksConfig, engine_err, stats_of};
@@ -79,6 +81,9 @@ pub struct PartitionedStore {
     flushes: AtomicU32,
     /// Partition lookups made by gets (the fan-out a lookup pays).
     probes: AtomicU64,
+    /// Counters of partition instances closed when sealed (a reopened
+    /// database starts its tickers at 0), so the sums never go back.
+    retired: Mutex<EngineStats>,
     gets: AtomicU64,
 }
 
@@ -132,26 +137,40 @@ impl KvBackend for Partitioned {
             flushes: AtomicU32::new(0),
             probes: AtomicU64::new(0),
             gets: AtomicU64::new(0),
+            retired: Mutex::new(EngineStats::default()),
         };
+        let mut n = 0;
+        while part_dir(dir, n + 1).exists() {
+            n += 1;
+        }
+        // Every partition but the newest is sealed: no more writes.
         let mut parts = Vec::new();
-        while part_dir(dir, parts.len()).exists() {
-            parts.push(store.open_part(parts.len())?);
+        for i in 0..n {
+            parts.push(store.open_part(i, true)?);
         }
-        if parts.is_empty() {
-            parts.push(store.open_part(0)?);
-        }
+        parts.push(store.open_part(n, false)?);
         *store.parts.write().expect("not poisoned") = parts;
         Ok(store)
     }
 }
 
 impl PartitionedStore {
-    fn open_part(&self, n: usize) -> Result<Part> {
+    /// Opens partition `n`; a sealed one gets the smallest memtables, as it
+    /// takes no more writes (each open partition's memtables would
+    /// otherwise cost as much as the active one's).
+    fn open_part(&self, n: usize, sealed: bool) -> Result<Part> {
         let path = part_dir(&self.dir, n);
-        let mut opts = self.cfg.base.options_with(self.cache.as_ref());
+        let mut cfg = self.cfg.base.clone();
+        if sealed {
+            cfg.write_buffer_size = 64 << 10;
+            cfg.max_write_buffer_number = 2;
+        }
+        let mut opts = cfg.options_with(self.cache.as_ref());
         opts.create_missing_column_families(true);
-        let db =
-            DB::open_cf(&opts, &path, [DELETED]).map_err(|e| engine_err(Op::Open, &path, e))?;
+        // The delete marks get the same options (and cache) as the data.
+        let cfs = [ColumnFamilyDescriptor::new(DELETED, opts.clone())];
+        let db = DB::open_cf_descriptors(&opts, &path, cfs)
+            .map_err(|e| engine_err(Op::Open, &path, e))?;
         Ok(Part { db, opts })
     }
 
@@ -159,13 +178,29 @@ impl PartitionedStore {
         engine_err(op, &self.dir, e)
     }
 
-    /// Compacts the active partition once, then starts a new one.
+    /// Compacts the active partition once, reopens it sealed, then starts
+    /// a new one.
     fn seal(&self) -> Result<()> {
         let mut parts = self.parts.write().expect("not poisoned");
-        let active = parts.last().expect("at least one partition");
+        let active = parts.pop().expect("at least one partition");
         compact_all(&active.db);
-        let next = self.open_part(parts.len())?;
-        parts.push(next);
+        let last = stats_of(&active.db, &active.opts, &self.cfg.base, &self.dir)?;
+        {
+            let mut r = self.retired.lock().expect("not poisoned");
+            let counter = |a: Option<u64>, b: Option<u64>| Some(a.unwrap_or(0) + b.unwrap_or(0));
+            r.compaction_read_bytes = counter(r.compaction_read_bytes, last.compaction_read_bytes);
+            r.compaction_write_bytes =
+                counter(r.compaction_write_bytes, last.compaction_write_bytes);
+            r.flush_write_bytes = counter(r.flush_write_bytes, last.flush_write_bytes);
+            r.wal_bytes = counter(r.wal_bytes, last.wal_bytes);
+            r.stall_micros = counter(r.stall_micros, last.stall_micros);
+            r.block_cache_misses = counter(r.block_cache_misses, last.block_cache_misses);
+            r.block_cache_hits = counter(r.block_cache_hits, last.block_cache_hits);
+        }
+        drop(active);
+        let n = parts.len();
+        parts.push(self.open_part(n, true)?);
+        parts.push(self.open_part(n + 1, false)?);
         Ok(())
     }
 }
@@ -307,6 +342,18 @@ impl KvStore for PartitionedStore {
             });
         }
         let mut t = total.unwrap_or_default();
+        let r = self.retired.lock().expect("not poisoned");
+        let plus = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), b) => Some(a + b.unwrap_or(0)),
+            (None, _) => None,
+        };
+        t.compaction_read_bytes = plus(t.compaction_read_bytes, r.compaction_read_bytes);
+        t.compaction_write_bytes = plus(t.compaction_write_bytes, r.compaction_write_bytes);
+        t.flush_write_bytes = plus(t.flush_write_bytes, r.flush_write_bytes);
+        t.wal_bytes = plus(t.wal_bytes, r.wal_bytes);
+        t.stall_micros = plus(t.stall_micros, r.stall_micros);
+        t.block_cache_misses = plus(t.block_cache_misses, r.block_cache_misses);
+        t.block_cache_hits = plus(t.block_cache_hits, r.block_cache_hits);
         t.extra.insert("partitions".into(), parts.len() as u64);
         t.extra.insert(
             "partition_probes".into(),
