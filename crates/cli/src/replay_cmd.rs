@@ -276,7 +276,7 @@ fn run_stream(
     for spec in &specs {
         eprintln!("[{}] running {}...", spec.name, result.header.workload);
         let mut run = harness::new_run(&spec.name, memory_limit);
-        crate::supervise::note_current_run(&out, &spec.name, 0);
+        crate::supervise::note_current_run(&out, &spec.name, 0, memory_limit);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
         let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &spec.name);

@@ -40,8 +40,12 @@ pub fn is_worker() -> bool {
 
 /// Notes (in the output directory) which run is in progress, so that if
 /// the worker dies the supervisor can name it and keep its batches.
-pub fn note_current_run(out: &Path, label: &str, repeat: u32) {
-    let _ = std::fs::write(out.join(CURRENT_RUN), format!("{repeat}\n{label}\n"));
+pub fn note_current_run(out: &Path, label: &str, repeat: u32, memory_limit: Option<u64>) {
+    let limit = memory_limit.map_or(String::new(), |b| b.to_string());
+    let _ = std::fs::write(
+        out.join(CURRENT_RUN),
+        format!("{repeat}\n{label}\n{limit}\n"),
+    );
 }
 
 /// The run is over: no note.
@@ -192,13 +196,14 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
     let mut lines = note.lines();
     let repeat: u32 = lines.next().and_then(|r| r.parse().ok()).unwrap_or(0);
     let label = lines.next().unwrap_or("").to_string();
+    let limit: Option<u64> = lines.next().and_then(|l| l.parse().ok());
     let Some(mut result) = std::fs::read(&results)
         .ok()
         .and_then(|b| serde_json::from_slice::<RunResult>(&b).ok())
     else {
         return format!("what finished is in {}", out.display());
     };
-    let mut run = crate::harness::new_run(&label, None);
+    let mut run = crate::harness::new_run(&label, limit);
     run.repeat = repeat;
     run.error = Some(why.to_string());
     let tag = if repeat == 0 {

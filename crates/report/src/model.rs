@@ -2,10 +2,11 @@
 //! outgrows memory, fitted to measured batches and used to predict a run
 //! nobody can afford to make on a small machine (the report's full month).
 //!
-//! The model: `secs = a * txs + b * txs * miss(d / m) + c * d`, where `txs`
-//! are the batch's transactions, `d` the store's data after the batch, `m`
-//! the memory limit and `miss(r) = max(0, 1 - 1/r)` the share of random
-//! keys whose page or block is not in memory when data is `r` times memory
+//! The model: `secs = a * txs + b * txs * miss(t / m) + c * d`, where `txs`
+//! are the batch's transactions, `d` the store's data after the batch, `t`
+//! the data of every store of the run (they share the page cache), `m` the
+//! memory limit and `miss(r) = max(0, 1 - 1/r)` the share of random keys
+//! whose page or block is not in memory when the data is `r` times memory
 //! (uniform random keys, an LRU-ish cache).
 //! - `a`: the cost of an insert that finds its page in memory;
 //! - `b`: the extra cost of one that must read it (a B-tree's leaf read;
@@ -24,6 +25,8 @@ pub struct Point {
     pub txs: f64,
     /// The store's data after the batch, bytes.
     pub data: f64,
+    /// Every store's data after the batch, bytes: what competes for memory.
+    pub total: f64,
     /// The memory limit of the run, bytes.
     pub memory: f64,
     /// Seconds the store spent on the batch (writes, flush, compaction).
@@ -41,7 +44,7 @@ pub fn miss(data: f64, memory: f64) -> f64 {
 }
 
 fn features(p: &Point) -> [f64; 3] {
-    [p.txs, p.txs * miss(p.data, p.memory), p.data]
+    [p.txs, p.txs * miss(p.total, p.memory), p.data]
 }
 
 /// A fitted model.
@@ -145,7 +148,7 @@ pub fn fit(points: &[Point]) -> Option<Fit> {
 }
 
 /// A run to predict: `batches` batches of `txs` transactions, each adding
-/// `bytes` to the store, under `memory` bytes.
+/// `bytes` to the store and `total` to all stores, under `memory` bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scenario {
     /// Batches.
@@ -154,6 +157,8 @@ pub struct Scenario {
     pub txs: f64,
     /// Bytes each batch adds to the store.
     pub bytes: f64,
+    /// Bytes each batch adds to all stores.
+    pub total: f64,
     /// Memory, bytes.
     pub memory: f64,
 }
@@ -164,6 +169,7 @@ pub fn predict_run(fit: &Fit, s: &Scenario) -> (f64, f64, f64) {
         fit.predict(&Point {
             txs: s.txs,
             data: s.bytes * f64::from(i + 1),
+            total: s.total * f64::from(i + 1),
             memory: s.memory,
             secs: 0.0,
         })
@@ -182,6 +188,7 @@ mod tests {
                 let mut p = Point {
                     txs: 100_000.0,
                     data: f64::from(i) * 1e8,
+                    total: f64::from(i) * 1e8,
                     memory,
                     secs: 0.0,
                 };
@@ -229,6 +236,7 @@ mod tests {
             batches: 4,
             txs: 1e6,
             bytes: 1e9,
+            total: 1e9,
             memory: 1e12,
         };
         let (first, last, total) = predict_run(&f, &s);

@@ -10,15 +10,16 @@
 //! (in the same write batch, so both stay atomic).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, RwLock};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
 
 use kvbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
 use rocksdb::{
-    Cache, ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, Options, WriteBatch, WriteOptions,
+    Cache, ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, Options, WriteBatch,
+    WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 

@@ -224,7 +224,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         {
             continue;
         }
-        crate::supervise::note_current_run(&out, label, repeat);
+        crate::supervise::note_current_run(&out, label, repeat, *memory_limit);
         let mut run = run_one(
             &plan,
             &RunId {
