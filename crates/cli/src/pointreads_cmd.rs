@@ -78,13 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     cfg.validate().map_err(anyhow::Error::msg)?;
     let limit = args.limit.bytes()?;
-    let states = if !args.cache.is_empty() {
-        CacheState::check_list(&args.cache, limit).map_err(anyhow::Error::msg)?
-    } else if limit.is_some() {
-        vec![CacheState::Cold, CacheState::Limited, CacheState::Warm]
-    } else {
-        vec![CacheState::Cold, CacheState::Warm]
-    };
+    let states = cache_states(&args.cache, limit)?;
     let place = Placement {
         // The limit applies to the `limited` reads only, not the load.
         memory_limit: None,
@@ -151,6 +145,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let summary = kvbench_report::render::point_summary(&results);
     args.output.finish(&out, &summary, failed)
+}
+
+/// The `--cache` states to measure, in the order given, each once
+/// (default: cold, limited when there is a limit, warm); `limited` needs a
+/// memory limit.
+fn cache_states(given: &[CacheState], limit: Option<u64>) -> anyhow::Result<Vec<CacheState>> {
+    if given.is_empty() {
+        return Ok(match limit {
+            Some(_) => vec![CacheState::Cold, CacheState::Limited, CacheState::Warm],
+            None => vec![CacheState::Cold, CacheState::Warm],
+        });
+    }
+    if given.contains(&CacheState::Limited) && limit.is_none() {
+        anyhow::bail!("cache state `limited` needs --memory-limit SIZE");
+    }
+    let mut out = Vec::new();
+    for &state in given {
+        if !out.contains(&state) {
+            out.push(state);
+        }
+    }
+    Ok(out)
 }
 
 /// Loads, compacts and measures one backend into `run`.
@@ -234,4 +250,27 @@ fn one_backend(
         anyhow::bail!(e);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CacheState::{Cold, Limited, Warm};
+
+    #[test]
+    fn cache_states_default_dedupe_and_need_a_limit_for_limited() {
+        assert_eq!(cache_states(&[], None).expect("ok"), [Cold, Warm]);
+        assert_eq!(
+            cache_states(&[], Some(1)).expect("ok"),
+            [Cold, Limited, Warm]
+        );
+        assert_eq!(
+            cache_states(&[Warm, Cold, Warm], None).expect("ok"),
+            [Warm, Cold]
+        );
+        let e = cache_states(&[Limited], None)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("--memory-limit"), "{e}");
+    }
 }

@@ -362,7 +362,10 @@ pub fn memory_now() -> Option<MemoryRecord> {
         harness_heap_bytes: heap,
         rss_anon_bytes: rss.map(|r| r.anon),
         rss_file_bytes: rss.map(|r| r.file),
-        engine_anon_bytes: rss.zip(heap).map(|(r, h)| r.anon.saturating_sub(h)),
+        // Allocated heap not yet touched is not resident: when the heap
+        // exceeds the anonymous RSS the difference says nothing, and a
+        // clamped 0 would read as a measurement.
+        engine_anon_bytes: rss.zip(heap).and_then(|(r, h)| r.anon.checked_sub(h)),
         cgroup_usage_bytes: cg.map(|c| c.usage),
         cgroup_page_cache_bytes: cg.map(|c| c.page_cache),
     };

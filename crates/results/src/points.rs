@@ -124,24 +124,6 @@ pub enum CacheState {
 }
 
 impl CacheState {
-    /// The states to measure, in the order given, each once; `limited`
-    /// needs a memory limit.
-    pub fn check_list(list: &[Self], limit: Option<u64>) -> Result<Vec<Self>, String> {
-        let mut out = Vec::new();
-        for &state in list {
-            if state == Self::Limited && limit.is_none() {
-                return Err("cache state `limited` needs --memory-limit SIZE".into());
-            }
-            if !out.contains(&state) {
-                out.push(state);
-            }
-        }
-        if out.is_empty() {
-            return Err("--cache names no state; accepted: cold, limited, warm".into());
-        }
-        Ok(out)
-    }
-
     /// The state's name.
     pub fn name(self) -> &'static str {
         match self {

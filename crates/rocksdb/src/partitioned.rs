@@ -10,7 +10,7 @@
 //! (in the same write batch, so both stay atomic).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use kvbench_core::{
@@ -61,6 +61,10 @@ pub struct Partitioned;
 struct Part {
     db: DB,
     opts: Options,
+    /// The partition holds delete marks. Without deletes (the write-once
+    /// stores this layout is for) it never does, and lookups, puts and
+    /// scans skip the mark family instead of probing it once per key.
+    marks: AtomicBool,
 }
 
 impl Part {
@@ -172,7 +176,17 @@ impl PartitionedStore {
         let cfs = [ColumnFamilyDescriptor::new(DELETED, opts.clone())];
         let db = DB::open_cf_descriptors(&opts, &path, cfs)
             .map_err(|e| engine_err(Op::Open, &path, e))?;
-        Ok(Part { db, opts })
+        let part = Part {
+            db,
+            opts,
+            marks: AtomicBool::new(false),
+        };
+        let mut it = part.db.raw_iterator_cf(part.deleted());
+        it.seek_to_first();
+        part.marks.store(it.valid(), Ordering::Relaxed);
+        it.status().map_err(|e| engine_err(Op::Open, &path, e))?;
+        drop(it);
+        Ok(part)
     }
 
     fn err(&self, op: Op, e: rocksdb::Error) -> Error {
@@ -186,18 +200,11 @@ impl PartitionedStore {
         let active = parts.pop().expect("at least one partition");
         compact_all(&active.db);
         let last = stats_of(&active.db, &active.opts, &self.cfg.base, &self.dir)?;
-        {
-            let mut r = self.retired.lock().expect("not poisoned");
-            let counter = |a: Option<u64>, b: Option<u64>| Some(a.unwrap_or(0) + b.unwrap_or(0));
-            r.compaction_read_bytes = counter(r.compaction_read_bytes, last.compaction_read_bytes);
-            r.compaction_write_bytes =
-                counter(r.compaction_write_bytes, last.compaction_write_bytes);
-            r.flush_write_bytes = counter(r.flush_write_bytes, last.flush_write_bytes);
-            r.wal_bytes = counter(r.wal_bytes, last.wal_bytes);
-            r.stall_micros = counter(r.stall_micros, last.stall_micros);
-            r.block_cache_misses = counter(r.block_cache_misses, last.block_cache_misses);
-            r.block_cache_hits = counter(r.block_cache_hits, last.block_cache_hits);
-        }
+        let mut retired = self.retired.lock().expect("not poisoned");
+        each_counter(&mut retired, &last, |r, l| {
+            Some(r.unwrap_or(0) + l.unwrap_or(0))
+        });
+        drop(retired);
         drop(active);
         let n = parts.len();
         parts.push(self.open_part(n, true)?);
@@ -223,44 +230,59 @@ impl KvStore for PartitionedStore {
 
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        self.gets.fetch_add(1, Ordering::Relaxed);
         let parts = self.parts.read().expect("not poisoned");
+        let mut probes = 0;
+        let mut found = false;
         for p in parts.iter().rev() {
-            self.probes.fetch_add(1, Ordering::Relaxed);
+            probes += 1;
             if let Some(v) = p.db.get_pinned(key).map_err(|e| self.err(Op::Get, e))? {
                 out.extend_from_slice(&v);
-                return Ok(true);
+                found = true;
+                break;
             }
-            let gone = p.db.get_pinned_cf(p.deleted(), key);
-            if gone.map_err(|e| self.err(Op::Get, e))?.is_some() {
-                return Ok(false);
+            if p.marks.load(Ordering::Relaxed) {
+                let gone = p.db.get_pinned_cf(p.deleted(), key);
+                if gone.map_err(|e| self.err(Op::Get, e))?.is_some() {
+                    break;
+                }
             }
         }
-        Ok(false)
+        // One update per lookup, not per partition probed.
+        self.gets.fetch_add(1, Ordering::Relaxed);
+        self.probes.fetch_add(probes, Ordering::Relaxed);
+        Ok(found)
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
         let parts = self.parts.read().expect("not poisoned");
         let p = parts.last().expect("at least one partition");
         let (older, deleted) = (parts.len() > 1, p.deleted());
+        let marked = p.marks.load(Ordering::Relaxed);
+        let mut marking = false;
         let mut wb = WriteBatch::default();
         for op in batch.iter() {
             match op {
                 BatchOp::Put(k, v) => {
                     wb.put(k, v);
                     // Only a key this partition marked deleted needs its
-                    // mark removed; the check is a bloom/memtable probe.
-                    if p.db.key_may_exist_cf(deleted, k) {
+                    // mark removed; the check is a bloom/memtable probe,
+                    // made only once the partition has marks at all.
+                    if marked && p.db.key_may_exist_cf(deleted, k) {
                         wb.delete_cf(deleted, k);
                     }
                 }
                 BatchOp::Delete(k) => {
                     wb.delete(k);
                     if older {
+                        marking = true;
                         wb.put_cf(deleted, k, []);
                     }
                 }
             }
+        }
+        if marking {
+            // Set before the marks land, so no reader skips them.
+            p.marks.store(true, Ordering::Relaxed);
         }
         p.db.write_opt(wb, &self.write_opts)
             .map_err(|e| self.err(Op::Write, e))
@@ -286,7 +308,10 @@ impl KvStore for PartitionedStore {
             let Some((winner, key)) = min else { break };
             // A newer partition's delete mark hides the older value.
             let mut hidden = false;
-            for p in &newest_first[..winner] {
+            for p in newest_first[..winner]
+                .iter()
+                .filter(|p| p.marks.load(Ordering::Relaxed))
+            {
                 let mark = p.db.get_pinned_cf(p.deleted(), &key);
                 if mark.map_err(|e| self.err(Op::Iterate, e))?.is_some() {
                     hidden = true;
@@ -343,18 +368,11 @@ impl KvStore for PartitionedStore {
             });
         }
         let mut t = total.unwrap_or_default();
-        let r = self.retired.lock().expect("not poisoned");
-        let plus = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (Some(a), b) => Some(a + b.unwrap_or(0)),
-            (None, _) => None,
-        };
-        t.compaction_read_bytes = plus(t.compaction_read_bytes, r.compaction_read_bytes);
-        t.compaction_write_bytes = plus(t.compaction_write_bytes, r.compaction_write_bytes);
-        t.flush_write_bytes = plus(t.flush_write_bytes, r.flush_write_bytes);
-        t.wal_bytes = plus(t.wal_bytes, r.wal_bytes);
-        t.stall_micros = plus(t.stall_micros, r.stall_micros);
-        t.block_cache_misses = plus(t.block_cache_misses, r.block_cache_misses);
-        t.block_cache_hits = plus(t.block_cache_hits, r.block_cache_hits);
+        // Closed instances add to what the open ones count; a counter the
+        // open ones do not have stays absent.
+        let retired = self.retired.lock().expect("not poisoned");
+        each_counter(&mut t, &retired, |t, r| t.map(|t| t + r.unwrap_or(0)));
+        drop(retired);
         t.extra.insert("partitions".into(), parts.len() as u64);
         t.extra.insert(
             "partition_probes".into(),
@@ -383,10 +401,31 @@ impl KvStore for PartitionedStore {
     }
 }
 
-/// Two partitions' counters summed; a counter absent in either is absent
-/// in the sum (a partial sum would pass for the whole).
-fn add(a: EngineStats, b: EngineStats) -> EngineStats {
+/// Applies `f` to each cumulative counter of `a` with the same counter of
+/// `b` (the counters that only grow, unlike the gauges of what is stored).
+fn each_counter(
+    a: &mut EngineStats,
+    b: &EngineStats,
+    f: impl Fn(Option<u64>, Option<u64>) -> Option<u64>,
+) {
+    for (x, y) in [
+        (&mut a.compaction_read_bytes, b.compaction_read_bytes),
+        (&mut a.compaction_write_bytes, b.compaction_write_bytes),
+        (&mut a.flush_write_bytes, b.flush_write_bytes),
+        (&mut a.wal_bytes, b.wal_bytes),
+        (&mut a.stall_micros, b.stall_micros),
+        (&mut a.block_cache_misses, b.block_cache_misses),
+        (&mut a.block_cache_hits, b.block_cache_hits),
+    ] {
+        *x = f(*x, y);
+    }
+}
+
+/// Two partitions' counters and gauges summed; a figure absent in either
+/// is absent in the sum (a partial sum would pass for the whole).
+fn add(mut a: EngineStats, b: EngineStats) -> EngineStats {
     let sum = |x: Option<u64>, y: Option<u64>| x.zip(y).map(|(x, y)| x + y);
+    each_counter(&mut a, &b, sum);
     let files = a
         .files_per_level
         .zip(b.files_per_level)
@@ -396,13 +435,6 @@ fn add(a: EngineStats, b: EngineStats) -> EngineStats {
         *extra.entry(k).or_insert(0) += v;
     }
     EngineStats {
-        compaction_read_bytes: sum(a.compaction_read_bytes, b.compaction_read_bytes),
-        compaction_write_bytes: sum(a.compaction_write_bytes, b.compaction_write_bytes),
-        flush_write_bytes: sum(a.flush_write_bytes, b.flush_write_bytes),
-        wal_bytes: sum(a.wal_bytes, b.wal_bytes),
-        stall_micros: sum(a.stall_micros, b.stall_micros),
-        block_cache_misses: sum(a.block_cache_misses, b.block_cache_misses),
-        block_cache_hits: sum(a.block_cache_hits, b.block_cache_hits),
         write_stopped: a.write_stopped.zip(b.write_stopped).map(|(x, y)| x || y),
         files_per_level: files,
         pending_compaction_bytes: sum(a.pending_compaction_bytes, b.pending_compaction_bytes),

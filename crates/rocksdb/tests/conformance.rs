@@ -6,17 +6,25 @@ use kvbench_rocksdb::{Compaction, Partitioned, PartitionedConfig, Rocks, RocksCo
 
 const FIFO_CAP: u64 = 8 << 20;
 
-/// The report's options with memory scaled down so tests stay small.
-fn small(compaction: Compaction) -> RocksConfig {
-    let fifo = matches!(compaction, Compaction::Fifo { .. });
+/// A named config with its memory scaled down so tests stay small; every
+/// other setting (blob files, L0 triggers, caching) is the named one's.
+fn shrink(base: RocksConfig) -> RocksConfig {
     RocksConfig {
-        compaction,
-        max_open_files: if fifo { -1 } else { 5000 },
         write_buffer_size: 1 << 20,
         max_write_buffer_number: 2,
         max_background_jobs: 2,
-        ..RocksConfig::default()
+        ..base
     }
+}
+
+/// The report's options with `compaction`, scaled down.
+fn small(compaction: Compaction) -> RocksConfig {
+    let fifo = matches!(compaction, Compaction::Fifo { .. });
+    shrink(RocksConfig {
+        compaction,
+        max_open_files: if fifo { -1 } else { 5000 },
+        ..RocksConfig::default()
+    })
 }
 
 mod leveled {
@@ -69,15 +77,7 @@ mod blob {
     use super::*;
     const S: Subject = Subject {
         name: "rocksdb-blob",
-        open: |d| {
-            Rocks::open_boxed(
-                d,
-                &RocksConfig {
-                    blob: RocksConfig::blob().blob,
-                    ..small(Compaction::Leveled)
-                },
-            )
-        },
+        open: |d| Rocks::open_boxed(d, &shrink(RocksConfig::blob())),
         open_small: None,
         fifo_cap: None,
         durability: Durability::Process,
@@ -90,19 +90,7 @@ mod tuned {
     use super::*;
     const S: Subject = Subject {
         name: "rocksdb-tuned",
-        open: |d| {
-            let t = RocksConfig::tuned();
-            Rocks::open_boxed(
-                d,
-                &RocksConfig {
-                    level0_file_num_compaction_trigger: t.level0_file_num_compaction_trigger,
-                    level0_slowdown_writes_trigger: t.level0_slowdown_writes_trigger,
-                    level0_stop_writes_trigger: t.level0_stop_writes_trigger,
-                    level_compaction_dynamic_level_bytes: t.level_compaction_dynamic_level_bytes,
-                    ..small(Compaction::Leveled)
-                },
-            )
-        },
+        open: |d| Rocks::open_boxed(d, &shrink(RocksConfig::tuned())),
         open_small: None,
         fifo_cap: None,
         durability: Durability::Process,
@@ -111,12 +99,15 @@ mod tuned {
     conformance_suite!(S);
 }
 
-/// Partitions of one flush each, so the suite's flushes and reopens cross
-/// partition boundaries: deletes and overwrites must hide older partitions.
+/// The named config (partitions of one flush each, so the suite's flushes
+/// and reopens cross partition boundaries: deletes and overwrites must hide
+/// older partitions), scaled down.
 fn partitioned() -> PartitionedConfig {
+    let named = PartitionedConfig::default();
+    assert_eq!(named.partition_flushes, 1);
     PartitionedConfig {
-        base: small(Compaction::Leveled),
-        partition_flushes: 1,
+        base: shrink(named.base),
+        ..named
     }
 }
 

@@ -83,8 +83,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     workload.validate()?;
     // Sized before anything is created, so a commit too large for the
     // harness budget is refused up front; results record the size used.
-    let chunks = kvbench_driver::stellar::budget::plan_chunks(&workload, workload.harness_budget)?;
-    workload.commit_ledgers = chunks.commit_ledgers;
+    let workload = kvbench_driver::stellar::budget::resolved(&workload)?;
 
     let memory = match args.engine_memory.as_ref().or(file.engine_memory.as_ref()) {
         Some(s) => Some(size::parse(s).map_err(anyhow::Error::msg)?),
@@ -183,9 +182,9 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
         );
     }
-    let memory_limit = match args.limit.memory_limit.as_deref() {
-        Some("none") => None,
-        Some(s) => Some(harness::memory_limit(s)?),
+    let memory_limit = match args.limit.memory_limit {
+        // Given (`none` included): parsed as every run command does.
+        Some(_) => args.limit.bytes()?,
         // A preset's limit applies where cgroups work; elsewhere the run
         // goes on unlimited, says so, and records no limit.
         None => match preset.memory_limit {

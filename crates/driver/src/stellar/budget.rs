@@ -100,6 +100,17 @@ pub fn plan_chunks(cfg: &StellarConfig, budget: u64) -> Result<ChunkPlan, Driver
     })
 }
 
+/// `cfg` with its commit size settled: as given when it fits the harness
+/// budget, the largest that fits when 0; an error when a given size does
+/// not fit. Every path that writes Stellar batches goes through this.
+pub fn resolved(cfg: &StellarConfig) -> Result<StellarConfig, DriverError> {
+    let plan = plan_chunks(cfg, cfg.harness_budget)?;
+    Ok(StellarConfig {
+        commit_ledgers: plan.commit_ledgers,
+        ..cfg.clone()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

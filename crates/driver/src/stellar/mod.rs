@@ -207,24 +207,12 @@ pub fn run(
         out.error = Some(e);
         return out;
     }
-    // Resolved here too, for callers that did not plan the chunks first.
-    let resolved;
-    let cfg = if cfg.commit_ledgers == 0 {
-        match budget::plan_chunks(cfg, cfg.harness_budget) {
-            Ok(p) => {
-                resolved = StellarConfig {
-                    commit_ledgers: p.commit_ledgers,
-                    ..cfg.clone()
-                };
-                &resolved
-            }
-            Err(e) => {
-                out.error = Some(e);
-                return out;
-            }
+    let cfg = &match budget::resolved(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
         }
-    } else {
-        cfg
     };
     let gen_ = match StellarGen::new(cfg.seed, cfg.profile.clone()) {
         Ok(g) => g,

@@ -181,12 +181,7 @@ impl StellarOps {
     /// A stream for `cfg`.
     pub fn new(cfg: &StellarConfig) -> Result<Self, DriverError> {
         cfg.validate()?;
-        let mut cfg = cfg.clone();
-        if cfg.commit_ledgers == 0 {
-            cfg.commit_ledgers =
-                super::budget::plan_chunks(&cfg, cfg.harness_budget)?.commit_ledgers;
-        }
-        let cfg = &cfg;
+        let cfg = &super::budget::resolved(cfg)?;
         let gen_ = StellarGen::new(cfg.seed, cfg.profile.clone())
             .map_err(|e| DriverError::Config(e.to_string()))?;
         Ok(Self {

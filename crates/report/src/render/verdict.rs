@@ -62,57 +62,70 @@ fn backend_of(label: &str) -> &str {
     label.rsplit_once('@').map_or(label, |(b, _)| b)
 }
 
-/// A run of a backend group: its label and its store's batches.
-type Member<'a> = (&'a str, Vec<Point>);
+/// A run of a backend group: its label, the run and its store's batches.
+struct Member<'a> {
+    label: &'a str,
+    run: &'a BackendRun,
+    points: Vec<Point>,
+}
+
+/// The held-out check of a backend group.
+struct HeldOut {
+    /// Index of the member held out (its last third, when alone).
+    member: usize,
+    /// Its last batch: measured and predicted seconds.
+    measured: f64,
+    predicted: f64,
+    /// Mean absolute error over the held-out batches, percent.
+    error_pct: f64,
+}
 
 /// The fit and its held-out check for the runs of one backend: the run
 /// reaching the largest data/memory ratio is held out when there are
 /// several, else the last third of the only run's batches.
 struct Checked {
-    /// (label, measured last batch, predicted last batch, mean abs % error).
-    held_out: Option<(String, f64, f64, f64)>,
+    held_out: Option<HeldOut>,
     /// The fit on every batch, for the prediction.
     all: Option<Fit>,
 }
 
 fn check(runs: &[Member<'_>]) -> Checked {
-    let ratio = |p: &Vec<Point>| p.last().map_or(0.0, |x| x.total / x.memory);
-    let all_points: Vec<Point> = runs.iter().flat_map(|(_, p)| p.clone()).collect();
+    let ratio = |m: &Member<'_>| m.points.last().map_or(0.0, |x| x.total / x.memory);
+    let all_points: Vec<Point> = runs.iter().flat_map(|m| m.points.clone()).collect();
     let all = model::fit(&all_points);
-    let (train, test, label): (Vec<Point>, Vec<Point>, String) = if runs.len() >= 2 {
-        let held = runs
-            .iter()
-            .max_by(|a, b| ratio(&a.1).total_cmp(&ratio(&b.1)))
-            .expect("two runs");
-        let train = runs
-            .iter()
-            .filter(|r| r.0 != held.0)
-            .flat_map(|r| r.1.clone())
-            .collect();
-        (train, held.1.clone(), held.0.to_string())
-    } else if let Some((l, p)) = runs.first() {
-        let cut = p.len() - p.len() / 3;
-        (
-            p[..cut].to_vec(),
-            p[cut..].to_vec(),
-            format!("{l} (last third)"),
-        )
-    } else {
+    let Some(held) = (0..runs.len()).max_by(|&a, &b| ratio(&runs[a]).total_cmp(&ratio(&runs[b])))
+    else {
         return Checked {
             held_out: None,
             all,
         };
     };
-    let fit = model::fit(&train);
-    let held_out = fit.zip(test.last()).map(|(f, last)| {
-        let mape = test
+    let (train, test): (Vec<Point>, &[Point]) = if runs.len() >= 2 {
+        let train = runs
             .iter()
-            .map(|p| (f.predict(p) - p.secs).abs() / p.secs.max(1e-9))
-            .sum::<f64>()
-            / test.len() as f64
-            * 100.0;
-        (label, last.secs, f.predict(last), mape)
-    });
+            .enumerate()
+            .filter(|(i, _)| *i != held)
+            .flat_map(|(_, m)| m.points.clone())
+            .collect();
+        (train, &runs[held].points)
+    } else {
+        let p = &runs[held].points;
+        let cut = p.len() - p.len() / 3;
+        (p[..cut].to_vec(), &p[cut..])
+    };
+    let held_out = model::fit(&train)
+        .zip(test.last())
+        .map(|(f, last)| HeldOut {
+            member: held,
+            measured: last.secs,
+            predicted: f.predict(last),
+            error_pct: test
+                .iter()
+                .map(|p| (f.predict(p) - p.secs).abs() / p.secs.max(1e-9))
+                .sum::<f64>()
+                / test.len() as f64
+                * 100.0,
+        });
     Checked { held_out, all }
 }
 
@@ -169,19 +182,21 @@ pub(super) fn verdict_section(
         let mut groups: Vec<(&str, Vec<Member<'_>>)> = Vec::new();
         for (l, r) in &limited {
             let b = backend_of(l);
-            let p = points(r, store);
+            let m = Member {
+                label: l,
+                run: r,
+                points: points(r, store),
+            };
             match groups.iter_mut().find(|g| g.0 == b) {
-                Some(g) => g.1.push((l.as_str(), p)),
-                None => groups.push((b, vec![(l.as_str(), p)])),
+                Some(g) => g.1.push(m),
+                None => groups.push((b, vec![m])),
             }
         }
         let mut series = Vec::new();
         for (_, members) in &groups {
             let checked = check(members);
-            for (l, pts) in members {
-                let Some((_, r)) = limited.iter().find(|(x, _)| x == l) else {
-                    continue;
-                };
+            for (i, m) in members.iter().enumerate() {
+                let (l, r, pts) = (m.label, m.run, &m.points);
                 let sum = r.summary.as_ref().and_then(|s| s.stores.get(store));
                 let lookup = r.streaming.as_ref().map(|s| {
                     if store == "txdata" {
@@ -232,9 +247,12 @@ pub(super) fn verdict_section(
                         )
                     }),
                     match &checked.held_out {
-                        Some((hl, m, p, e)) if hl.starts_with(l) => {
-                            format!("{} / {}, {e:.0}%", secs(*m), secs(*p))
-                        }
+                        Some(h) if h.member == i => format!(
+                            "{} / {}, {:.0}%",
+                            secs(h.measured),
+                            secs(h.predicted),
+                            h.error_pct
+                        ),
                         _ => String::new(),
                     },
                     month.map_or("n/a".into(), |(a, b, total)| {
