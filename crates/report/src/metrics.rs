@@ -74,6 +74,11 @@ pub fn classify(path: &str) -> (Class, Better, &'static str) {
         | "lookup_workers" => return (Class::Info, Better::Lower, ""),
         _ => {}
     }
+    // Heap and RSS figures follow the allocator and the kernel, not the
+    // workload: shown, never judged.
+    if under("memory") {
+        return (Class::Info, Better::Lower, "B");
+    }
     if leaf.contains("_amp") || leaf.ends_with("per_get") || leaf.ends_with("per_missing_get") {
         return (Class::Counter, Better::Lower, "");
     }
@@ -90,7 +95,11 @@ fn element_key(v: &Value) -> Option<String> {
     match (s("phase"), s("cache")) {
         (Some(p), Some(c)) => Some(format!("{p}.{c}")),
         (Some(p), None) => Some(p),
-        _ => s("store"),
+        _ => s("store").or_else(|| {
+            v.get("batch")
+                .and_then(Value::as_u64)
+                .map(|n| format!("batch{n}"))
+        }),
     }
 }
 
@@ -140,6 +149,17 @@ fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, f64)>) {
 /// Every metric of every run in a results file. `machine` prefixes run
 /// labels when results of several machines are merged.
 pub fn extract(doc: &Loaded, machine: Option<&str>) -> Vec<Metric> {
+    extract_scoped(doc, machine, false)
+}
+
+/// [`extract`] plus every batch's figures (`batches.batchN.…`), for gates:
+/// a per-batch engine counter catches a meter that breaks in one batch
+/// only; exports keep to the run-level figures.
+pub fn extract_with_batches(doc: &Loaded) -> Vec<Metric> {
+    extract_scoped(doc, None, true)
+}
+
+fn extract_scoped(doc: &Loaded, machine: Option<&str>, batches: bool) -> Vec<Metric> {
     let mut out = Vec::new();
     let runs = doc
         .json
@@ -158,6 +178,9 @@ pub fn extract(doc: &Loaded, machine: Option<&str>) -> Vec<Metric> {
             None => label.to_string(),
         };
         let mut flat = Vec::new();
+        if batches && let Some(v) = run.get("batches") {
+            walk("batches", v, &mut flat);
+        }
         for key in [
             "summary",
             "streaming",
@@ -233,5 +256,25 @@ mod tests {
         );
         assert!(names.contains(&"pair_1"), "{names:?}");
         assert!(!names.iter().any(|n| n.contains("ignored")));
+        let mut out = Vec::new();
+        walk(
+            "batches",
+            &serde_json::json!([{"batch": 3, "stores": [{"store": "txdata", "flush_bytes": 9}],
+                "memory": {"harness_heap_bytes": 1}}]),
+            &mut out,
+        );
+        let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(
+            names.contains(&"batches.batch3.stores.txdata.flush_bytes"),
+            "{names:?}"
+        );
+        assert_eq!(
+            classify("batches.batch3.memory.harness_heap_bytes").0,
+            Class::Info
+        );
+        assert_eq!(
+            classify("batches.batch3.stores.txdata.flush_bytes").0,
+            Class::Counter
+        );
     }
 }

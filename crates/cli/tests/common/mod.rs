@@ -23,3 +23,8 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
+
+/// A finished command's standard output, as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

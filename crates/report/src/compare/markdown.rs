@@ -47,10 +47,11 @@ fn table_rows(s: &mut String, rows: &[&Row]) {
 pub fn markdown(rows: &[Row], machine_notes: &[String]) -> String {
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let mut s = format!(
-        "## kvbench compare\n\n{} metrics: {} regressed, {} changed (exact), {} improved, {} same, {} not judged, {} on one side only.\n\n",
+        "## kvbench compare\n\n{} metrics: {} regressed, {} changed (exact), {} fell (counters), {} improved, {} same, {} not judged, {} on one side only (judged).\n\n",
         rows.len(),
         count(Verdict::Regressed),
         count(Verdict::Changed),
+        count(Verdict::Fell),
         count(Verdict::Improved),
         count(Verdict::Same),
         count(Verdict::NotJudged),
@@ -68,7 +69,11 @@ pub fn markdown(rows: &[Row], machine_notes: &[String]) -> String {
         .filter(|r| {
             matches!(
                 r.verdict,
-                Verdict::Regressed | Verdict::Changed | Verdict::Improved | Verdict::Missing
+                Verdict::Regressed
+                    | Verdict::Changed
+                    | Verdict::Fell
+                    | Verdict::Improved
+                    | Verdict::Missing
             )
         })
         .collect();

@@ -1,7 +1,11 @@
 //! `kvbench compare`: per-metric deltas between a baseline and a current
 //! set of results, with a verdict a CI job can gate on.
 //!
-//! Counters are judged on a tight threshold of the median ratio. Timings are
+//! Counters are judged on a tight threshold of the median ratio, in both
+//! directions: a meter that loses bytes (a WAL no longer counted, a device
+//! no longer read) looks like an improvement, so a counter that falls past
+//! its threshold fails like one that rises, until the baseline is updated on
+//! purpose. A judged metric present on one side only fails too. Timings are
 //! judged only with at least [`MIN_TIMING_RUNS`] runs on each side, by a
 //! bootstrap confidence interval of the ratio of medians: a regression needs
 //! the whole interval past the threshold, so one noisy run on a shared
@@ -17,7 +21,7 @@ use kvbench_rng::Rng;
 
 use crate::ReportError;
 use crate::doc::Loaded;
-use crate::metrics::{Better, Class, Metric, extract};
+use crate::metrics::{Better, Class, Metric, extract_with_batches};
 
 /// Runs needed on each side before a timing is judged.
 pub const MIN_TIMING_RUNS: usize = 3;
@@ -27,6 +31,10 @@ pub const COUNTER_THRESHOLD_PCT: f64 = 2.0;
 pub const DEVICE_THRESHOLD_PCT: f64 = 10.0;
 /// Default threshold of timings, percent.
 pub const TIMING_THRESHOLD_PCT: f64 = 10.0;
+/// Device and process byte counters that differ by no more than this are
+/// the same: a journal commit or a metadata read lands in one batch or the
+/// next by timer, and 4 KiB of 0 is not a ratio to judge.
+pub const DEVICE_FLOOR_BYTES: f64 = 256.0 * 1024.0;
 const BOOTSTRAP_RESAMPLES: usize = 2000;
 
 /// What a comparison concluded about one metric.
@@ -35,15 +43,18 @@ const BOOTSTRAP_RESAMPLES: usize = 2000;
 pub enum Verdict {
     /// Within its threshold.
     Same,
-    /// Better past its threshold.
+    /// Better past its threshold (timings only: a counter that falls is [`Verdict::Fell`]).
     Improved,
+    /// A counter fell past its threshold: fails the comparison, since a
+    /// broken meter reads low; update the baseline when the fall is intended.
+    Fell,
     /// Worse past its threshold: fails the comparison.
     Regressed,
     /// An exact metric changed: fails the comparison.
     Changed,
     /// Not judged (an info metric, too few runs, or machines differ).
     NotJudged,
-    /// Present on one side only.
+    /// A judged metric present on one side only: fails the comparison.
     Missing,
 }
 
@@ -274,7 +285,7 @@ fn gather(docs: &[Loaded]) -> BTreeMap<(String, String), (Class, Better, Vec<f64
             class,
             better,
             ..
-        } in extract(d, None)
+        } in extract_with_batches(d)
         {
             m.entry((run, name))
                 .or_insert((class, better, Vec::new()))
@@ -302,12 +313,13 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
             .or(cv)
             .map(|x| (x.0, x.1))
             .unwrap_or((Class::Info, Better::Lower));
+        // Device bytes include the filesystem's journal, whose commits
+        // follow a timer, and process bytes include kernel writeback: a few
+        // percent of run-to-run spread is normal for both.
+        let device = key.1.contains("device") || key.1.contains("process");
         let default = match class {
             Class::Timing => TIMING_THRESHOLD_PCT,
-            // Device bytes include the filesystem's journal, whose commits
-            // follow a timer, and process bytes include kernel writeback:
-            // a few percent of run-to-run spread is normal for both.
-            _ if key.1.contains("device") || key.1.contains("process") => DEVICE_THRESHOLD_PCT,
+            _ if device => DEVICE_THRESHOLD_PCT,
             _ => COUNTER_THRESHOLD_PCT,
         };
         let full = format!("{}/{}", key.0, key.1);
@@ -330,13 +342,23 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
             verdict: Verdict::NotJudged,
             note: None,
         };
+        let judged = (opts.only.is_empty() || opts.only.contains(&class)) && class != Class::Info;
         let (Some(bm), Some(cm)) = (row.baseline, row.current) else {
-            row.verdict = Verdict::Missing;
+            let side = if row.baseline.is_none() {
+                "new: absent from the baseline"
+            } else {
+                "vanished: absent from the current results"
+            };
+            row.note = Some(side.into());
+            row.verdict = if judged {
+                Verdict::Missing
+            } else {
+                Verdict::NotJudged
+            };
             rows.push(row);
             continue;
         };
         row.ratio = (bm != 0.0).then(|| cm / bm);
-        let judged = opts.only.is_empty() || opts.only.contains(&class);
         let t = threshold_pct / 100.0;
         // Worse when the ratio is past 1 + t (lower is better) or 1 - t.
         let worse = |r: f64| match better {
@@ -357,12 +379,21 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
                     Verdict::Changed
                 }
             }
+            Class::Counter
+                if device && key.1.ends_with("_bytes") && (cm - bm).abs() <= DEVICE_FLOOR_BYTES =>
+            {
+                Verdict::Same
+            }
             Class::Counter => match row.ratio {
                 Some(r) if worse(r) => Verdict::Regressed,
-                Some(r) if improved(r) => Verdict::Improved,
+                Some(r) if improved(r) => {
+                    row.note = Some(fall_note(cm));
+                    Verdict::Fell
+                }
                 Some(_) => Verdict::Same,
                 // From zero: any growth of a lower-is-better counter is a regression.
                 None if cm > 0.0 && better == Better::Lower => Verdict::Regressed,
+                None if cm != 0.0 => Verdict::Regressed,
                 None => Verdict::Same,
             },
             Class::Timing => {
@@ -397,10 +428,27 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
     Ok(rows)
 }
 
+/// Why a fallen counter fails: the gate cannot tell a real saving from a
+/// meter that stopped counting.
+fn fall_note(current: f64) -> String {
+    let what = if current == 0.0 {
+        "dropped to 0"
+    } else {
+        "fell"
+    };
+    format!(
+        "{what}: a real saving or a meter that stopped counting; update the baseline on purpose if intended"
+    )
+}
+
 /// True when any row fails the comparison.
 pub fn failed(rows: &[Row]) -> bool {
-    rows.iter()
-        .any(|r| matches!(r.verdict, Verdict::Regressed | Verdict::Changed))
+    rows.iter().any(|r| {
+        matches!(
+            r.verdict,
+            Verdict::Regressed | Verdict::Changed | Verdict::Fell | Verdict::Missing
+        )
+    })
 }
 
 #[cfg(test)]
@@ -429,6 +477,95 @@ mod tests {
         let same = [1.01, 0.99, 1.00, 1.02, 0.98];
         let (lo, hi) = bootstrap_ratio(&base, &same).expect("interval");
         assert!(lo < 1.0 && hi > 1.0, "{lo} {hi}");
+    }
+
+    /// The committed smoke results with their runs replaced: `differences`
+    /// reads the typed document, the metric walk reads `json`.
+    fn loaded(runs: serde_json::Value) -> Loaded {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/results/stellar-smoke/results.json");
+        let mut d = crate::doc::load(&root).expect("fixture loads");
+        d.json["runs"] = runs;
+        d
+    }
+
+    fn verdicts(
+        base: serde_json::Value,
+        cur: serde_json::Value,
+        opts: &Options,
+    ) -> Vec<(String, Verdict)> {
+        compare(&[loaded(base)], &[loaded(cur)], opts)
+            .expect("comparable")
+            .into_iter()
+            .map(|r| (r.name, r.verdict))
+            .collect()
+    }
+
+    #[test]
+    fn counters_fail_in_both_directions_and_a_vanished_metric_fails() {
+        let run = |wa: f64, dev: Option<f64>| {
+            let mut s = serde_json::json!({"write_amp_engine": wa, "entries": 10});
+            if let Some(d) = dev {
+                s["device_write_bytes"] = d.into();
+            }
+            serde_json::json!([{"label": "a", "summary": s}])
+        };
+        let o = Options::default();
+        let v = verdicts(run(4.0, Some(100.0)), run(4.0, Some(100.0)), &o);
+        assert!(v.iter().all(|x| x.1 == Verdict::Same), "{v:?}");
+        let fell = verdicts(run(4.0, Some(100.0)), run(2.0, Some(100.0)), &o);
+        assert!(
+            fell.contains(&("summary.write_amp_engine".into(), Verdict::Fell)),
+            "{fell:?}"
+        );
+        let zero = verdicts(run(4.0, Some(100.0)), run(0.0, Some(100.0)), &o);
+        assert!(
+            zero.contains(&("summary.write_amp_engine".into(), Verdict::Fell)),
+            "{zero:?}"
+        );
+        let gone = verdicts(run(4.0, Some(100.0)), run(4.0, None), &o);
+        assert!(
+            gone.contains(&("summary.device_write_bytes".into(), Verdict::Missing)),
+            "{gone:?}"
+        );
+        // Within the 10% band of device counters: the same.
+        let dev = verdicts(run(4.0, Some(100.0)), run(4.0, Some(108.0)), &o);
+        assert!(dev.iter().all(|x| x.1 == Verdict::Same), "{dev:?}");
+        let dev = verdicts(run(4.0, Some(100.0)), run(4.0, Some(120.0)), &o);
+        assert!(
+            dev.contains(&("summary.device_write_bytes".into(), Verdict::Regressed)),
+            "{dev:?}"
+        );
+        // A class left out by --only is shown, never judged.
+        let only = Options {
+            only: vec![Class::Exact],
+            ..Options::default()
+        };
+        let v = verdicts(run(4.0, Some(100.0)), run(0.0, None), &only);
+        assert!(
+            v.iter()
+                .all(|x| x.1 != Verdict::Fell && x.1 != Verdict::Missing),
+            "{v:?}"
+        );
+        for r in [&fell, &zero, &gone] {
+            let rows: Vec<Row> = r
+                .iter()
+                .map(|(n, v)| Row {
+                    run: "a".into(),
+                    name: n.clone(),
+                    class: Class::Counter,
+                    baseline: None,
+                    current: None,
+                    ratio: None,
+                    interval: None,
+                    threshold_pct: 2.0,
+                    runs: (1, 1),
+                    verdict: *v,
+                    note: None,
+                })
+                .collect();
+            assert!(failed(&rows));
+        }
     }
 
     #[test]
