@@ -97,6 +97,12 @@ pub struct DeviceArgs {
     /// Size of each private device (sparse); default from the workload's size.
     #[arg(long, value_name = "SIZE")]
     pub device_size: Option<String>,
+    /// Read-ahead of each private device, KiB; default: as the kernel sets
+    /// it for a new device (what a node's disk has unless tuned). Read-ahead
+    /// 0 makes the kernel read a block that straddles two pages with two
+    /// requests, doubling buffered IO per GET.
+    #[arg(long, value_name = "KIB")]
+    pub read_ahead_kb: Option<u32>,
 }
 
 impl DeviceArgs {

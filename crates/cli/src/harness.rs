@@ -25,8 +25,9 @@ pub struct Placement {
     pub harness_allowance: u64,
     /// Size of each store's private loop device; `None` puts stores in the run directory.
     pub device_size: Option<u64>,
-    /// Read-ahead of the private devices, KiB.
-    pub read_ahead_kb: u32,
+    /// Read-ahead of the private devices, KiB; `None` leaves the kernel's
+    /// default for a new device.
+    pub read_ahead_kb: Option<u32>,
     /// Keep store directories after the run (only without devices).
     pub keep_stores: bool,
 }
@@ -253,6 +254,12 @@ pub struct Placed {
 }
 
 impl Placed {
+    /// The read-ahead of the first private device as the kernel reports
+    /// it, KiB (`None` without devices).
+    pub fn read_ahead_kb(&self) -> Option<u32> {
+        self.devices.first().and_then(LoopFs::read_ahead_kb)
+    }
+
     /// The private device of each store, in store order.
     pub fn devices(&self) -> Vec<Option<&Device>> {
         (0..self.dirs.len())
@@ -315,15 +322,21 @@ pub fn place_stores(
     placed.meter = if placed.devices.is_empty() {
         "absent: stores share the data directory's filesystem (--device none, or no root/loop devices); process counters (/proc/self/io) stand in".into()
     } else {
+        let ra = placed.read_ahead_kb().map_or("unknown".into(), |kb| {
+            let how = match place.read_ahead_kb {
+                Some(_) => "set by --read-ahead-kb",
+                None => "the kernel's default",
+            };
+            format!("{kb} KiB ({how})")
+        });
         format!(
-            "private ext4 loop device per store ({}), direct I/O, read-ahead {} KiB",
+            "private ext4 loop device per store ({}), direct I/O to the image, read-ahead {ra}",
             placed
                 .devices
                 .iter()
                 .map(|d| d.device())
                 .collect::<Vec<_>>()
                 .join(", "),
-            place.read_ahead_kb
         )
     };
     Ok(placed)

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use kvbench_driver::pointreads::{
     self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
 };
+use kvbench_driver::results::points::ReadPath;
 use kvbench_driver::rundir::RunDir;
 use kvbench_meter::cgroup::{self, MemoryLimit};
 
@@ -46,6 +47,11 @@ pub struct Args {
     set: crate::flags::SetArgs,
     #[command(flatten)]
     place: crate::flags::DeviceArgs,
+    /// How RocksDB reads: buffered (pread through the page cache, as a node
+    /// runs it by default) or direct (O_DIRECT: one device read per block
+    /// cache miss). LMDB and MDBX read through mmap either way.
+    #[arg(long, value_enum, default_value_t = IoMode::Buffered)]
+    io: IoMode,
     /// Memory budget of each engine (memtables, block cache).
     #[arg(long, value_name = "SIZE", default_value = "128MiB")]
     engine_memory: String,
@@ -63,6 +69,15 @@ impl Args {
     pub fn out(&self) -> Option<PathBuf> {
         self.output.out.clone()
     }
+}
+
+/// `--io`: how RocksDB's GETs reach the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum IoMode {
+    /// pread through the page cache.
+    Buffered,
+    /// O_DIRECT reads (`use_direct_reads`).
+    Direct,
 }
 
 /// Runs `kvbench run point-reads`.
@@ -84,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         memory_limit: None,
         harness_allowance: 0,
         device_size: args.place.size(cfg.logical_bytes() * 3 + (512 << 20))?,
-        read_ahead_kb: 0,
+        read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
     };
     let mut specs = harness::specs(
@@ -99,6 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // compaction is the manual one below. `--set` may still turn it on.
         if let Some(c) = s.config.rocks_mut() {
             c.disable_auto_compactions = true;
+            c.use_direct_reads = args.io == IoMode::Direct;
         }
     }
     registry::apply_sets(&mut specs, &args.set.sets)?;
@@ -124,6 +140,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config: serde_json::to_value(&spec.config)?,
             // Replaced once the device exists.
             device_meter: "absent: the run failed before its device was made".into(),
+            read_path: None,
+            load_device_write_bytes: None,
+            compact_device_write_bytes: None,
             load_secs: None,
             load_usage: None,
             logical_bytes: cfg.logical_bytes(),
@@ -182,9 +201,27 @@ fn one_backend(
     let placed = harness::place_stores(place, &spec.name, &["points".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
     run.device_meter = placed.meter.clone();
+    run.read_path = Some(ReadPath {
+        reads: spec.config.read_mode().into(),
+        read_ahead_kb: placed.read_ahead_kb(),
+        read_ahead_source: match place.read_ahead_kb {
+            Some(_) => "--read-ahead-kb".into(),
+            None => "the kernel's default".into(),
+        },
+        page_size_bytes: kvbench_meter::page_size(),
+    });
     let store_dir = placed.dirs[0].clone();
     let dev = placed.devices()[0];
     let device = || dev.and_then(|d| d.stat().ok());
+    // Bytes the device took since `from`, after writing back what is dirty.
+    let written =
+        |from: &Option<kvbench_meter::blockdev::BlockStat>| -> anyhow::Result<Option<u64>> {
+            placed.sync()?;
+            Ok(from
+                .zip(device())
+                .map(|(a, b)| (b.write_sectors - a.write_sectors) * 512))
+        };
+    let before_load = device();
     let store = spec.open(&store_dir)?;
     let usage0 = kvbench_meter::rusage::Usage::now();
     let mut view = ProgressView::new(&spec.name);
@@ -195,6 +232,7 @@ fn one_backend(
     run.engine_after_load = store.stats()?;
     let can_compact = store.capabilities().manual_compaction;
     store.close()?;
+    run.load_device_write_bytes = written(&before_load)?;
     let mut phases = vec!["before-compaction"];
     if can_compact {
         phases.push("after-compaction");
@@ -203,11 +241,13 @@ fn one_backend(
         if phase == "after-compaction" {
             view.phase("full compaction");
             let store = spec.open(&store_dir)?;
+            let before = device();
             let t = std::time::Instant::now();
             store.compact()?;
             store.flush()?;
             run.compact_secs = Some(t.elapsed().as_secs_f64());
             store.close()?;
+            run.compact_device_write_bytes = written(&before)?;
         }
         for &state in states {
             if state != CacheState::Warm {

@@ -7,7 +7,7 @@ use std::path::Path;
 use kvbench_core::{Durability, KvBackend, KvStore};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
-use kvbench_mem::{Mem, MemConfig};
+use kvbench_mem::{Mem, MemConfig, Null, NullConfig};
 use kvbench_rocksdb::{Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig};
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +75,8 @@ engines! {
     Mdbx(MdbxConfig) => Mdbx,
     /// In-memory reference.
     Mem(MemConfig) => Mem,
+    /// Discards writes: the harness's own ceiling.
+    Null(NullConfig) => Null,
 }
 
 impl EngineConfig {
@@ -85,6 +87,24 @@ impl EngineConfig {
             EngineConfig::Rocksdb(c) => Some(c),
             EngineConfig::RocksdbPartitioned(p) => Some(&mut p.base),
             _ => None,
+        }
+    }
+
+    /// How the engine's GETs reach the device: `direct` or `buffered`
+    /// pread for RocksDB, `mmap` for the B-trees, `memory` for `mem`.
+    pub fn read_mode(&self) -> &'static str {
+        match self {
+            EngineConfig::Rocksdb(c)
+            | EngineConfig::RocksdbPartitioned(PartitionedConfig { base: c, .. }) => {
+                if c.use_direct_reads {
+                    "direct"
+                } else {
+                    "buffered"
+                }
+            }
+            EngineConfig::Lmdb(_) | EngineConfig::Mdbx(_) => "mmap",
+            EngineConfig::Mem(_) => "memory",
+            EngineConfig::Null(_) => "none (regenerated from the key)",
         }
     }
 }
@@ -120,6 +140,7 @@ const NAMED: &[Named] = &[
     ("lmdb", || EngineConfig::Lmdb(LmdbConfig::default())),
     ("mdbx", || EngineConfig::Mdbx(MdbxConfig::default())),
     ("mem", || EngineConfig::Mem(MemConfig::default())),
+    ("null", || EngineConfig::Null(NullConfig::default())),
 ];
 
 /// Backend config names accepted by `--backends`, `--backend` and `--store`.

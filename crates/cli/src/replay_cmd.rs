@@ -266,7 +266,7 @@ fn run_stream(
         // added, and the results say so (no allowance recorded).
         harness_allowance: 0,
         device_size,
-        read_ahead_kb: 128,
+        read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
     };
     // Written before the first run too, so a run killed midway has a

@@ -29,7 +29,8 @@ pub fn stellar_summary(r: &RunResult) -> String {
         ">ledgers",
         ">txs",
         ">wall s",
-        ">ledgers/s",
+        ">ledgers/s engine (wall)",
+        "pace",
         ">txdata compact first -> last s",
         ">disk MiB ledgers / txdata / txindex",
         ">txdata space amp",
@@ -116,7 +117,7 @@ fn row(run: &BackendRun) -> Vec<String> {
     let err = kvbench_report::render::run_note(run);
     let Some(sum) = &run.summary else {
         let mut cells = vec![run.label.clone()];
-        cells.resize(12, String::new());
+        cells.resize(13, String::new());
         cells.push(err);
         return cells;
     };
@@ -133,7 +134,7 @@ fn row(run: &BackendRun) -> Vec<String> {
         Some(st) => (
             pct(&st.one_step),
             pct(&st.two_step),
-            st.mismatches.to_string(),
+            st.mismatches.map_or("n/a".into(), |m| m.to_string()),
         ),
         None => ("n/a".into(), "n/a".into(), "n/a".into()),
     };
@@ -147,7 +148,12 @@ fn row(run: &BackendRun) -> Vec<String> {
         sum.ledgers.to_string(),
         sum.txs.to_string(),
         format!("{:.1}", sum.wall_secs),
-        format!("{:.1}", sum.ledgers_per_sec),
+        format!(
+            "{} ({:.1})",
+            opt(sum.engine_ledgers_per_sec, 1),
+            sum.ledgers_per_sec
+        ),
+        sum.bound.map_or("n/a", |b| b.name()).to_string(),
         compact,
         disk,
         format!("{:.2}", td.space_amp),

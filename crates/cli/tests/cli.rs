@@ -276,8 +276,13 @@ fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let fs = LoopFs::create(&t.path().join("img"), &t.path().join("mnt"), 200 << 20, 128)
-        .expect("loop fs");
+    let fs = LoopFs::create(
+        &t.path().join("img"),
+        &t.path().join("mnt"),
+        200 << 20,
+        Some(128),
+    )
+    .expect("loop fs");
     let out = fs.path().join("run");
     let o = kvbench(
         &[

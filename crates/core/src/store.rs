@@ -90,6 +90,11 @@ pub struct Capabilities {
     pub evicts_oldest: bool,
     /// Data survives close and reopen.
     pub persistent: bool,
+    /// Writes are thrown away and reads answered without a store (the
+    /// `null` backend, which measures the harness's own ceiling): lookups
+    /// on it are not verified.
+    #[serde(default)]
+    pub discards_writes: bool,
 }
 
 impl Capabilities {
@@ -100,6 +105,7 @@ impl Capabilities {
         manual_compaction: false,
         evicts_oldest: false,
         persistent: true,
+        discards_writes: false,
     };
 }
 

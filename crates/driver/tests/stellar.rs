@@ -90,7 +90,7 @@ fn ingests_every_ledger_in_batches_and_reads_back() {
     assert!(td.compact_secs.is_none(), "mem has no manual compaction");
 
     let st = out.streaming.expect("streaming ran");
-    assert_eq!(st.mismatches, 0);
+    assert_eq!(st.mismatches, Some(0));
     assert_eq!(st.ledgers, 4);
     let (one, two) = (
         st.one_step.expect("lookups ran"),

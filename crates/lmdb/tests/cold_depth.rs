@@ -22,8 +22,13 @@ fn a_cold_get_reads_tree_depth_pages() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let fs = LoopFs::create(&t.path().join("img"), &t.path().join("mnt"), 512 << 20, 0)
-        .expect("loop fs");
+    let fs = LoopFs::create(
+        &t.path().join("img"),
+        &t.path().join("mnt"),
+        512 << 20,
+        Some(0),
+    )
+    .expect("loop fs");
     let dir = fs.path().join("store");
     let cfg = LmdbConfig {
         map_size: 256 << 20,

@@ -19,6 +19,10 @@ use kvbench_core::{
 };
 use serde::{Deserialize, Serialize};
 
+pub mod null;
+
+pub use null::{Null, NullConfig};
+
 const ENGINE: &str = "mem";
 const SNAPSHOT: &str = "snapshot.kvm";
 const LOG: &str = "log.kvm";
@@ -404,6 +408,7 @@ impl KvStore for MemStore {
             manual_compaction: false,
             evicts_oldest: false,
             persistent: self.cfg.persist,
+            discards_writes: false,
         }
     }
 

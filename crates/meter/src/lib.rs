@@ -103,3 +103,10 @@ pub(crate) fn run(cmd: &str, args: &[&str]) -> Result<String> {
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
+
+/// The memory page size, bytes (`None` when the system cannot say).
+pub fn page_size() -> Option<u64> {
+    // SAFETY: sysconf reads a constant of the running system.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(p).ok().filter(|&p| p > 0)
+}

@@ -91,8 +91,15 @@ impl LoopFs {
 
     /// Creates a sparse image of `size` bytes at `image` (which must not
     /// exist), attaches it with direct I/O, makes ext4 on it and mounts it at
-    /// `mount` (which must not exist). Read-ahead is set to `read_ahead_kb`.
-    pub fn create(image: &Path, mount: &Path, size: u64, read_ahead_kb: u32) -> Result<Self> {
+    /// `mount` (which must not exist). Read-ahead is set to `read_ahead_kb`,
+    /// or left as the kernel sets it for a new device when `None` (what a
+    /// node's disk has unless someone tuned it).
+    pub fn create(
+        image: &Path,
+        mount: &Path,
+        size: u64,
+        read_ahead_kb: Option<u32>,
+    ) -> Result<Self> {
         Self::available()?;
         for p in [image, mount] {
             if p.exists() {
@@ -152,12 +159,22 @@ impl LoopFs {
         let m = mount.display().to_string();
         run("mount", &["-o", "noatime", &fs.device, &m])?;
         fs.mounted = true;
-        let name = fs.device.trim_start_matches("/dev/");
-        crate::write(
-            &format!("/sys/block/{name}/queue/read_ahead_kb"),
-            &read_ahead_kb.to_string(),
-        )?;
+        if let Some(kb) = read_ahead_kb {
+            crate::write(&fs.read_ahead_path(), &kb.to_string())?;
+        }
         Ok(fs)
+    }
+
+    fn read_ahead_path(&self) -> String {
+        let name = self.device.trim_start_matches("/dev/");
+        format!("/sys/block/{name}/queue/read_ahead_kb")
+    }
+
+    /// The device's read-ahead now, KiB (`None` when sysfs cannot say).
+    pub fn read_ahead_kb(&self) -> Option<u32> {
+        std::fs::read_to_string(self.read_ahead_path())
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
     }
 
     /// The mounted filesystem's root.

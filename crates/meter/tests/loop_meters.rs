@@ -13,7 +13,10 @@ fn loopfs(t: &tempfile::TempDir, size: u64) -> Option<LoopFs> {
         eprintln!("not run: {e}");
         return None;
     }
-    Some(LoopFs::create(&t.path().join("img"), &t.path().join("mnt"), size, 0).expect("loop fs"))
+    Some(
+        LoopFs::create(&t.path().join("img"), &t.path().join("mnt"), size, Some(0))
+            .expect("loop fs"),
+    )
 }
 
 #[test]

@@ -221,11 +221,61 @@ pub struct Summary {
     pub wall_secs: f64,
     /// Ledgers per second of wall time.
     pub ledgers_per_sec: f64,
+    /// Seconds of the batches spent in the engines: each batch's time less
+    /// the writer's wait for generated data. Absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_secs: Option<f64>,
+    /// Ledgers per second of engine time: the headline rate, which the
+    /// generator's speed does not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_ledgers_per_sec: Option<f64>,
+    /// Seconds the writer waited for the generator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_wait_secs: Option<f64>,
+    /// What set the pace: the engines, or the harness when the writer
+    /// waited for data more than [`HARNESS_BOUND_FRACTION`] of batch time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
     /// Per store totals.
     pub stores: BTreeMap<String, StoreSummary>,
     /// All stores together; absent in results written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<TotalSummary>,
+}
+
+/// The share of batch time the writer may wait for generated data before a
+/// run counts as harness-bound.
+pub const HARNESS_BOUND_FRACTION: f64 = 0.10;
+
+/// What set an ingestion's pace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bound {
+    /// The engines: the writer rarely waited for data.
+    Engine,
+    /// The harness: the writer waited for generated data more than
+    /// [`HARNESS_BOUND_FRACTION`] of the time, so wall-time rates measure
+    /// the generator, not the engine.
+    Harness,
+}
+
+impl Bound {
+    /// From the writer's wait and the batches' time, seconds.
+    pub fn of(wait_secs: f64, batch_secs: f64) -> Self {
+        if wait_secs > HARNESS_BOUND_FRACTION * batch_secs {
+            Bound::Harness
+        } else {
+            Bound::Engine
+        }
+    }
+
+    /// `engine-bound` or `harness-bound`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Engine => "engine-bound",
+            Bound::Harness => "harness-bound",
+        }
+    }
 }
 
 /// Amplification over all stores, from each source that measured it.
@@ -349,8 +399,10 @@ pub struct StreamingResult {
     /// Latency of one ledger's commit to all three stores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_commit: Option<Latency>,
-    /// Values read that differed from what was written (must be 0).
-    pub mismatches: u64,
+    /// Values read that differed from what was written (must be 0); absent
+    /// when a store discards writes (`null`), whose reads cannot be checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<u64>,
     /// Per-second samples.
     pub samples: Vec<Sample>,
 }

@@ -148,6 +148,24 @@ pub struct Measurement {
     pub cost: GetCost,
 }
 
+/// How GETs reach the device: besides the engine, IO per GET depends on
+/// these, so every result states them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadPath {
+    /// `buffered` (pread through the page cache), `direct` (O_DIRECT,
+    /// bypassing it), `mmap` (page faults), or `memory`.
+    pub reads: String,
+    /// The private device's read-ahead, KiB, as the kernel reported it;
+    /// absent without a private device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u32>,
+    /// Whether that read-ahead is the kernel's default or was set.
+    pub read_ahead_source: String,
+    /// Memory page size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size_bytes: Option<u64>,
+}
+
 /// One backend through the point-read profile.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PointRun {
@@ -157,6 +175,18 @@ pub struct PointRun {
     pub config: serde_json::Value,
     /// Where the device figures come from: a private loop device, or absent and why.
     pub device_meter: String,
+    /// Read mode, read-ahead and page size of the GETs (absent in results
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_path: Option<ReadPath>,
+    /// Bytes written to the private device by the load and its flush;
+    /// absent without a device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_device_write_bytes: Option<u64>,
+    /// Bytes written to the private device by the full compaction; absent
+    /// without a device or a compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_device_write_bytes: Option<u64>,
     /// Time to load every key, seconds; absent when the load failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_secs: Option<f64>,

@@ -187,6 +187,7 @@ impl KvStore for RocksStore {
             manual_compaction: true,
             evicts_oldest: matches!(self.cfg.compaction, Compaction::Fifo { .. }),
             persistent: true,
+            discards_writes: false,
         }
     }
 

@@ -389,6 +389,7 @@ impl KvStore for PartitionedStore {
             manual_compaction: true,
             evicts_oldest: false,
             persistent: true,
+            discards_writes: false,
         }
     }
 

@@ -92,7 +92,7 @@ impl Supervisor<'_> {
             &root.join(format!("{name}.img")),
             &root.join(&name),
             self.device_size,
-            128,
+            None,
         )?;
         // Absolute: a worker in its own mount namespace keeps only the loop
         // mount holding this path.

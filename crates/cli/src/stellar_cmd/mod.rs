@@ -303,7 +303,7 @@ fn run_one(
         // sized to it), so that much is added to the cgroup for it.
         harness_allowance: plan.workload.harness_budget,
         device_size: plan.device_size,
-        read_ahead_kb: 128,
+        read_ahead_kb: plan.read_ahead_kb,
         keep_stores,
     };
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();

@@ -23,6 +23,8 @@ pub(super) struct Plan {
     pub(super) preset: String,
     /// Private device size per store, when stores get private devices.
     pub(super) device_size: Option<u64>,
+    /// `--read-ahead-kb`: the private devices' read-ahead (`None`: the kernel's).
+    pub(super) read_ahead_kb: Option<u32>,
     pub(super) workload: StellarConfig,
     /// The durability level of every store.
     pub(super) durability: Durability,
@@ -224,6 +226,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     Ok(Plan {
         preset: preset_name,
         device_size,
+        read_ahead_kb: args.place.read_ahead_kb,
         workload,
         durability: args.level.durability,
         runs,

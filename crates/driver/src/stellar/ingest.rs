@@ -235,7 +235,14 @@ pub(super) fn summarize(
     let process: Vec<Option<u64>> = batches.iter().map(|b| b.process_write_bytes).collect();
     let (stores, total) = summarize_stores(&names, &segments, &process, hists, None)?;
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
+    let batch_secs: f64 = batches.iter().map(|b| b.total_secs).sum();
+    let wait: f64 = batches.iter().map(|b| b.writer_wait_secs).sum();
+    let engine = (batch_secs - wait).max(0.0);
     Some(Summary {
+        engine_secs: Some(engine),
+        engine_ledgers_per_sec: (engine > 0.0).then(|| ledgers as f64 / engine),
+        writer_wait_secs: Some(wait),
+        bound: Some(crate::results::Bound::of(wait, batch_secs)),
         total: Some(total),
         batches: batches.len() as u32,
         ledgers,

@@ -139,6 +139,7 @@ pub(super) fn streaming(
     gen_: &StellarGen,
     stores: Stores<'_>,
     ingested: u32,
+    checkable: bool,
 ) -> Result<StreamingResult, DriverError> {
     let s = &cfg.streaming;
     let first = gen_.profile().first_ledger;
@@ -234,7 +235,7 @@ pub(super) fn streaming(
             one_step: Latency::from_histogram(&one),
             two_step: Latency::from_histogram(&two),
             ledger_commit: Latency::from_histogram(&commit_hist),
-            mismatches: bad,
+            mismatches: checkable.then_some(bad),
             samples,
         })
     })

@@ -111,6 +111,30 @@ pub fn point_table(runs: &[(String, &PointRun)]) -> String {
                 c.mismatches.to_string(),
             ]);
         }
+        if let Some(rp) = &run.read_path {
+            let ra = rp.read_ahead_kb.map_or("no private device".into(), |kb| {
+                format!("read-ahead {kb} KiB ({})", rp.read_ahead_source)
+            });
+            let page = rp
+                .page_size_bytes
+                .map_or(String::new(), |p| format!(", {} KiB pages", p / 1024));
+            let _ = writeln!(notes, "\n{l}: {} reads, {ra}{page}", rp.reads);
+        }
+        if let Some(load) = run.load_device_write_bytes {
+            let total = load + run.compact_device_write_bytes.unwrap_or(0);
+            let _ = writeln!(
+                notes,
+                "\n{l}: the device took {} MiB of writes for the load{} ({:.2}x the {} MiB loaded)",
+                mib(total),
+                if run.compact_device_write_bytes.is_some() {
+                    " and the full compaction"
+                } else {
+                    ""
+                },
+                total as f64 / run.logical_bytes.max(1) as f64,
+                mib(run.logical_bytes)
+            );
+        }
         for s in &run.skipped {
             let _ = writeln!(notes, "\n{l}: skipped {s}");
         }

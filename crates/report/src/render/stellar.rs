@@ -17,7 +17,8 @@ pub(super) fn stellar_section(
         ">ledgers",
         ">txs",
         ">wall s",
-        ">ledgers/s",
+        ">ledgers/s engine (wall)",
+        "pace",
         ">memory limit MiB",
         ">memory peak MiB",
         ">harness heap peak MiB",
@@ -32,7 +33,14 @@ pub(super) fn stellar_section(
             s.map_or("n/a".into(), |s| s.ledgers.to_string()),
             s.map_or("n/a".into(), |s| s.txs.to_string()),
             opt(s.map(|s| s.wall_secs), 1),
-            opt(s.map(|s| s.ledgers_per_sec), 1),
+            format!(
+                "{} ({})",
+                opt(s.and_then(|s| s.engine_ledgers_per_sec), 1),
+                opt(s.map(|s| s.ledgers_per_sec), 1)
+            ),
+            s.and_then(|s| s.bound)
+                .map_or("n/a", |b| b.name())
+                .to_string(),
             r.memory_limit_bytes
                 .map_or("none".into(), |b| (b >> 20).to_string()),
             r.memory_peak_bytes
@@ -170,6 +178,7 @@ pub(super) fn streaming_table(md: &mut String, runs: &[(String, &BackendRun)]) {
             lat_us(&s.two_step),
             lat_us(&s.ledger_commit),
             s.mismatches
+                .map_or("not checked (discards writes)".into(), |m| m.to_string())
         );
     }
     md.push('\n');
