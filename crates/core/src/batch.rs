@@ -107,6 +107,39 @@ impl Batch {
         self.recs.clear();
     }
 
+    /// Keys and values of every operation, concatenated in order (a put's
+    /// key then its value): with [`Batch::lengths`], the whole batch, for
+    /// spooling it to a file in two writes.
+    pub fn data(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Each operation's key length and value length (`None` for a delete).
+    pub fn lengths(&self) -> impl ExactSizeIterator<Item = (usize, Option<usize>)> + '_ {
+        self.recs.iter().map(|r| (r.key_len, r.value_len))
+    }
+
+    /// Rebuilds a batch from [`Batch::data`] and [`Batch::lengths`];
+    /// `None` when the lengths do not cover `data` exactly.
+    pub fn from_parts(
+        data: Vec<u8>,
+        lengths: impl IntoIterator<Item = (usize, Option<usize>)>,
+    ) -> Option<Batch> {
+        let mut recs = Vec::new();
+        let mut start = 0usize;
+        for (key_len, value_len) in lengths {
+            recs.push(Rec {
+                start,
+                key_len,
+                value_len,
+            });
+            start = start
+                .checked_add(key_len)?
+                .checked_add(value_len.unwrap_or(0))?;
+        }
+        (start == data.len()).then_some(Batch { buf: data, recs })
+    }
+
     /// The operations in the order they were added.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = BatchOp<'_>> + '_ {
         self.recs.iter().map(move |r| {
@@ -125,6 +158,18 @@ impl Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rebuilds_from_its_parts_and_refuses_lengths_that_do_not_fit() {
+        let mut b = Batch::new();
+        b.put(b"k1", b"value");
+        b.delete(b"gone");
+        b.put(b"k2", b"");
+        let lens: Vec<_> = b.lengths().collect();
+        let c = Batch::from_parts(b.data().to_vec(), lens.clone()).expect("fits");
+        assert_eq!(b.iter().collect::<Vec<_>>(), c.iter().collect::<Vec<_>>());
+        assert!(Batch::from_parts(b.data()[1..].to_vec(), lens).is_none());
+    }
 
     #[test]
     fn keeps_order_and_counts_logical_bytes() {

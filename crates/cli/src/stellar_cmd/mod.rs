@@ -115,6 +115,11 @@ pub struct ShapeArgs {
     /// After each batch: manual, background or none.
     #[arg(long, value_parser = ["manual", "background", "none"])]
     compaction: Option<String>,
+    /// Generate every ledger before the timed ingestion (into a spool file
+    /// in the run directory, removed after) and stream it from there, so
+    /// the engines, not the generator, set the pace.
+    #[arg(long)]
+    pregenerate: bool,
 }
 
 impl ShapeArgs {
@@ -125,6 +130,9 @@ impl ShapeArgs {
         }
         if let Some(v) = self.max_batch_secs {
             w.max_batch_secs = Some(v);
+        }
+        if self.pregenerate {
+            w.pregenerate = true;
         }
         if let Some(s) = &self.harness_budget {
             w.harness_budget = size::parse(s).map_err(anyhow::Error::msg)?;
@@ -320,7 +328,17 @@ fn run_one(
             let stores: [&dyn KvStore; 3] = [stores[0], stores[1], stores[2]];
             let devs = [devs[0], devs[1], devs[2]];
             let mut observer = Fanout(vec![&mut jsonl, &mut view]);
-            let mut o = stellar::run(&plan.workload, label, stores, devs, &mut observer);
+            let mut o = stellar::run_spooled(
+                &plan.workload,
+                label,
+                stores,
+                devs,
+                &mut observer,
+                Some(stellar::SpoolAt {
+                    dir: rundir.path(),
+                    drop_behind: id.memory_limit.is_some(),
+                }),
+            );
             let err = o.error.take();
             outcome = Some(o);
             err

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, bounded};
 use kvbench_workloads::stellar::{Ledger, STORES, StellarGen};
 
+use super::spool::{SpoolReader, SpoolWriter};
 use super::*;
 use crate::DriverError;
 use crate::results::{BatchRecord, PhaseCost, StoreBatch, Summary};
@@ -39,6 +40,89 @@ impl Phase {
     }
 }
 
+/// The chunk plan of a config.
+pub(super) fn plan_of(cfg: &StellarConfig) -> Plan {
+    Plan {
+        ledgers: cfg.ledgers,
+        batch: u64::from(cfg.batch_ledgers),
+        commit: u64::from(cfg.commit_ledgers),
+    }
+}
+
+/// Starts `workers` generator threads in `scope`, chunk k on worker
+/// k % workers; returns their queues in worker order.
+fn spawn_generators<'s, 'e: 's>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    cfg: &'e StellarConfig,
+    gen_: &'e StellarGen,
+    stop: &'e AtomicBool,
+) -> Vec<Receiver<Result<Chunk, DriverError>>> {
+    let plan = plan_of(cfg);
+    let workers = cfg.workers();
+    let mut rxs = Vec::with_capacity(workers);
+    for w in 0..workers {
+        // One chunk queued and one being made per worker, and one being
+        // written: the engine never waits on a healthy generator, and
+        // the harness holds at most 2 x workers + 1 chunks
+        // (budget::plan_chunks sizes them to fit).
+        let (tx, rx) = bounded(1);
+        rxs.push(rx);
+        let level = cfg.profile.zstd_level;
+        scope.spawn(move || {
+            let mut packer = match Packer::new(level) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            let mut ledger = Ledger::default();
+            let mut k = w as u64;
+            while k < plan.total_chunks() && !stop.load(Ordering::Relaxed) {
+                let chunk = produce(gen_, plan, k, &mut packer, &mut ledger);
+                if tx.send(chunk).is_err() {
+                    return;
+                }
+                k += workers as u64;
+            }
+        });
+    }
+    rxs
+}
+
+/// Generates every chunk into a spool in `dir` before the timed ingestion
+/// (`pregenerate`), with the same generator threads as the live path.
+pub(super) fn pregenerate(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    spool_at: &SpoolAt<'_>,
+    observer: &mut dyn Observer,
+) -> Result<SpoolReader, DriverError> {
+    let plan = plan_of(cfg);
+    let mut spool = SpoolWriter::create(spool_at.dir)?;
+    let stop = AtomicBool::new(false);
+    let total = plan.total_chunks();
+    std::thread::scope(|scope| {
+        let rxs = spawn_generators(scope, cfg, gen_, &stop);
+        let result = (|| {
+            for k in 0..total {
+                let chunk = rxs[(k % rxs.len() as u64) as usize].recv().map_err(|_| {
+                    DriverError::Generator("generator thread exited early".into())
+                })??;
+                spool.append(&chunk)?;
+                if (k + 1) % (total / 10).max(1) == 0 {
+                    observer.phase(&format!("pregenerate: {} of {total} chunks", k + 1));
+                }
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        drop(rxs);
+        result
+    })?;
+    spool.finish(spool_at.drop_behind)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn ingest(
     cfg: &StellarConfig,
@@ -49,48 +133,25 @@ pub(super) fn ingest(
     observer: &mut dyn Observer,
     out: &mut Outcome,
     hists: &mut [OpHists; 3],
+    spool: Option<SpoolReader>,
 ) -> Result<(), DriverError> {
-    let plan = Plan {
-        ledgers: cfg.ledgers,
-        batch: u64::from(cfg.batch_ledgers),
-        commit: u64::from(cfg.commit_ledgers),
-    };
-    let workers = cfg.workers();
+    let plan = plan_of(cfg);
     let total_batches = cfg.batches();
     let stop = AtomicBool::new(false);
     let counters = Counters::for_ledgers();
     let started = Instant::now();
     std::thread::scope(|scope| {
         let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &stop, started));
-        let mut rxs: Vec<Receiver<Result<Chunk, DriverError>>> = Vec::with_capacity(workers);
-        for w in 0..workers {
-            // One chunk queued and one being made per worker, and one being
-            // written: the engine never waits on a healthy generator, and
-            // the harness holds at most 2 x workers + 1 chunks
-            // (budget::plan_chunks sizes them to fit).
-            let (tx, rx) = bounded(1);
-            rxs.push(rx);
-            let stop = &stop;
-            let level = cfg.profile.zstd_level;
-            scope.spawn(move || {
-                let mut packer = match Packer::new(level) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                };
-                let mut ledger = Ledger::default();
-                let mut k = w as u64;
-                while k < plan.total_chunks() && !stop.load(Ordering::Relaxed) {
-                    let chunk = produce(gen_, plan, k, &mut packer, &mut ledger);
-                    if tx.send(chunk).is_err() {
-                        return;
-                    }
-                    k += workers as u64;
-                }
-            });
-        }
+        let rxs = match spool {
+            // One reader thread streams the spool: reading a chunk costs a
+            // copy, not a generation.
+            Some(reader) => {
+                let (tx, rx) = bounded(1);
+                scope.spawn(move || reader.stream(plan.total_chunks(), &tx));
+                vec![rx]
+            }
+            None => spawn_generators(scope, cfg, gen_, &stop),
+        };
         let result = write_batches(
             cfg,
             label,

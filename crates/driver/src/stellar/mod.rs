@@ -15,6 +15,7 @@ pub mod budget;
 mod ingest;
 mod lookups;
 mod produce;
+mod spool;
 
 use ingest::*;
 use lookups::*;
@@ -92,6 +93,10 @@ pub struct StellarConfig {
     pub profile: StellarProfile,
     /// Lookup phase after ingestion.
     pub streaming: StreamingConfig,
+    /// Generate every ledger before the timed ingestion into a spool file
+    /// in the run directory and stream it from there: the engines, not the
+    /// generator, set the pace (needs disk for the logical bytes).
+    pub pregenerate: bool,
 }
 
 impl Default for StellarConfig {
@@ -108,6 +113,7 @@ impl Default for StellarConfig {
             verify_txs: 1000,
             profile: StellarProfile::default(),
             streaming: StreamingConfig::default(),
+            pregenerate: false,
         }
     }
 }
@@ -186,13 +192,35 @@ pub(super) fn store_err(i: usize) -> impl Fn(kvbench_core::Error) -> DriverError
     }
 }
 
-/// Runs ingestion, then verification and the lookup phase, on three open stores.
+/// Runs ingestion, then verification and the lookup phase, on three open
+/// stores. A `pregenerate` config needs [`run_spooled`].
 pub fn run(
     cfg: &StellarConfig,
     label: &str,
     stores: Stores<'_>,
     devices: Devices<'_>,
     observer: &mut dyn Observer,
+) -> Outcome {
+    run_spooled(cfg, label, stores, devices, observer, None)
+}
+
+/// Where `pregenerate` keeps its spool file (created and removed by the run).
+pub struct SpoolAt<'a> {
+    /// The directory (the run directory: never a store's device).
+    pub dir: &'a std::path::Path,
+    /// Drop the spool from the page cache behind the reader: set under a
+    /// memory limit, so the spool does not take the engine's share.
+    pub drop_behind: bool,
+}
+
+/// [`run`], with the place for a `pregenerate` config's spool.
+pub fn run_spooled(
+    cfg: &StellarConfig,
+    label: &str,
+    stores: Stores<'_>,
+    devices: Devices<'_>,
+    observer: &mut dyn Observer,
+    spool_dir: Option<SpoolAt<'_>>,
 ) -> Outcome {
     let mut out = Outcome {
         batches: Vec::new(),
@@ -221,10 +249,32 @@ pub fn run(
             return out;
         }
     };
+    let spool = match (cfg.pregenerate, spool_dir) {
+        (false, _) => None,
+        (true, None) => {
+            out.error = Some(DriverError::Config(
+                "pregenerate needs a directory for its spool file".into(),
+            ));
+            return out;
+        }
+        (true, Some(at)) => {
+            observer.phase("pregenerate");
+            let phase = Phase::start("pregenerate");
+            let spooled = pregenerate(cfg, &gen_, &at, observer);
+            out.phases.push(phase.end());
+            match spooled {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    out.error = Some(e);
+                    return out;
+                }
+            }
+        }
+    };
     let mut phase = Phase::start("ingest");
     let mut hists: [OpHists; 3] = Default::default();
     if let Err(e) = ingest(
-        cfg, &gen_, label, stores, devices, observer, &mut out, &mut hists,
+        cfg, &gen_, label, stores, devices, observer, &mut out, &mut hists, spool,
     ) {
         out.error = Some(e);
     }
