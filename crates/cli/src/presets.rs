@@ -33,6 +33,7 @@ pub fn get(name: &str) -> Option<Preset> {
                     ledgers: 5,
                     close_interval_ms: 0,
                     lookup_workers: 1,
+                    ..StreamingConfig::default()
                 },
                 ..d
             },
@@ -50,6 +51,7 @@ pub fn get(name: &str) -> Option<Preset> {
                     ledgers: 30,
                     close_interval_ms: 500,
                     lookup_workers: 2,
+                    ..StreamingConfig::default()
                 },
                 ..d
             },
@@ -70,6 +72,7 @@ pub fn get(name: &str) -> Option<Preset> {
                     ledgers: 60,
                     close_interval_ms: 500,
                     lookup_workers: 2,
+                    ..StreamingConfig::default()
                 },
                 ..d
             },
@@ -95,6 +98,7 @@ pub fn get(name: &str) -> Option<Preset> {
                     ledgers: 60,
                     close_interval_ms: 500,
                     lookup_workers: 1,
+                    ..StreamingConfig::default()
                 },
                 ..d
             },

@@ -70,6 +70,11 @@ pub fn stellar_summary(r: &RunResult) -> String {
         ]);
     }
     s.push_str(&m.render());
+    let labelled: Vec<(String, &BackendRun)> =
+        r.runs.iter().map(|x| (x.label.clone(), x)).collect();
+    if let Some(t) = kvbench_report::render::open_loop_table(&labelled) {
+        let _ = write!(s, "\n{t}");
+    }
     for run in &r.runs {
         if run.batches.is_empty() {
             continue;

@@ -24,6 +24,7 @@ fn small() -> StellarConfig {
             // Paced, so the lookup threads surely run while ledgers stream in.
             close_interval_ms: 25,
             lookup_workers: 2,
+            ..StreamingConfig::default()
         },
         ..StellarConfig::default()
     }
@@ -278,4 +279,56 @@ fn the_pregenerated_path_writes_what_the_live_path_writes_and_removes_its_spool(
         let left: Vec<_> = std::fs::read_dir(&spool_dir).expect("ls").collect();
         assert!(left.is_empty(), "the spool is removed: {left:?}");
     }
+}
+
+#[test]
+fn open_loop_lookups_arrive_on_schedule_and_a_sweep_finds_the_sustained_rate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open3(dir.path());
+    let mut cfg = small();
+    // 4 ledgers 50 ms apart: a phase of about 0.2 s per rate.
+    cfg.streaming.close_interval_ms = 50;
+    cfg.streaming.lookup_rates = vec![200.0, 1000.0];
+    cfg.streaming.arrival = stellar::Arrival::Poisson;
+    // A bound no lookup can meet, so no rate is sustained...
+    cfg.streaming.p99_bound_us = 0.001;
+    let out = run_mem(&cfg, &s, &mut Seen::default());
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let st = out.streaming.expect("streamed");
+    assert_eq!(st.ledgers, 8, "one phase of 4 ledgers per rate");
+    assert_eq!(st.rate_sweep.len(), 2);
+    assert!(st.open_loop.is_none() && st.one_step.is_none());
+    assert_eq!(st.max_sustained_rate_per_sec, None);
+    assert_eq!(st.mismatches, Some(0));
+    for p in &st.rate_sweep {
+        assert_eq!(p.arrival, "poisson");
+        assert_eq!(p.shed, 0);
+        assert_eq!(p.issued, p.completed);
+        assert_eq!(p.mismatches, Some(0));
+        assert_eq!(p.sustained, Some(false));
+        // On schedule: the requests issued match the rate over the phase
+        // within Poisson noise and the phase's ragged ends.
+        let expect = p.rate_per_sec * st.wall_secs / 2.0;
+        assert!(
+            (p.issued as f64) > expect * 0.5 && (p.issued as f64) < expect * 1.5,
+            "{} issued at {}/s over about {:.2} s",
+            p.issued,
+            p.rate_per_sec,
+            st.wall_secs / 2.0
+        );
+        let (c, u) = (
+            p.one_step.as_ref().expect("corrected"),
+            p.one_step_uncorrected.as_ref().expect("uncorrected"),
+        );
+        // Latency from when a request was due includes its service time.
+        assert!(c.p50_us >= u.p50_us && c.max_us >= u.max_us, "{c:?} {u:?}");
+        assert!(p.two_step.is_some() && p.dispatch_lateness.is_some());
+    }
+    // ...and with a bound every lookup meets, the highest rate is.
+    let s = open3(&dir.path().join("again"));
+    cfg.streaming.p99_bound_us = 1e9;
+    let st = run_mem(&cfg, &s, &mut Seen::default())
+        .streaming
+        .expect("streamed");
+    assert_eq!(st.max_sustained_rate_per_sec, Some(1000.0));
 }

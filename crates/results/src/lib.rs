@@ -221,6 +221,10 @@ pub struct Summary {
     pub wall_secs: f64,
     /// Ledgers per second of wall time.
     pub ledgers_per_sec: f64,
+    /// Seconds of the batches (each batch's total, meters between batches
+    /// excluded); with `null`, ledgers / this is the harness's feed ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_secs: Option<f64>,
     /// Seconds of the batches spent in the engines: each batch's time less
     /// the writer's wait for generated data. Absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -405,6 +409,64 @@ pub struct StreamingResult {
     pub mismatches: Option<u64>,
     /// Per-second samples.
     pub samples: Vec<Sample>,
+    /// Open-loop lookups (`lookup_rate`), in place of the closed-loop ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopResult>,
+    /// One open-loop phase per rate of `lookup_rates`, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_sweep: Vec<OpenLoopResult>,
+    /// The highest rate of the sweep whose corrected p99 stayed within the
+    /// bound with nothing shed; absent when none did or no sweep ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sustained_rate_per_sec: Option<f64>,
+}
+
+/// Lookups that arrived on a schedule while ledgers streamed in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpenLoopResult {
+    /// Requests per second scheduled (one-step and two-step alternate).
+    pub rate_per_sec: f64,
+    /// `fixed` or `poisson`.
+    pub arrival: String,
+    /// Requests queued for a lookup thread.
+    pub issued: u64,
+    /// Requests served.
+    pub completed: u64,
+    /// Requests dropped because the queue was full: the engine fell behind
+    /// the schedule by more than the queue holds.
+    pub shed: u64,
+    /// Requests served per second of the phase.
+    pub achieved_per_sec: f64,
+    /// One-step latency from when each request was due (corrected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_step: Option<Latency>,
+    /// One-step latency from when a thread started it (service time only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_step_uncorrected: Option<Latency>,
+    /// Two-step latency from when each request was due (corrected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub two_step: Option<Latency>,
+    /// Two-step latency from when a thread started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub two_step_uncorrected: Option<Latency>,
+    /// How late the schedule dispatched requests: the harness's own share
+    /// of the corrected latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_lateness: Option<Latency>,
+    /// Whether the schedule's thread ran at raised priority (needs root);
+    /// without it, dispatch waits for busy cores.
+    #[serde(default)]
+    pub schedule_priority_raised: bool,
+    /// Values read that differed from what was written; absent when a
+    /// store discards writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<u64>,
+    /// The corrected p99 bound a sustained rate must meet, microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_bound_us: Option<f64>,
+    /// Whether both kinds' corrected p99 met the bound with nothing shed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained: Option<bool>,
 }
 
 /// Latency percentiles, microseconds.

@@ -62,6 +62,21 @@ pub struct Args {
     /// Lookup threads during streaming.
     #[arg(long)]
     lookup_workers: Option<usize>,
+    /// Open-loop lookups during streaming: this many per second arrive on a
+    /// schedule whether or not earlier ones returned, latency counted from
+    /// when each was due (default: closed loop).
+    #[arg(long, value_name = "PER_SEC")]
+    lookup_rate: Option<f64>,
+    /// Arrival of open-loop lookups: fixed (evenly spaced) or poisson.
+    #[arg(long, value_parser = ["fixed", "poisson"])]
+    arrival: Option<String>,
+    /// A rate sweep: the streaming phase once per rate (open loop), and the
+    /// highest rate whose corrected p99 stays within --p99-bound-ms.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    lookup_rates: Vec<f64>,
+    /// The corrected p99 a sustained lookup rate must stay within, ms.
+    #[arg(long, value_name = "MS")]
+    p99_bound_ms: Option<f64>,
     /// Keep the store directories after each backend (default: removed to free disk).
     #[arg(long)]
     keep_stores: bool,

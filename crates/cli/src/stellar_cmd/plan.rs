@@ -82,6 +82,21 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     if let Some(v) = args.lookup_workers {
         workload.streaming.lookup_workers = v;
     }
+    if let Some(v) = args.lookup_rate {
+        workload.streaming.lookup_rate = Some(v);
+    }
+    if let Some(a) = &args.arrival {
+        workload.streaming.arrival = match a.as_str() {
+            "poisson" => kvbench_driver::stellar::Arrival::Poisson,
+            _ => kvbench_driver::stellar::Arrival::Fixed,
+        };
+    }
+    if !args.lookup_rates.is_empty() {
+        workload.streaming.lookup_rates = args.lookup_rates.clone();
+    }
+    if let Some(ms) = args.p99_bound_ms {
+        workload.streaming.p99_bound_us = ms * 1000.0;
+    }
     workload.validate()?;
     // Sized before anything is created, so a commit too large for the
     // harness budget is refused up front; results record the size used.

@@ -300,6 +300,7 @@ pub(super) fn summarize(
     let wait: f64 = batches.iter().map(|b| b.writer_wait_secs).sum();
     let engine = (batch_secs - wait).max(0.0);
     Some(Summary {
+        batch_secs: Some(batch_secs),
         engine_secs: Some(engine),
         engine_ledgers_per_sec: (engine > 0.0).then(|| ledgers as f64 / engine),
         writer_wait_secs: Some(wait),

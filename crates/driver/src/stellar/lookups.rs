@@ -134,12 +134,58 @@ pub(super) fn verify(
     Ok(())
 }
 
+/// The lookup phase: closed loop, open loop at `lookup_rate`, or one open
+/// loop phase per rate of `lookup_rates` (each appending `ledgers` more).
 pub(super) fn streaming(
     cfg: &StellarConfig,
     gen_: &StellarGen,
     stores: Stores<'_>,
     ingested: u32,
     checkable: bool,
+) -> Result<StreamingResult, DriverError> {
+    let s = &cfg.streaming;
+    if s.lookup_rates.is_empty() {
+        return stream_phase(cfg, gen_, stores, ingested, checkable, s.lookup_rate);
+    }
+    let mut sweep = Vec::new();
+    let mut out: Option<StreamingResult> = None;
+    let mut at = ingested;
+    for &rate in &s.lookup_rates {
+        let r = stream_phase(cfg, gen_, stores, at, checkable, Some(rate))?;
+        at += s.ledgers as u32;
+        sweep.extend(r.open_loop.clone());
+        out = Some(match out {
+            None => r,
+            Some(mut o) => {
+                o.ledgers += r.ledgers;
+                o.wall_secs += r.wall_secs;
+                o.samples.extend(r.samples);
+                o.ledger_commit = r.ledger_commit;
+                o.mismatches = o.mismatches.zip(r.mismatches).map(|(a, b)| a + b);
+                o
+            }
+        });
+    }
+    let mut out = out.expect("at least one rate");
+    out.open_loop = None;
+    out.max_sustained_rate_per_sec = sweep
+        .iter()
+        .filter(|p| p.sustained == Some(true))
+        .map(|p| p.rate_per_sec)
+        .reduce(f64::max);
+    out.rate_sweep = sweep;
+    Ok(out)
+}
+
+/// One streaming phase: `s.ledgers` ledgers appended after `ingested`,
+/// lookups closed loop, or open loop at `rate`.
+fn stream_phase(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    ingested: u32,
+    checkable: bool,
+    rate: Option<f64>,
 ) -> Result<StreamingResult, DriverError> {
     let s = &cfg.streaming;
     let first = gen_.profile().first_ledger;
@@ -150,8 +196,26 @@ pub(super) fn streaming(
     // Plain threads, not an async runtime: every task here is a blocking
     // engine call, and a thread per role keeps the writer's pacing exact.
     std::thread::scope(|scope| -> Result<StreamingResult, DriverError> {
+        let open = rate.map(|rate| {
+            let (last, done) = (&last, &done);
+            scope.spawn(move || {
+                super::openloop::run(
+                    gen_,
+                    stores,
+                    rate,
+                    s.arrival,
+                    s.lookup_workers,
+                    first,
+                    last,
+                    done,
+                    checkable,
+                    Some(s.p99_bound_us),
+                )
+            })
+        });
         let mut workers = Vec::new();
-        for w in 0..s.lookup_workers {
+        let closed = if open.is_some() { 0 } else { s.lookup_workers };
+        for w in 0..closed {
             let (last, done, counters) = (&last, &done, &counters);
             workers.push(scope.spawn(
                 move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
@@ -223,6 +287,13 @@ pub(super) fn streaming(
             let _ = two.add(&b);
             bad += m;
         }
+        let open_loop = match open {
+            Some(h) => Some(
+                h.join()
+                    .map_err(|_| DriverError::Generator("open-loop thread panicked".into()))??,
+            ),
+            None => None,
+        };
         let samples = sampler
             .join()
             .map_err(|_| DriverError::Generator("sampler thread panicked".into()))?;
@@ -235,8 +306,14 @@ pub(super) fn streaming(
             one_step: Latency::from_histogram(&one),
             two_step: Latency::from_histogram(&two),
             ledger_commit: Latency::from_histogram(&commit_hist),
-            mismatches: checkable.then_some(bad),
+            mismatches: match &open_loop {
+                Some(o) => o.mismatches,
+                None => checkable.then_some(bad),
+            },
             samples,
+            open_loop,
+            rate_sweep: Vec::new(),
+            max_sustained_rate_per_sec: None,
         })
     })
 }

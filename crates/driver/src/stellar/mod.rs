@@ -14,8 +14,11 @@ use crate::segment::OpHists;
 pub mod budget;
 mod ingest;
 mod lookups;
+mod openloop;
 mod produce;
 mod spool;
+
+pub use openloop::Arrival;
 
 use ingest::*;
 use lookups::*;
@@ -49,6 +52,17 @@ pub struct StreamingConfig {
     pub close_interval_ms: u64,
     /// Concurrent lookup threads.
     pub lookup_workers: usize,
+    /// Open loop: lookups per second arriving on a schedule, served by the
+    /// lookup threads, latency measured from when each was due; `None`:
+    /// closed loop (each thread issues its next lookup when one returns).
+    pub lookup_rate: Option<f64>,
+    /// How open-loop requests arrive.
+    pub arrival: Arrival,
+    /// A rate sweep: the phase runs once per rate (open loop), each
+    /// appending `ledgers` more, and reports the highest rate sustained.
+    pub lookup_rates: Vec<f64>,
+    /// The corrected p99 a sustained rate must stay within, microseconds.
+    pub p99_bound_us: f64,
 }
 
 impl Default for StreamingConfig {
@@ -57,6 +71,10 @@ impl Default for StreamingConfig {
             ledgers: 120,
             close_interval_ms: 5000,
             lookup_workers: 2,
+            lookup_rate: None,
+            arrival: Arrival::Fixed,
+            lookup_rates: Vec::new(),
+            p99_bound_us: 10_000.0,
         }
     }
 }
@@ -138,6 +156,21 @@ impl StellarConfig {
         }
         if self.streaming.ledgers > 0 && self.streaming.lookup_workers == 0 {
             return bad("streaming.lookup_workers must be at least 1 when streaming.ledgers > 0");
+        }
+        let rates = self
+            .streaming
+            .lookup_rate
+            .iter()
+            .chain(&self.streaming.lookup_rates);
+        for r in rates {
+            if !(r.is_finite() && *r > 0.0 && *r <= 10_000_000.0) {
+                return bad(&format!(
+                    "lookup rate {r} must be above 0 and at most 10,000,000 per second"
+                ));
+            }
+        }
+        if self.streaming.p99_bound_us.is_nan() || self.streaming.p99_bound_us <= 0.0 {
+            return bad("streaming.p99_bound_us must be above 0");
         }
         self.profile
             .validate()

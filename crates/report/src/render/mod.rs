@@ -5,10 +5,12 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+mod openloop;
 mod points;
 mod stellar;
 mod verdict;
 
+pub use openloop::open_loop_table;
 use points::point_section;
 pub use points::{point_summary, point_table};
 pub use stellar::{peak_mib, replay_tables, run_note};

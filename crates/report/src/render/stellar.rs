@@ -182,6 +182,10 @@ pub(super) fn streaming_table(md: &mut String, runs: &[(String, &BackendRun)]) {
         );
     }
     md.push('\n');
+    if let Some(t) = super::open_loop_table(runs) {
+        md.push_str(&t);
+        md.push('\n');
+    }
 }
 
 /// First, middle and last batch of each run, as the Stellar report sampled them.
