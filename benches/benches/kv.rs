@@ -1,82 +1,121 @@
 //! Point get (hot), batch commit of 1 / 100 / 10,000 puts and ordered scan,
-//! for every backend, through the same `KvStore` trait the driver uses.
+//! through the same `KvStore` trait the driver uses: one criterion group per
+//! operation, one `BenchmarkId` per backend, so criterion's report puts the
+//! backends side by side. Keys are generated before the timed closures.
 
 use std::hint::black_box;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use kvbench_benches::{backends, key, value};
-use kvbench_core::Batch;
+use kvbench_core::{Batch, KvStore};
 
 const PRELOAD: u64 = 50_000;
+const SCAN: usize = 1000;
+
+/// Every backend, open and preloaded with `PRELOAD` entries.
+fn preloaded(dir: &tempfile::TempDir) -> Vec<(&'static str, Box<dyn KvStore>)> {
+    backends()
+        .into_iter()
+        .map(|(name, open)| {
+            let store = open(&dir.path().join(name)).expect("open");
+            let mut b = Batch::new();
+            for i in 0..PRELOAD {
+                b.put(&key(i), &value(i));
+                if b.len() == 10_000 {
+                    store.write(&b).expect("preload");
+                    b.clear();
+                }
+            }
+            store.flush().expect("flush");
+            (name, store)
+        })
+        .collect()
+}
 
 fn bench(c: &mut Criterion) {
-    for (name, open) in backends() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(&dir.path().join("store")).expect("open");
-        let mut b = Batch::new();
-        for i in 0..PRELOAD {
-            b.put(&key(i), &value(i));
-            if b.len() == 10_000 {
-                store.write(&b).expect("preload");
-                b.clear();
-            }
-        }
-        store.flush().expect("flush");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stores = preloaded(&dir);
+    // Lookup keys in a scattered order, made before any timing.
+    let keys: Vec<[u8; 32]> = (0..4096u64).map(|j| key(j * 7919 % PRELOAD)).collect();
+    // Scan starts at least SCAN entries before the end of the key order, so
+    // every scan must return exactly SCAN entries.
+    let mut sorted: Vec<[u8; 32]> = (0..PRELOAD).map(key).collect();
+    sorted.sort_unstable();
+    let starts: Vec<[u8; 32]> = (0..512)
+        .map(|j| sorted[j * 7919 % (PRELOAD as usize - SCAN)])
+        .collect();
 
-        let mut g = c.benchmark_group(format!("{name}/get"));
-        g.throughput(Throughput::Elements(1));
-        let mut i = 0u64;
-        let mut buf = Vec::new();
-        g.bench_function("hot", |bch| {
+    let mut g = c.benchmark_group("get");
+    g.throughput(Throughput::Elements(1));
+    for (name, store) in &stores {
+        let (mut i, mut buf) = (0usize, Vec::new());
+        g.bench_with_input(BenchmarkId::new(*name, "hot"), store, |bch, store| {
             bch.iter(|| {
-                i = (i + 7919) % PRELOAD;
-                black_box(store.get_into(&key(i), &mut buf).expect("get"))
+                i = (i + 1) % keys.len();
+                assert!(store.get_into(&keys[i], &mut buf).expect("get"));
+                black_box(buf.len())
             })
         });
-        g.finish();
+    }
+    g.finish();
 
-        let mut next = PRELOAD;
-        for n in [1u64, 100, 10_000] {
-            let mut g = c.benchmark_group(format!("{name}/commit"));
-            g.throughput(Throughput::Elements(n));
-            if n == 10_000 {
-                g.sample_size(10);
-            }
-            g.bench_function(format!("{n}-puts"), |bch| {
-                bch.iter_batched_ref(
-                    || {
-                        let mut b = Batch::with_capacity(n as usize, n as usize * 1182);
-                        for _ in 0..n {
-                            b.put(&key(next), &value(next));
-                            next += 1;
-                        }
-                        b
-                    },
-                    |b| store.write(b).expect("commit"),
-                    BatchSize::LargeInput,
-                )
-            });
-            g.finish();
+    let mut g = c.benchmark_group("commit");
+    let mut next = PRELOAD;
+    for n in [1u64, 100, 10_000] {
+        g.throughput(Throughput::Elements(n));
+        if n == 10_000 {
+            g.sample_size(10);
         }
+        for (name, store) in &stores {
+            g.bench_with_input(
+                BenchmarkId::new(*name, format!("{n}-puts")),
+                store,
+                |bch, store| {
+                    bch.iter_batched_ref(
+                        || {
+                            let mut b = Batch::with_capacity(n as usize, n as usize * 1182);
+                            for _ in 0..n {
+                                b.put(&key(next), &value(next));
+                                next += 1;
+                            }
+                            b
+                        },
+                        |b| store.write(b).expect("commit"),
+                        BatchSize::LargeInput,
+                    )
+                },
+            );
+        }
+    }
+    g.finish();
 
-        let mut g = c.benchmark_group(format!("{name}/scan"));
-        g.throughput(Throughput::Elements(1000));
-        g.bench_function("1000-from-random", |bch| {
-            bch.iter(|| {
-                i = (i + 7919) % PRELOAD;
-                let mut n = 0;
-                store
-                    .scan(&key(i), &mut |k, v| {
-                        black_box((k, v));
-                        n += 1;
-                        n < 1000
-                    })
-                    .expect("scan");
-                n
-            })
-        });
-        g.finish();
-        store.close().expect("close");
+    let mut g = c.benchmark_group("scan");
+    g.throughput(Throughput::Elements(SCAN as u64));
+    for (name, store) in &stores {
+        let mut j = 0usize;
+        g.bench_with_input(
+            BenchmarkId::new(*name, format!("{SCAN}-from-random")),
+            store,
+            |bch, store| {
+                bch.iter(|| {
+                    j = (j + 1) % starts.len();
+                    let mut n = 0;
+                    store
+                        .scan(&starts[j], &mut |k, v| {
+                            black_box((k, v));
+                            n += 1;
+                            n < SCAN
+                        })
+                        .expect("scan");
+                    assert_eq!(n, SCAN, "{name}: a scan returned {n} entries, not {SCAN}");
+                    n
+                })
+            },
+        );
+    }
+    g.finish();
+    for (_, s) in stores {
+        s.close().expect("close");
     }
 }
 

@@ -150,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             measurements: Vec::new(),
             skipped: Vec::new(),
             engine_after_load: Default::default(),
+            engine_after_compaction: None,
             error: None,
         };
         // One backend's failure is recorded with what it measured, and the
@@ -246,6 +247,7 @@ fn one_backend(
             store.compact()?;
             store.flush()?;
             run.compact_secs = Some(t.elapsed().as_secs_f64());
+            run.engine_after_compaction = Some(store.stats()?);
             store.close()?;
             run.compact_device_write_bytes = written(&before)?;
         }

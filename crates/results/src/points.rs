@@ -205,6 +205,10 @@ pub struct PointRun {
     pub skipped: Vec<String>,
     /// Engine state after loading.
     pub engine_after_load: kvbench_core::EngineStats,
+    /// Engine counters of the full compaction's session (the store is
+    /// reopened for it, so they count from 0); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_after_compaction: Option<kvbench_core::EngineStats>,
     /// What ended this backend's run early, if anything did; the
     /// measurements before it are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
