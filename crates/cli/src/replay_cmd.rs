@@ -60,6 +60,12 @@ pub struct GenArgs {
     /// Concurrent worker threads, each with its share of the work (accounts).
     #[arg(long, default_value_t = 1)]
     workers: u64,
+    /// Open loop: issue the run phase's operations (after the load) at this
+    /// many per second whether or not earlier ones returned, and time gets
+    /// from when each was due as well (`get corrected`); default: closed
+    /// loop, each operation when the last returned.
+    #[arg(long, value_name = "PER_SEC")]
+    op_rate: Option<f64>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -199,7 +205,23 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
         kvbench_workloads::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
     };
     let header = make()?.header().clone();
-    let config = serde_json::json!({ "workload": name, "workers": workers, "header": header });
+    let pace = match args.op_rate {
+        None => None,
+        Some(r) if !(r.is_finite() && r > 0.0) => {
+            bail!("--op-rate {r}: give operations per second above 0")
+        }
+        Some(_) if workers > 1 => {
+            bail!("--op-rate paces one stream; it cannot be combined with --workers {workers}")
+        }
+        Some(r) => Some(ops::Pace {
+            ops_per_sec: r,
+            after_load: true,
+        }),
+    };
+    let mut config = serde_json::json!({ "workload": name, "workers": workers, "header": header });
+    if let Some(r) = args.op_rate {
+        config["op_rate"] = serde_json::json!(r);
+    }
     if workers > 1 {
         // Refused early for workloads without concurrent workers.
         kvbench_workloads::workers(name, seed, params.clone(), workers)
@@ -213,7 +235,13 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
         8 << 30,
         &|stores, devs, progress| {
             if workers == 1 {
-                return Ok(ops::replay(&mut *make()?, stores, devs, progress));
+                return Ok(ops::replay_paced(
+                    &mut *make()?,
+                    stores,
+                    devs,
+                    progress,
+                    pace,
+                ));
             }
             let sources = kvbench_workloads::workers(name, seed, params.clone(), workers)
                 .map_err(anyhow::Error::msg)?;

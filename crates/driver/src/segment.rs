@@ -40,6 +40,8 @@ pub struct OpHists {
     pub compaction: Histogram<u64>,
     /// Point reads.
     pub get: Histogram<u64>,
+    /// Point reads timed from when each was due (paced runs only).
+    pub get_corrected: Histogram<u64>,
     /// Range scans.
     pub scan: Histogram<u64>,
 }
@@ -51,6 +53,7 @@ impl Default for OpHists {
             flush: histogram(),
             compaction: histogram(),
             get: histogram(),
+            get_corrected: histogram(),
             scan: histogram(),
         }
     }
@@ -64,6 +67,7 @@ impl OpHists {
             flush: Latency::from_histogram(&self.flush),
             compaction: Latency::from_histogram(&self.compaction),
             get: Latency::from_histogram(&self.get),
+            get_corrected: Latency::from_histogram(&self.get_corrected),
             scan: Latency::from_histogram(&self.scan),
         }
     }

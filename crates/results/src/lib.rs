@@ -365,6 +365,10 @@ pub struct OpLatency {
     /// Point reads (replayed and generated workloads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub get: Option<Latency>,
+    /// Point reads of a paced run (`--op-rate`), timed from when each was
+    /// due: a stall counts against every read scheduled behind it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_corrected: Option<Latency>,
     /// Range scans (replayed and generated workloads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<Latency>,

@@ -53,6 +53,8 @@ pub(super) struct Applier<'a> {
     pub(super) seg_source: f64,
     pub(super) scratch: Vec<u8>,
     pub(super) got: Vec<u8>,
+    /// When the operation being applied was due (paced runs).
+    pub(super) due: Option<Instant>,
 }
 
 impl<'a> Applier<'a> {
@@ -75,6 +77,7 @@ impl<'a> Applier<'a> {
             seg_source: 0.0,
             scratch: Vec::new(),
             got: Vec::new(),
+            due: None,
         }
     }
 
@@ -133,7 +136,11 @@ impl<'a> Applier<'a> {
                 let found = stores[i]
                     .get_into(key, &mut self.got)
                     .map_err(self.err(i))?;
-                record(&mut self.hists[i].get, t.elapsed());
+                let end = Instant::now();
+                record(&mut self.hists[i].get, end.duration_since(t));
+                if let Some(due) = self.due {
+                    record(&mut self.hists[i].get_corrected, end.duration_since(due));
+                }
                 if !expect.check(found.then_some(self.got.as_slice()), &mut self.scratch) {
                     self.counts.mismatches += 1;
                 }
@@ -216,21 +223,37 @@ pub(super) fn run_ops(
     hists: &mut Vec<OpHists>,
     counts: &mut Counts,
     counters: &Counters,
+    pace: Option<super::Pace>,
 ) -> Result<(), DriverError> {
     let mut meter = SegmentMeter::new(names, stores, devices)?;
     let mut a = Applier::new(stores, names, counters, meter.fresh());
     let mut seg_start = Instant::now();
+    let mut schedule = pace.and_then(|p| (!p.after_load).then(|| Schedule::new(p.ops_per_sec)));
     let result = loop {
         let mark = match a.pull(src) {
             Err(e) => break Err(e),
             Ok(None) => "end".to_string(),
-            Ok(Some(op)) => match a.apply(op) {
+            Ok(Some(op)) => match {
+                a.due = match (&mut schedule, &op) {
+                    (
+                        Some(s),
+                        Op::Put { .. } | Op::Delete { .. } | Op::Get { .. } | Op::Scan { .. },
+                    ) => Some(s.wait()),
+                    _ => None,
+                };
+                a.apply(op)
+            } {
                 Err(e) => break Err(e),
                 Ok(None) => continue,
                 Ok(Some(label)) => label,
             },
         };
         let at_end = mark == "end";
+        if mark == "load"
+            && let Some(p) = pace
+        {
+            schedule = Some(Schedule::new(p.ops_per_sec));
+        }
         if a.uncommitted() {
             break Err(DriverError::Config(format!(
                 "the workload left writes uncommitted at `{mark}`: a trace must commit before each mark and at its end"
@@ -275,5 +298,34 @@ pub(super) fn selected(store: Option<u8>, n: usize) -> std::ops::Range<usize> {
     match store {
         Some(s) => s as usize..s as usize + 1,
         None => 0..n,
+    }
+}
+
+/// A fixed schedule of operations: each is due 1/rate after the one before,
+/// whether or not that one has finished (open loop).
+struct Schedule {
+    start: Instant,
+    gap: f64,
+    n: u64,
+}
+
+impl Schedule {
+    fn new(ops_per_sec: f64) -> Self {
+        Self {
+            start: Instant::now(),
+            gap: 1.0 / ops_per_sec,
+            n: 0,
+        }
+    }
+
+    /// Sleeps until the next operation is due, or not at all when behind;
+    /// returns when it was due.
+    fn wait(&mut self) -> Instant {
+        let due = self.start + std::time::Duration::from_secs_f64(self.n as f64 * self.gap);
+        self.n += 1;
+        if let Some(w) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(w);
+        }
+        due
     }
 }

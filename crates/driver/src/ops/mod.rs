@@ -47,6 +47,28 @@ pub fn replay(
     devices: &[Option<&Device>],
     observer: &mut dyn Observer,
 ) -> OpsOutcome {
+    replay_paced(src, stores, devices, observer, None)
+}
+
+/// Paces an op stream: operations after the `load` mark (YCSB's run phase;
+/// from the start when there is none) are issued on a fixed schedule of
+/// `ops_per_sec`, and gets are also timed from when each was due.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// Operations (puts, deletes, gets, scans) per second.
+    pub ops_per_sec: f64,
+    /// Whether pacing waits for a `load` mark.
+    pub after_load: bool,
+}
+
+/// [`replay`], open loop at `pace` when given.
+pub fn replay_paced(
+    src: &mut dyn OpSource,
+    stores: &[&dyn KvStore],
+    devices: &[Option<&Device>],
+    observer: &mut dyn Observer,
+    pace: Option<Pace>,
+) -> OpsOutcome {
     let mut out = OpsOutcome::default();
     let names = src.header().stores.clone();
     if names.len() != stores.len() {
@@ -76,6 +98,7 @@ pub fn replay(
             &mut hists,
             &mut counts,
             &counters,
+            pace,
         );
         done.store(true, Ordering::Relaxed);
         out.samples = sampler.join().unwrap_or_default();
@@ -214,6 +237,7 @@ pub fn replay_parallel(
                 let _ = mine.flush.add(&theirs.flush);
                 let _ = mine.compaction.add(&theirs.compaction);
                 let _ = mine.get.add(&theirs.get);
+                let _ = mine.get_corrected.add(&theirs.get_corrected);
                 let _ = mine.scan.add(&theirs.scan);
             }
             counts.add(&c);

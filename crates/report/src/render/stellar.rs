@@ -389,7 +389,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), the part of its time spent producing the operations (reading the trace or running the generator, inside the throughput's time), and latency in microseconds (p50 / p99; commits include the load's).\n\n| run | load s | run-phase ops | run-phase ops/s | of which producing ops, s | get | scan | commit |\n|---|---:|---:|---:|---:|---|---|---|"
+        "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), the part of its time spent producing the operations (reading the trace or running the generator, inside the throughput's time), and latency in microseconds (p50 / p99; commits include the load's; a paced run's gets also from when each was due, `get corrected`).\n\n| run | load s | run-phase ops | run-phase ops/s | of which producing ops, s | get | get corrected | scan | commit |\n|---|---:|---:|---:|---:|---|---|---|---|"
     );
     for (label, run) in runs {
         let Some(rp) = &run.replay else { continue };
@@ -419,7 +419,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {label} | {} | {ops} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {ops} | {} | {} | {} | {} | {} | {} |",
             loaded.map_or("n/a".into(), |g| format!("{:.1}", g.total_secs)),
             if secs > 0.0 {
                 format!("{:.0}", ops as f64 / secs)
@@ -428,6 +428,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             },
             opt(source, 2),
             lat(|l| &l.get),
+            lat(|l| &l.get_corrected),
             lat(|l| &l.scan),
             lat(|l| &l.commit),
         );
