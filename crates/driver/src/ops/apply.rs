@@ -233,7 +233,7 @@ pub(super) fn run_ops(
         let mark = match a.pull(src) {
             Err(e) => break Err(e),
             Ok(None) => "end".to_string(),
-            Ok(Some(op)) => match {
+            Ok(Some(op)) => {
                 a.due = match (&mut schedule, &op) {
                     (
                         Some(s),
@@ -241,12 +241,13 @@ pub(super) fn run_ops(
                     ) => Some(s.wait()),
                     _ => None,
                 };
-                a.apply(op)
-            } {
-                Err(e) => break Err(e),
-                Ok(None) => continue,
-                Ok(Some(label)) => label,
-            },
+                let applied = a.apply(op);
+                match applied {
+                    Err(e) => break Err(e),
+                    Ok(None) => continue,
+                    Ok(Some(label)) => label,
+                }
+            }
         };
         let at_end = mark == "end";
         if mark == "load"
