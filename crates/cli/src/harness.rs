@@ -251,6 +251,23 @@ pub struct Placed {
     /// How the device figures were obtained (or why they are absent).
     pub meter: String,
     devices: Vec<LoopFs>,
+    /// `devices/TAG` in the run directory, made for the images: removed
+    /// with them when empty.
+    root: Option<PathBuf>,
+}
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        // The devices first (unmounted, images removed), then the
+        // directories kvbench made for them, only if nothing else is there.
+        self.devices.clear();
+        if let Some(root) = &self.root {
+            let _ = fs::remove_dir(root);
+            if let Some(parent) = root.parent() {
+                let _ = fs::remove_dir(parent);
+            }
+        }
+    }
 }
 
 impl Placed {
@@ -277,8 +294,8 @@ impl Placed {
     }
 
     /// Unmounts and removes the devices now; returns the store directories.
-    pub fn unmount(self) -> Vec<PathBuf> {
-        self.dirs
+    pub fn unmount(mut self) -> Vec<PathBuf> {
+        std::mem::take(&mut self.dirs)
     }
 }
 
@@ -295,11 +312,13 @@ pub fn place_stores(
         dirs: Vec::new(),
         meter: String::new(),
         devices: Vec::new(),
+        root: None,
     };
     for name in names {
         let dir = match place.device_size {
             Some(size) => {
                 let root = rundir.path().join("devices").join(sanitize(tag));
+                placed.root = Some(root.clone());
                 let dev = fs::create_dir_all(&root)
                     .map_err(anyhow::Error::from)
                     .and_then(|_| {

@@ -5,9 +5,11 @@
 use std::path::Path;
 
 use kvbench_core::{Durability, KvBackend, KvStore};
+use kvbench_fjall::{Fjall, FjallConfig};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
 use kvbench_mem::{Mem, MemConfig, Null, NullConfig};
+use kvbench_redb::{Redb, RedbConfig};
 use kvbench_rocksdb::{Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig};
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +79,10 @@ engines! {
     Mem(MemConfig) => Mem,
     /// Discards writes: the harness's own ceiling.
     Null(NullConfig) => Null,
+    /// redb, a pure-Rust copy-on-write B-tree.
+    Redb(RedbConfig) => Redb,
+    /// fjall, a pure-Rust LSM tree.
+    Fjall(FjallConfig) => Fjall,
 }
 
 impl EngineConfig {
@@ -105,6 +111,7 @@ impl EngineConfig {
             EngineConfig::Lmdb(_) | EngineConfig::Mdbx(_) => "mmap",
             EngineConfig::Mem(_) => "memory",
             EngineConfig::Null(_) => "none (regenerated from the key)",
+            EngineConfig::Redb(_) | EngineConfig::Fjall(_) => "buffered",
         }
     }
 }
@@ -141,6 +148,8 @@ const NAMED: &[Named] = &[
     ("mdbx", || EngineConfig::Mdbx(MdbxConfig::default())),
     ("mem", || EngineConfig::Mem(MemConfig::default())),
     ("null", || EngineConfig::Null(NullConfig::default())),
+    ("redb", || EngineConfig::Redb(RedbConfig::default())),
+    ("fjall", || EngineConfig::Fjall(FjallConfig::default())),
 ];
 
 /// Backend config names accepted by `--backends`, `--backend` and `--store`.
