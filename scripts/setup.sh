@@ -14,6 +14,10 @@ missing=()
 have_libclang || missing+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
+# The Go engines (Pebble, goleveldb, Badger, bbolt) run in a sidecar that
+# cargo builds with Go (sidecar/go.mod names the version); without Go those
+# backends report themselves unavailable and everything else still works.
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use kvbench_core::{Durability, KvBackend, KvStore};
 use kvbench_fjall::{Fjall, FjallConfig};
+use kvbench_gokv::{Go, GoConfig, GoEngine};
 use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
 use kvbench_mem::{Mem, MemConfig, Null, NullConfig};
@@ -83,6 +84,8 @@ engines! {
     Redb(RedbConfig) => Redb,
     /// fjall, a pure-Rust LSM tree.
     Fjall(FjallConfig) => Fjall,
+    /// A Go engine through kvbench's sidecar.
+    Go(GoConfig) => Go,
 }
 
 impl EngineConfig {
@@ -112,6 +115,11 @@ impl EngineConfig {
             EngineConfig::Mem(_) => "memory",
             EngineConfig::Null(_) => "none (regenerated from the key)",
             EngineConfig::Redb(_) | EngineConfig::Fjall(_) => "buffered",
+            EngineConfig::Go(c) => match c.engine {
+                GoEngine::Bbolt => "mmap",
+                GoEngine::Null => "none (regenerated from the key)",
+                _ => "buffered",
+            },
         }
     }
 }
@@ -150,6 +158,17 @@ const NAMED: &[Named] = &[
     ("null", || EngineConfig::Null(NullConfig::default())),
     ("redb", || EngineConfig::Redb(RedbConfig::default())),
     ("fjall", || EngineConfig::Fjall(FjallConfig::default())),
+    ("pebble", || {
+        EngineConfig::Go(GoConfig::of(GoEngine::Pebble))
+    }),
+    ("goleveldb", || {
+        EngineConfig::Go(GoConfig::of(GoEngine::Goleveldb))
+    }),
+    ("badger", || {
+        EngineConfig::Go(GoConfig::of(GoEngine::Badger))
+    }),
+    ("bbolt", || EngineConfig::Go(GoConfig::of(GoEngine::Bbolt))),
+    ("go-null", || EngineConfig::Go(GoConfig::of(GoEngine::Null))),
 ];
 
 /// Backend config names accepted by `--backends`, `--backend` and `--store`.

@@ -1,0 +1,428 @@
+//! The Go engines kvbench cannot link: Pebble, goleveldb, Badger and bbolt
+//! run inside `kvbench-sidecar` (a Go program in `sidecar/`, one process per
+//! open store) and are driven over its standard input and output.
+//!
+//! The pipe costs a round trip per operation, which kvbench measures and
+//! reports instead of subtracting: every store pings its sidecar at open and
+//! records the mean round trip (`extra.sidecar_rtt_ns`), and the `go-null`
+//! engine (answers from nothing, keeps nothing) runs any workload through
+//! the same pipe, so its figures are the pipe's cost alone.
+
+mod conn;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use kvbench_core::{
+    Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
+    fsutil,
+};
+use serde::{Deserialize, Serialize};
+
+use conn::{Conn, NOT_FOUND, op};
+
+/// Which Go engine a store runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GoEngine {
+    /// CockroachDB's Pebble (v1.1), an LSM tree.
+    Pebble,
+    /// syndtr/goleveldb, LevelDB in Go.
+    Goleveldb,
+    /// Dgraph's Badger (v4), an LSM tree with a value log.
+    Badger,
+    /// etcd's bbolt, a copy-on-write B+tree.
+    Bbolt,
+    /// Nothing: the sidecar's own round trip.
+    Null,
+}
+
+impl GoEngine {
+    /// The name the sidecar and results use.
+    pub fn name(self) -> &'static str {
+        match self {
+            GoEngine::Pebble => "pebble",
+            GoEngine::Goleveldb => "goleveldb",
+            GoEngine::Badger => "badger",
+            GoEngine::Bbolt => "bbolt",
+            GoEngine::Null => "null",
+        }
+    }
+
+    /// The longest key the engine stores, bytes (`None`: no limit below
+    /// the pipe's).
+    pub fn max_key(self) -> Option<usize> {
+        match self {
+            GoEngine::Bbolt => Some(32_768),
+            GoEngine::Badger => Some(65_000),
+            _ => None,
+        }
+    }
+
+    /// The smallest memtable kvbench gives the engine: Badger commits a
+    /// batch in one transaction, which must fit in 15% of its memtable, so
+    /// it keeps 64 MiB (batches up to about 9.6 MiB) even when asked for less.
+    pub fn min_memtable(self) -> u64 {
+        match self {
+            GoEngine::Badger => 64 << 20,
+            _ => 1 << 20,
+        }
+    }
+
+    /// The pinned module version (sidecar/go.mod).
+    pub fn version(self) -> &'static str {
+        match self {
+            GoEngine::Pebble => "pebble 1.1.5",
+            GoEngine::Goleveldb => "goleveldb 1.0.0",
+            GoEngine::Badger => "badger 4.9.6",
+            GoEngine::Bbolt => "bbolt 1.5.0",
+            GoEngine::Null => "null",
+        }
+    }
+}
+
+/// Settings of a Go engine; each engine reads the ones it has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GoConfig {
+    /// The engine.
+    pub engine: GoEngine,
+    /// Block cache, bytes (Pebble, goleveldb, Badger).
+    pub cache_bytes: u64,
+    /// Memtable size, bytes (Pebble, goleveldb's write buffer, Badger).
+    pub memtable_bytes: u64,
+    /// L0 files that start a compaction (Pebble, goleveldb, Badger); 0 keeps
+    /// the engine's default.
+    pub l0_compaction_trigger: u32,
+    /// L0 files that stop writes (Pebble, goleveldb, Badger); 0: default.
+    pub l0_stop_writes_trigger: u32,
+    /// Concurrent compactions (Pebble, Badger); 0: default.
+    pub max_concurrent_compactions: u32,
+    /// The level asked for. Pebble: none disables the WAL; process and power
+    /// sync it per commit, because a commit without the sync waits in
+    /// Pebble's own WAL buffer and a kill -9 loses it. goleveldb and Badger always
+    /// write their journal or value log, so none keeps what process keeps.
+    /// bbolt: none sets NoSync; process and power sync every commit (without
+    /// the sync a power cut may tear its B+tree, as LMDB's would).
+    pub durability: Durability,
+    /// Length of the value `null` answers a read with, bytes.
+    pub value_bytes: u32,
+}
+
+impl Default for GoConfig {
+    fn default() -> Self {
+        Self {
+            engine: GoEngine::Pebble,
+            cache_bytes: 64 << 20,
+            memtable_bytes: 64 << 20,
+            l0_compaction_trigger: 0,
+            l0_stop_writes_trigger: 0,
+            max_concurrent_compactions: 0,
+            durability: Durability::Process,
+            value_bytes: 256,
+        }
+    }
+}
+
+impl GoConfig {
+    /// The default settings of `engine`.
+    pub fn of(engine: GoEngine) -> Self {
+        Self {
+            engine,
+            ..Self::default()
+        }
+    }
+}
+
+/// The sidecar binary: `$KVBENCH_SIDECAR`, else `kvbench-sidecar` beside
+/// the running program (or its parent directory, for test binaries), else
+/// the one this crate's build made; or why there is none.
+pub fn sidecar() -> std::result::Result<PathBuf, String> {
+    if let Ok(p) = std::env::var("KVBENCH_SIDECAR") {
+        return Ok(PathBuf::from(p));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(2) {
+            let p = dir.join("kvbench-sidecar");
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    if let Some(p) = option_env!("KVBENCH_SIDECAR_BUILT").map(PathBuf::from)
+        && p.is_file()
+    {
+        return Ok(p);
+    }
+    Err(option_env!("KVBENCH_SIDECAR_UNAVAILABLE")
+        .unwrap_or("the kvbench-sidecar binary was built but is gone; rebuild (cargo build --release --workspace)")
+        .to_string())
+}
+
+/// The Go backends.
+pub struct Go;
+
+/// A store served by one sidecar process.
+pub struct GoStore {
+    conn: Mutex<Option<Conn>>,
+    engine: GoEngine,
+    path: PathBuf,
+    /// Mean round trip of an empty request at open, nanoseconds.
+    rtt_ns: u64,
+}
+
+/// Round trips timed at open.
+const PINGS: u32 = 1000;
+/// Entries fetched per scan request.
+const SCAN_PAGE: u32 = 256;
+
+impl KvBackend for Go {
+    const NAME: &'static str = "go";
+    type Config = GoConfig;
+    type Store = GoStore;
+
+    fn set_durability(cfg: &mut GoConfig, level: Durability) -> Result<()> {
+        cfg.durability = level;
+        Ok(())
+    }
+
+    fn durability(cfg: &GoConfig) -> Durability {
+        cfg.durability
+    }
+
+    fn version(_store_dir: &Path) -> Option<String> {
+        None
+    }
+
+    fn scale_memory(cfg: &mut GoConfig, bytes: u64) {
+        cfg.cache_bytes = (bytes / 2).max(8 << 20);
+        cfg.memtable_bytes = (bytes / 4).max(cfg.engine.min_memtable());
+    }
+
+    fn open(dir: &Path, cfg: &GoConfig) -> Result<GoStore> {
+        let engine = cfg.engine;
+        let binary = sidecar().map_err(|why| Error::Config {
+            engine: engine.name(),
+            message: format!("the Go backends are unavailable: {why}"),
+        })?;
+        fsutil::claim_store_dir(engine.name(), dir)?;
+        let config = serde_json::to_string(&serde_json::json!({
+            "cache_bytes": cfg.cache_bytes,
+            "memtable_bytes": cfg.memtable_bytes,
+            "l0_compaction_trigger": cfg.l0_compaction_trigger,
+            "l0_stop_writes_trigger": cfg.l0_stop_writes_trigger,
+            "max_concurrent_compactions": cfg.max_concurrent_compactions,
+            "durability": cfg.durability.name(),
+            "value_bytes": cfg.value_bytes,
+        }))
+        .map_err(|e| Error::Config {
+            engine: engine.name(),
+            message: e.to_string(),
+        })?;
+        let mut conn = Conn::spawn(&binary, engine.name(), &dir.join("db"), &config)?;
+        let t = Instant::now();
+        for _ in 0..PINGS {
+            conn.begin(op::PING);
+            conn.call(Op::Open)?;
+        }
+        let rtt_ns = (t.elapsed().as_nanos() / u128::from(PINGS)) as u64;
+        Ok(GoStore {
+            conn: Mutex::new(Some(conn)),
+            engine,
+            path: dir.to_path_buf(),
+            rtt_ns,
+        })
+    }
+}
+
+fn put_u32(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&(n as u32).to_le_bytes());
+}
+
+fn take_u32(b: &mut &[u8]) -> Option<usize> {
+    let (n, rest) = b.split_first_chunk::<4>()?;
+    *b = rest;
+    Some(u32::from_le_bytes(*n) as usize)
+}
+
+fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    let (x, rest) = b.split_at_checked(n)?;
+    *b = rest;
+    Some(x)
+}
+
+impl GoStore {
+    /// Runs `f` on the open connection.
+    fn with<T>(&self, op: Op, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut g = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        match g.as_mut() {
+            Some(c) => f(c),
+            None => Err(Error::Engine {
+                engine: self.engine.name(),
+                op,
+                path: self.path.clone(),
+                message: "the store is closed".into(),
+            }),
+        }
+    }
+
+    fn garbled(&self, op: Op) -> Error {
+        Error::Engine {
+            engine: self.engine.name(),
+            op,
+            path: self.path.clone(),
+            message: "the sidecar sent a malformed reply".into(),
+        }
+    }
+}
+
+impl KvStore for GoStore {
+    fn engine(&self) -> &'static str {
+        self.engine.name()
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        self.with(Op::Get, |c| {
+            c.begin(op::GET);
+            c.req.extend_from_slice(key);
+            if c.call(Op::Get)? == NOT_FOUND {
+                return Ok(false);
+            }
+            out.extend_from_slice(&c.reply);
+            Ok(true)
+        })
+    }
+
+    fn write(&self, batch: &Batch) -> Result<()> {
+        if let Some(max) = self.engine.max_key() {
+            for o in batch.iter() {
+                if let Some(e) = Error::key_too_long(self.engine.name(), &self.path, o.key(), max) {
+                    return Err(e);
+                }
+            }
+        }
+        self.with(Op::Write, |c| {
+            c.begin(op::WRITE);
+            put_u32(&mut c.req, batch.len());
+            for o in batch.iter() {
+                match o {
+                    BatchOp::Put(k, v) => {
+                        c.req.push(0);
+                        put_u32(&mut c.req, k.len());
+                        c.req.extend_from_slice(k);
+                        put_u32(&mut c.req, v.len());
+                        c.req.extend_from_slice(v);
+                    }
+                    BatchOp::Delete(k) => {
+                        c.req.push(1);
+                        put_u32(&mut c.req, k.len());
+                        c.req.extend_from_slice(k);
+                    }
+                }
+            }
+            c.call(Op::Write).map(|_| ())
+        })
+    }
+
+    fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let mut from = start.to_vec();
+        loop {
+            // One page per request; the next starts just after its last key.
+            let more = self.with(Op::Iterate, |c| {
+                c.begin(op::SCAN);
+                put_u32(&mut c.req, SCAN_PAGE as usize);
+                c.req.extend_from_slice(&from);
+                c.call(Op::Iterate)?;
+                let mut b: &[u8] = &c.reply;
+                let (&more, rest) = b.split_first().ok_or_else(|| self.garbled(Op::Iterate))?;
+                b = rest;
+                let mut last = None;
+                while !b.is_empty() {
+                    let entry = (|| {
+                        let kl = take_u32(&mut b)?;
+                        let k = take(&mut b, kl)?;
+                        let vl = take_u32(&mut b)?;
+                        Some((k, take(&mut b, vl)?))
+                    })();
+                    let (k, v) = entry.ok_or_else(|| self.garbled(Op::Iterate))?;
+                    if !visit(k, v) {
+                        return Ok(false);
+                    }
+                    last = Some(k);
+                }
+                match last {
+                    Some(k) if more == 1 => {
+                        from.clear();
+                        from.extend_from_slice(k);
+                        from.push(0);
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                }
+            })?;
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.with(Op::Flush, |c| {
+            c.begin(op::FLUSH);
+            c.call(Op::Flush).map(|_| ())
+        })
+    }
+
+    fn compact(&self) -> Result<()> {
+        if !self.capabilities().manual_compaction {
+            return Err(Error::Unsupported {
+                engine: self.engine.name(),
+                op: Op::Compact,
+            });
+        }
+        self.with(Op::Compact, |c| {
+            c.begin(op::COMPACT);
+            c.call(Op::Compact).map(|_| ())
+        })
+    }
+
+    fn stats(&self) -> Result<EngineStats> {
+        let mut s: EngineStats = self.with(Op::Stats, |c| {
+            c.begin(op::STATS);
+            c.call(Op::Stats)?;
+            serde_json::from_slice(&c.reply).map_err(|e| Error::Engine {
+                engine: self.engine.name(),
+                op: Op::Stats,
+                path: self.path.clone(),
+                message: format!("the sidecar's stats: {e}"),
+            })
+        })?;
+        s.extra.insert("sidecar_rtt_ns".into(), self.rtt_ns);
+        Ok(s)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            ordered_iteration: self.engine != GoEngine::Null,
+            // bbolt has no in-place compaction; null has nothing to compact.
+            manual_compaction: !matches!(self.engine, GoEngine::Bbolt | GoEngine::Null),
+            evicts_oldest: false,
+            persistent: self.engine != GoEngine::Null,
+            discards_writes: self.engine == GoEngine::Null,
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match conn {
+            Some(c) => c.close(),
+            None => Ok(()),
+        }
+    }
+}

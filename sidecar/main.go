@@ -1,0 +1,309 @@
+// Command kvbench-sidecar embeds the Go key-value engines (Pebble, LevelDB,
+// Badger, bbolt) and serves kvbench's operations on one store over its
+// standard input and output, so the Rust harness can drive them through the
+// same KvStore trait as the engines it links.
+//
+// Usage: kvbench-sidecar ENGINE DIR CONFIG_JSON
+//
+// Frames both ways are a little-endian u32 length and a body. A request body
+// starts with an op byte; a response body with a status byte (0 ok, 1 not
+// found, 2 error followed by its message). The first response, before any
+// request, says whether the store opened.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+const (
+	opWrite   = 1
+	opGet     = 2
+	opScan    = 3
+	opFlush   = 4
+	opCompact = 5
+	opStats   = 6
+	opClose   = 7
+	opPing    = 8
+)
+
+const (
+	stOK       = 0
+	stNotFound = 1
+	stError    = 2
+)
+
+// Config is the engine settings kvbench sends; each engine reads the
+// fields that apply to it.
+type Config struct {
+	CacheBytes       int64  `json:"cache_bytes"`
+	MemtableBytes    int64  `json:"memtable_bytes"`
+	L0CompactTrigger int    `json:"l0_compaction_trigger"`
+	L0StopTrigger    int    `json:"l0_stop_writes_trigger"`
+	Compactions      int    `json:"max_concurrent_compactions"`
+	Durability       string `json:"durability"`
+	ValueBytes       int    `json:"value_bytes"`
+}
+
+// Op is one put or delete of a batch.
+type Op struct {
+	Del   bool
+	Key   []byte
+	Value []byte
+}
+
+// Engine is what every embedded engine provides.
+type Engine interface {
+	Write(ops []Op) error
+	// Get returns the value, or nil and no error when absent.
+	Get(key []byte) ([]byte, bool, error)
+	// Scan visits up to limit entries from start; more reports whether the
+	// store has entries after the last one visited.
+	Scan(start []byte, limit int, visit func(k, v []byte)) (more bool, err error)
+	Flush() error
+	Compact() error
+	Stats() (map[string]any, error)
+	Close() error
+}
+
+func open(engine, dir string, cfg Config) (Engine, error) {
+	switch engine {
+	case "pebble":
+		return openPebble(dir, cfg)
+	case "goleveldb":
+		return openLevelDB(dir, cfg)
+	case "badger":
+		return openBadger(dir, cfg)
+	case "bbolt":
+		return openBolt(dir, cfg)
+	case "null":
+		return &nullEngine{valueBytes: cfg.ValueBytes}, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q; accepted: pebble, goleveldb, badger, bbolt, null", engine)
+}
+
+type conn struct {
+	in  *bufio.Reader
+	out *bufio.Writer
+	buf []byte
+}
+
+func (c *conn) read() ([]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(c.in, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.LittleEndian.Uint32(n[:])
+	if cap(c.buf) < int(size) {
+		c.buf = make([]byte, size)
+	}
+	c.buf = c.buf[:size]
+	_, err := io.ReadFull(c.in, c.buf)
+	return c.buf, err
+}
+
+func (c *conn) reply(status byte, parts ...[]byte) error {
+	size := 1
+	for _, p := range parts {
+		size += len(p)
+	}
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(size))
+	c.out.Write(n[:])
+	c.out.WriteByte(status)
+	for _, p := range parts {
+		c.out.Write(p)
+	}
+	return c.out.Flush()
+}
+
+func (c *conn) fail(err error) error {
+	return c.reply(stError, []byte(err.Error()))
+}
+
+func u32(b []byte) (uint32, []byte, error) {
+	if len(b) < 4 {
+		return 0, nil, fmt.Errorf("truncated frame")
+	}
+	return binary.LittleEndian.Uint32(b), b[4:], nil
+}
+
+// decodeWrite reads a batch: u32 count, then per op a tag byte (0 put,
+// 1 delete), u32 key length, key, and for a put u32 value length, value.
+// Keys and values are copied: the frame buffer is reused.
+func decodeWrite(b []byte) ([]Op, error) {
+	n, b, err := u32(b)
+	if err != nil {
+		return nil, err
+	}
+	ops := make([]Op, 0, n)
+	for i := uint32(0); i < n; i++ {
+		if len(b) < 1 {
+			return nil, fmt.Errorf("truncated batch")
+		}
+		tag := b[0]
+		b = b[1:]
+		var kl uint32
+		if kl, b, err = u32(b); err != nil || uint32(len(b)) < kl {
+			return nil, fmt.Errorf("truncated key")
+		}
+		op := Op{Del: tag == 1, Key: append([]byte(nil), b[:kl]...)}
+		b = b[kl:]
+		if !op.Del {
+			var vl uint32
+			if vl, b, err = u32(b); err != nil || uint32(len(b)) < vl {
+				return nil, fmt.Errorf("truncated value")
+			}
+			op.Value = append([]byte(nil), b[:vl]...)
+			b = b[vl:]
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func serve(e Engine, c *conn) error {
+	for {
+		req, err := c.read()
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			// The harness went away without a close (it was killed, or
+			// dropped the store): end like a crash, without closing the
+			// store, so what survives is what the engine made durable.
+			os.Exit(0)
+		}
+		if err != nil {
+			return err
+		}
+		if len(req) == 0 {
+			return fmt.Errorf("empty request")
+		}
+		body := req[1:]
+		switch req[0] {
+		case opPing:
+			err = c.reply(stOK)
+		case opWrite:
+			ops, derr := decodeWrite(body)
+			if derr == nil {
+				derr = e.Write(ops)
+			}
+			if derr != nil {
+				err = c.fail(derr)
+			} else {
+				err = c.reply(stOK)
+			}
+		case opGet:
+			v, found, gerr := e.Get(body)
+			switch {
+			case gerr != nil:
+				err = c.fail(gerr)
+			case !found:
+				err = c.reply(stNotFound)
+			default:
+				err = c.reply(stOK, v)
+			}
+		case opScan:
+			limit, start, serr := u32(body)
+			if serr != nil {
+				err = c.fail(serr)
+				break
+			}
+			// Entries: u32 key length, key, u32 value length, value; then a
+			// byte saying whether more follow.
+			var out []byte
+			var l [4]byte
+			more, serr := e.Scan(append([]byte(nil), start...), int(limit), func(k, v []byte) {
+				binary.LittleEndian.PutUint32(l[:], uint32(len(k)))
+				out = append(out, l[:]...)
+				out = append(out, k...)
+				binary.LittleEndian.PutUint32(l[:], uint32(len(v)))
+				out = append(out, l[:]...)
+				out = append(out, v...)
+			})
+			if serr != nil {
+				err = c.fail(serr)
+				break
+			}
+			flag := []byte{0}
+			if more {
+				flag[0] = 1
+			}
+			err = c.reply(stOK, flag, out)
+		case opFlush:
+			err = result(c, e.Flush())
+		case opCompact:
+			err = result(c, e.Compact())
+		case opStats:
+			s, serr := e.Stats()
+			if serr != nil {
+				err = c.fail(serr)
+				break
+			}
+			j, _ := json.Marshal(s)
+			err = c.reply(stOK, j)
+		case opClose:
+			cerr := e.Close()
+			rerr := result(c, cerr)
+			if rerr != nil {
+				return rerr
+			}
+			return cerr
+		default:
+			err = c.fail(fmt.Errorf("unknown op %d", req[0]))
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func locked(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "lock") || strings.Contains(s, "resource temporarily unavailable")
+}
+
+func result(c *conn, err error) error {
+	if err != nil {
+		return c.fail(err)
+	}
+	return c.reply(stOK)
+}
+
+func main() {
+	c := &conn{
+		in:  bufio.NewReaderSize(os.Stdin, 1<<20),
+		out: bufio.NewWriterSize(os.Stdout, 1<<20),
+	}
+	if len(os.Args) != 4 {
+		c.fail(fmt.Errorf("usage: kvbench-sidecar ENGINE DIR CONFIG_JSON"))
+		os.Exit(2)
+	}
+	var cfg Config
+	if err := json.Unmarshal([]byte(os.Args[3]), &cfg); err != nil {
+		c.fail(fmt.Errorf("config: %w", err))
+		os.Exit(2)
+	}
+	// A sidecar of a harness that was just killed may still hold the
+	// store's lock for a few milliseconds while it exits.
+	e, err := open(os.Args[1], os.Args[2], cfg)
+	for i := 0; err != nil && i < 40 && locked(err); i++ {
+		time.Sleep(50 * time.Millisecond)
+		e, err = open(os.Args[1], os.Args[2], cfg)
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("open %s: %w", os.Args[2], err))
+		os.Exit(1)
+	}
+	if err := c.reply(stOK); err != nil {
+		os.Exit(1)
+	}
+	if err := serve(e, c); err != nil {
+		fmt.Fprintln(os.Stderr, "kvbench-sidecar:", err)
+		os.Exit(1)
+	}
+}
