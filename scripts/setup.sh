@@ -14,10 +14,9 @@ missing=()
 have_libclang || missing+=(libclang-dev)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v make >/dev/null 2>&1 || missing+=(make)
-# The Go engines (Pebble, goleveldb, Badger, bbolt) run in a sidecar that
-# cargo builds with Go (sidecar/go.mod names the version); without Go those
-# backends report themselves unavailable and everything else still works.
-command -v go >/dev/null 2>&1 || missing+=(golang-go)
+# The Go toolchain below is fetched with these.
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v unzip >/dev/null 2>&1 || missing+=(unzip)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
@@ -33,4 +32,29 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust 1.95 (rustup) and run again" >&2
   exit 1
+fi
+
+# The Go engines (Pebble, goleveldb, Badger, bbolt) run in a sidecar that
+# cargo builds with Go 1.26 or newer (sidecar/go.mod). Distributions ship
+# older Go, so when the system has none new enough, the toolchain is fetched
+# from the Go module proxy (what GOTOOLCHAIN=auto would fetch) into
+# ~/.cache/kvbench/go, where the build looks for it. Without Go the Go
+# backends say they are unavailable and everything else still works.
+GO_WANT=1.26.8
+go_ok() { "$1" version 2>/dev/null | grep -qE 'go1\.(2[6-9]|[3-9][0-9])'; }
+if ! go_ok go; then
+  dest="${XDG_CACHE_HOME:-$HOME/.cache}/kvbench/go"
+  if ! go_ok "$dest/bin/go"; then
+    echo "setup: fetching the Go $GO_WANT toolchain from proxy.golang.org into $dest" >&2
+    tmp=$(mktemp -d)
+    mod="golang.org/toolchain@v0.0.1-go$GO_WANT.linux-$(dpkg --print-architecture 2>/dev/null || echo amd64)"
+    if curl -fsSL -o "$tmp/go.zip" "https://proxy.golang.org/${mod%@*}/@v/${mod#*@}.zip" &&
+      (cd "$tmp" && unzip -q go.zip); then
+      rm -rf "$dest" && mkdir -p "$(dirname "$dest")" && mv "$tmp/$mod" "$dest"
+      chmod +x "$dest"/bin/* "$dest"/pkg/tool/*/* 2>/dev/null || true
+    else
+      echo "setup: could not fetch Go; the Go backends will be unavailable" >&2
+    fi
+    rm -rf "$tmp"
+  fi
 fi

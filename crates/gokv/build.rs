@@ -22,13 +22,30 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=KVBENCH_GO");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("kvbench-sidecar");
-    let go = std::env::var("KVBENCH_GO").unwrap_or_else(|_| "go".into());
-    let built = Command::new(&go)
-        .args(["build", "-trimpath", "-buildvcs=false", "-o"])
-        .arg(&out)
-        .arg(".")
-        .current_dir(&root)
-        .output();
+    // $KVBENCH_GO, the system's go, then the toolchain scripts/setup.sh
+    // fetches when the system's is too old: the first that builds wins.
+    let mut candidates: Vec<String> = std::env::var("KVBENCH_GO").into_iter().collect();
+    candidates.push("go".into());
+    let cache = std::env::var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    if let Ok(c) = cache {
+        candidates.push(c.join("kvbench/go/bin/go").display().to_string());
+    }
+    let mut built = Err(std::io::Error::other("no Go toolchain tried"));
+    let mut go = String::new();
+    for g in candidates {
+        go = g;
+        built = Command::new(&go)
+            .args(["build", "-trimpath", "-buildvcs=false", "-o"])
+            .arg(&out)
+            .arg(".")
+            .current_dir(&root)
+            .output();
+        if matches!(&built, Ok(o) if o.status.success()) {
+            break;
+        }
+    }
     match built {
         Ok(o) if o.status.success() => {
             println!("cargo:rustc-env=KVBENCH_SIDECAR_BUILT={}", out.display());

@@ -25,6 +25,10 @@ pub struct Args {
     /// Value size, bytes.
     #[arg(long, default_value_t = 110)]
     value_bytes: usize,
+    /// Keys per load commit (Badger commits a batch in one transaction,
+    /// which must fit in 15% of its memtable: about 65,000 keys here).
+    #[arg(long, default_value_t = 100_000)]
+    load_batch: u64,
     /// Random existing keys read per measurement.
     #[arg(long, default_value_t = 20_000)]
     reads: u64,
@@ -87,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         keys: args.keys,
         value_bytes: args.value_bytes,
+        load_batch: args.load_batch,
         reads: args.reads,
         missing_reads: args.missing_reads,
         ..PointReadConfig::default()

@@ -287,3 +287,51 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("a, b, c, d, e, f"), "{}", stderr(&o));
 }
+
+#[test]
+fn every_generated_workload_runs_on_the_go_and_pure_rust_engines() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let runs: [(&str, &[&str]); 4] = [
+        (
+            "ycsb",
+            &["workload=\"a\"", "records=1000", "operations=1000"],
+        ),
+        (
+            "solana",
+            &["slots=10", "keep_slots=4", "slots_per_segment=5"],
+        ),
+        (
+            "blobs",
+            &["batches=4", "ttl_batches=2", "value_bytes=16384"],
+        ),
+        (
+            "accounts",
+            &["accounts=500", "operations=1000", "ops_per_block=100"],
+        ),
+    ];
+    for (w, params) in runs {
+        let mut a = vec![
+            "run",
+            w,
+            "--backends",
+            "pebble,goleveldb,badger,bbolt,redb,fjall",
+            "--device",
+            "none",
+            "--out",
+            w,
+        ];
+        for p in params {
+            a.extend(["--param", p]);
+        }
+        let o = kvbench(&a, t.path());
+        assert!(o.status.success(), "{w}: {}", stderr(&o));
+        let r = read_json(&t.path().join(w).join("results.json"));
+        let runs = r["runs"].as_array().expect("runs");
+        assert_eq!(runs.len(), 6, "{w}");
+        for run in runs {
+            let s = &run["replay"]["summary"];
+            assert_eq!(s["mismatches"], 0, "{w} {}", run["label"]);
+            assert!(s["gets"].as_u64().expect("gets") > 0, "{w}");
+        }
+    }
+}
