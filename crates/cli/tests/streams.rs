@@ -289,8 +289,46 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
 }
 
 #[test]
-fn every_generated_workload_runs_on_the_go_and_pure_rust_engines() {
+fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
     let t = tempfile::tempdir().expect("tempdir");
+    let backends = "pebble,goleveldb,badger,bbolt,redb,fjall";
+    let o = kvbench(
+        &[
+            "record",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--ledgers",
+            "8",
+            "--out",
+            "s.kvtrace",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "s.kvtrace",
+            "--backends",
+            backends,
+            "--device",
+            "none",
+            "--out",
+            "rp",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "replay: {}", stderr(&o));
+    let r = read_json(&t.path().join("rp/results.json"));
+    for run in r["runs"].as_array().expect("runs") {
+        assert_eq!(
+            run["replay"]["summary"]["mismatches"], 0,
+            "{}",
+            run["label"]
+        );
+    }
     let runs: [(&str, &[&str]); 4] = [
         (
             "ycsb",
@@ -314,7 +352,7 @@ fn every_generated_workload_runs_on_the_go_and_pure_rust_engines() {
             "run",
             w,
             "--backends",
-            "pebble,goleveldb,badger,bbolt,redb,fjall",
+            backends,
             "--device",
             "none",
             "--out",
