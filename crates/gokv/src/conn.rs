@@ -154,6 +154,13 @@ impl Conn {
                 None
             }
         });
+        // SIGKILL nobody in kvbench sends: under a memory limit it is the
+        // kernel's OOM killer, as for an engine linked into kvbench.
+        let oom = if status.as_deref().is_some_and(|s| s.contains("SIGKILL")) {
+            " (SIGKILL: under --memory-limit, the OOM killer; the engine needs more memory than the limit)"
+        } else {
+            ""
+        };
         let tail = {
             let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
             String::from_utf8_lossy(&t.iter().copied().collect::<Vec<u8>>())
@@ -163,7 +170,7 @@ impl Conn {
         self.err(
             op,
             format!(
-                "the sidecar {} ({io}); its stderr: {}",
+                "the sidecar {}{oom} ({io}); its stderr: {}",
                 status.map_or("stopped answering".to_string(), |s| format!("exited, {s}")),
                 if tail.is_empty() { "(empty)" } else { &tail }
             ),
