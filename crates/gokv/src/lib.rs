@@ -4,7 +4,9 @@
 //!
 //! The pipe costs a round trip per operation, which kvbench measures and
 //! reports instead of subtracting: every store pings its sidecar at open and
-//! records the mean round trip (`extra.sidecar_rtt_ns`), and the `go-null`
+//! records the mean round trip (`extra.sidecar_rtt_ns`) and the time per MiB
+//! a request carries (`extra.sidecar_ns_per_mib`; a batch of B MiB costs the
+//! round trip plus B times that), and the `go-null`
 //! engine (answers from nothing, keeps nothing) runs any workload through
 //! the same pipe, so its figures are the pipe's cost alone.
 
@@ -170,10 +172,14 @@ pub struct GoStore {
     path: PathBuf,
     /// Mean round trip of an empty request at open, nanoseconds.
     rtt_ns: u64,
+    /// Pipe time per MiB of request beyond the round trip, nanoseconds.
+    ns_per_mib: u64,
 }
 
 /// Round trips timed at open.
 const PINGS: u32 = 1000;
+/// 1 MiB round trips timed at open.
+const MIB_PINGS: u32 = 32;
 /// Entries fetched per scan request.
 const SCAN_PAGE: u32 = 256;
 
@@ -227,11 +233,22 @@ impl KvBackend for Go {
             conn.call(Op::Open)?;
         }
         let rtt_ns = (t.elapsed().as_nanos() / u128::from(PINGS)) as u64;
+        // Bytes through the pipe: pings carrying 1 MiB each (the sidecar
+        // ignores a ping's body), so a batch's cost is rtt + size x this.
+        let t = Instant::now();
+        for _ in 0..MIB_PINGS {
+            conn.begin(op::PING);
+            conn.req.resize(1 + (1 << 20), 0);
+            conn.call(Op::Open)?;
+        }
+        let ns_per_mib = (t.elapsed().as_nanos() / u128::from(MIB_PINGS)) as u64;
+        let ns_per_mib = ns_per_mib.saturating_sub(rtt_ns);
         Ok(GoStore {
             conn: Mutex::new(Some(conn)),
             engine,
             path: dir.to_path_buf(),
             rtt_ns,
+            ns_per_mib,
         })
     }
 }
@@ -404,6 +421,7 @@ impl KvStore for GoStore {
             })
         })?;
         s.extra.insert("sidecar_rtt_ns".into(), self.rtt_ns);
+        s.extra.insert("sidecar_ns_per_mib".into(), self.ns_per_mib);
         Ok(s)
     }
 
