@@ -29,21 +29,7 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
     let o = kvbench(&rec, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let backends = "lmdb,rocksdb-leveled";
-    let o = kvbench(
-        &[
-            "run",
-            "replay",
-            "s.kvtrace",
-            "--backends",
-            backends,
-            "--device",
-            "none",
-            "--out",
-            "rp",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let replayed = replay(t.path(), backends);
     let mut direct = vec![
         "run",
         "stellar",
@@ -61,10 +47,7 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
     direct.extend(shape);
     let o = kvbench(&direct, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let (d, r) = (
-        read_json(&t.path().join("d/results.json")),
-        read_json(&t.path().join("rp/results.json")),
-    );
+    let (d, r) = (read_json(&t.path().join("d/results.json")), replayed);
     for (a, b) in d["runs"]
         .as_array()
         .expect("runs")
@@ -306,22 +289,7 @@ fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
         t.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = kvbench(
-        &[
-            "run",
-            "replay",
-            "s.kvtrace",
-            "--backends",
-            backends,
-            "--device",
-            "none",
-            "--out",
-            "rp",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "replay: {}", stderr(&o));
-    let r = read_json(&t.path().join("rp/results.json"));
+    let r = replay(t.path(), backends);
     for run in r["runs"].as_array().expect("runs") {
         assert_eq!(
             run["replay"]["summary"]["mismatches"], 0,
@@ -372,4 +340,24 @@ fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
             assert!(s["gets"].as_u64().expect("gets") > 0, "{w}");
         }
     }
+}
+
+/// Replays `s.kvtrace` in `dir` on `backends` into `rp/`; its results.
+fn replay(dir: &std::path::Path, backends: &str) -> serde_json::Value {
+    let o = kvbench(
+        &[
+            "run",
+            "replay",
+            "s.kvtrace",
+            "--backends",
+            backends,
+            "--device",
+            "none",
+            "--out",
+            "rp",
+        ],
+        dir,
+    );
+    assert!(o.status.success(), "replay: {}", stderr(&o));
+    read_json(&dir.join("rp/results.json"))
 }
