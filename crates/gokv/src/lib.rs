@@ -128,10 +128,16 @@ impl Default for GoConfig {
 }
 
 impl GoConfig {
-    /// The default settings of `engine`.
+    /// The default settings of `engine` (`null` at durability none: it
+    /// keeps nothing).
     pub fn of(engine: GoEngine) -> Self {
         Self {
             engine,
+            durability: if engine == GoEngine::Null {
+                Durability::None
+            } else {
+                Durability::Process
+            },
             ..Self::default()
         }
     }
@@ -189,6 +195,14 @@ impl KvBackend for Go {
     type Store = GoStore;
 
     fn set_durability(cfg: &mut GoConfig, level: Durability) -> Result<()> {
+        if cfg.engine == GoEngine::Null && level != Durability::None {
+            return Err(Error::Config {
+                engine: "null",
+                message: format!(
+                    "durability {level}: go-null keeps nothing, so it promises nothing; run it with --durability none"
+                ),
+            });
+        }
         cfg.durability = level;
         Ok(())
     }

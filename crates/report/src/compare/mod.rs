@@ -511,37 +511,40 @@ mod tests {
             serde_json::json!([{"label": "a", "summary": s}])
         };
         let o = Options::default();
-        let v = verdicts(run(4.0, Some(100.0)), run(4.0, Some(100.0)), &o);
+        let v = verdicts(run(4.0, Some(1e8)), run(4.0, Some(1e8)), &o);
         assert!(v.iter().all(|x| x.1 == Verdict::Same), "{v:?}");
-        let fell = verdicts(run(4.0, Some(100.0)), run(2.0, Some(100.0)), &o);
+        let fell = verdicts(run(4.0, Some(1e8)), run(2.0, Some(1e8)), &o);
         assert!(
             fell.contains(&("summary.write_amp_engine".into(), Verdict::Fell)),
             "{fell:?}"
         );
-        let zero = verdicts(run(4.0, Some(100.0)), run(0.0, Some(100.0)), &o);
+        let zero = verdicts(run(4.0, Some(1e8)), run(0.0, Some(1e8)), &o);
         assert!(
             zero.contains(&("summary.write_amp_engine".into(), Verdict::Fell)),
             "{zero:?}"
         );
-        let gone = verdicts(run(4.0, Some(100.0)), run(4.0, None), &o);
+        let gone = verdicts(run(4.0, Some(1e8)), run(4.0, None), &o);
         assert!(
             gone.contains(&("summary.device_write_bytes".into(), Verdict::Missing)),
             "{gone:?}"
         );
         // Within the 10% band of device counters: the same.
-        let dev = verdicts(run(4.0, Some(100.0)), run(4.0, Some(108.0)), &o);
+        let dev = verdicts(run(4.0, Some(1e8)), run(4.0, Some(1.08e8)), &o);
         assert!(dev.iter().all(|x| x.1 == Verdict::Same), "{dev:?}");
-        let dev = verdicts(run(4.0, Some(100.0)), run(4.0, Some(120.0)), &o);
+        let dev = verdicts(run(4.0, Some(1e8)), run(4.0, Some(1.2e8)), &o);
         assert!(
             dev.contains(&("summary.device_write_bytes".into(), Verdict::Regressed)),
             "{dev:?}"
         );
+        // Device bytes within the 256 KiB floor are the same, even from 0.
+        let dev = verdicts(run(4.0, Some(0.0)), run(4.0, Some(4096.0)), &o);
+        assert!(dev.iter().all(|x| x.1 == Verdict::Same), "{dev:?}");
         // A class left out by --only is shown, never judged.
         let only = Options {
             only: vec![Class::Exact],
             ..Options::default()
         };
-        let v = verdicts(run(4.0, Some(100.0)), run(0.0, None), &only);
+        let v = verdicts(run(4.0, Some(1e8)), run(0.0, None), &only);
         assert!(
             v.iter()
                 .all(|x| x.1 != Verdict::Fell && x.1 != Verdict::Missing),
