@@ -115,7 +115,7 @@ impl EngineConfig {
             EngineConfig::Mem(_) => "memory",
             EngineConfig::Null(_) => "none (regenerated from the key)",
             EngineConfig::Redb(_) | EngineConfig::Fjall(_) => "buffered",
-            EngineConfig::Go(c) => match c.engine {
+            EngineConfig::Go(c) => match c.go_engine {
                 GoEngine::Bbolt => "mmap",
                 GoEngine::Null => "none (regenerated from the key)",
                 _ => "buffered",
@@ -323,6 +323,18 @@ pub fn parse_list(list: &str, level: Durability) -> Result<Vec<BackendSpec>, any
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_config_round_trips_through_json() {
+        // What results record and what a crash worker's job carries.
+        for n in names() {
+            let s = BackendSpec::by_name(n).expect("known");
+            let j = serde_json::to_string(&s.config).expect("serializes");
+            let back: EngineConfig =
+                serde_json::from_str(&j).unwrap_or_else(|e| panic!("{n}: {e}: {j}"));
+            assert_eq!(back, s.config, "{n}");
+        }
+    }
 
     #[test]
     fn every_backend_gives_every_level_it_is_set_to() {

@@ -88,8 +88,9 @@ impl GoEngine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GoConfig {
-    /// The engine.
-    pub engine: GoEngine,
+    /// The Go engine (not `engine`: results tag every config with the
+    /// backend's engine under that name).
+    pub go_engine: GoEngine,
     /// Block cache, bytes (Pebble, goleveldb, Badger).
     pub cache_bytes: u64,
     /// Memtable size, bytes (Pebble, goleveldb's write buffer, Badger).
@@ -115,7 +116,7 @@ pub struct GoConfig {
 impl Default for GoConfig {
     fn default() -> Self {
         Self {
-            engine: GoEngine::Pebble,
+            go_engine: GoEngine::Pebble,
             cache_bytes: 64 << 20,
             memtable_bytes: 64 << 20,
             l0_compaction_trigger: 0,
@@ -132,7 +133,7 @@ impl GoConfig {
     /// keeps nothing).
     pub fn of(engine: GoEngine) -> Self {
         Self {
-            engine,
+            go_engine: engine,
             durability: if engine == GoEngine::Null {
                 Durability::None
             } else {
@@ -195,7 +196,7 @@ impl KvBackend for Go {
     type Store = GoStore;
 
     fn set_durability(cfg: &mut GoConfig, level: Durability) -> Result<()> {
-        if cfg.engine == GoEngine::Null && level != Durability::None {
+        if cfg.go_engine == GoEngine::Null && level != Durability::None {
             return Err(Error::Config {
                 engine: "null",
                 message: format!(
@@ -217,11 +218,11 @@ impl KvBackend for Go {
 
     fn scale_memory(cfg: &mut GoConfig, bytes: u64) {
         cfg.cache_bytes = (bytes / 2).max(8 << 20);
-        cfg.memtable_bytes = (bytes / 4).max(cfg.engine.min_memtable());
+        cfg.memtable_bytes = (bytes / 4).max(cfg.go_engine.min_memtable());
     }
 
     fn open(dir: &Path, cfg: &GoConfig) -> Result<GoStore> {
-        let engine = cfg.engine;
+        let engine = cfg.go_engine;
         let binary = sidecar().map_err(|why| Error::Config {
             engine: engine.name(),
             message: format!("the Go backends are unavailable: {why}"),
