@@ -66,6 +66,7 @@ fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() 
     }
     assert!(md.contains("| lmdb@256MiB |") && md.contains("harness heap peak MiB"));
     assert!(md.contains("Batch cost against data / memory: txdata"));
+    assert!(md.contains("**Recommended for `txdata`: `lmdb@"), "{md}");
 }
 
 #[test]

@@ -193,6 +193,7 @@ pub(super) fn verdict_section(
             }
         }
         let mut series = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
         for (_, members) in &groups {
             let checked = check(members);
             for (i, m) in members.iter().enumerate() {
@@ -260,6 +261,25 @@ pub(super) fn verdict_section(
                     }),
                     run_note(r),
                 ]);
+                // FIFO drops the oldest data: it does not keep the store,
+                // so it is no answer for one that must.
+                let evicts = r
+                    .stores
+                    .iter()
+                    .any(|s| s.store == store && s.config["compaction"]["style"] == "fifo");
+                if let Some((_, _, total)) = month
+                    && r.error.is_none()
+                    && r.stopped_early.is_none()
+                    && !evicts
+                {
+                    candidates.push(Candidate {
+                        label: l.to_string(),
+                        month: total,
+                        wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
+                        space: sum.map(|s| s.space_amp),
+                        error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
+                    });
+                }
                 series.push(Series {
                     name: l.to_string(),
                     points: pts.iter().map(|p| (p.total / p.memory, p.secs)).collect(),
@@ -269,6 +289,7 @@ pub(super) fn verdict_section(
         let _ = writeln!(out.md, "### {store}\n");
         out.md.push_str(&t.render());
         out.md.push('\n');
+        out.md.push_str(&recommend(store, candidates));
         out.chart(
             &format!("Batch cost against data / memory: {store}"),
             svg::line_chart(
@@ -280,4 +301,113 @@ pub(super) fn verdict_section(
         )?;
     }
     Ok(())
+}
+
+/// A run that finished, with what the recommendation weighs.
+struct Candidate {
+    label: String,
+    /// Predicted month, seconds.
+    month: f64,
+    wa: Option<f64>,
+    space: Option<f64>,
+    /// The held-out prediction's error of its group, percent.
+    error_pct: Option<f64>,
+}
+
+/// The recommended run for `store`: the lowest predicted month among runs
+/// that finished, beside the next one, and what would change the choice.
+fn recommend(store: &str, mut c: Vec<Candidate>) -> String {
+    c.sort_by(|a, b| a.month.total_cmp(&b.month));
+    let Some(best) = c.first() else {
+        return format!(
+            "No recommendation for `{store}`: no run finished with a fitted model.\n\n"
+        );
+    };
+    let amp = |x: &Candidate| {
+        format!(
+            "write amplification {}, space amplification {}",
+            opt(x.wa, 2),
+            opt(x.space, 2)
+        )
+    };
+    let mut s = format!(
+        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} run(s) that finished and keep every entry; {}.",
+        best.label,
+        secs(best.month),
+        c.len(),
+        amp(best)
+    );
+    if let Some(next) = c.get(1) {
+        let margin = (next.month / best.month.max(1e-9) - 1.0) * 100.0;
+        let _ = write!(
+            s,
+            " Next: `{}`, {} ({margin:.0}% more); {}.",
+            next.label,
+            secs(next.month),
+            amp(next)
+        );
+        // The choice stands only as far as the model predicts: a margin
+        // inside its measured error is not a difference.
+        let err = best
+            .error_pct
+            .into_iter()
+            .chain(next.error_pct)
+            .fold(0.0, f64::max);
+        if err > 50.0 {
+            let _ = write!(
+                s,
+                " Weak evidence: the model missed a held-out batch by {err:.0}%, so the month is a trend, not a figure."
+            );
+        }
+        if err > 0.0 && margin <= err {
+            let _ = write!(
+                s,
+                " The margin is within the model's held-out error ({err:.0}%): on this evidence the two are not told apart."
+            );
+        } else if err > 0.0 {
+            let _ = write!(
+                s,
+                " It would change if the held-out error ({err:.0}%) grew past the margin at a larger data/memory ratio, or if write or space amplification weighs more than time for this store."
+            );
+        }
+    }
+    s.push_str("\n\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(label: &str, month: f64, error_pct: Option<f64>) -> Candidate {
+        Candidate {
+            label: label.into(),
+            month,
+            wa: Some(2.0),
+            space: None,
+            error_pct,
+        }
+    }
+
+    #[test]
+    fn the_lowest_month_wins_and_a_margin_inside_the_error_is_no_difference() {
+        let r = recommend(
+            "txdata",
+            vec![cand("b", 105.0, Some(10.0)), cand("a", 100.0, None)],
+        );
+        assert!(r.contains("`txdata`: `a`**"), "{r}");
+        assert!(r.contains("Next: `b`") && r.contains("(5% more)"), "{r}");
+        assert!(r.contains("not told apart"), "{r}");
+        assert!(r.contains("space amplification n/a"), "absent, not 0: {r}");
+        let r = recommend(
+            "txdata",
+            vec![cand("a", 100.0, Some(80.0)), cand("b", 1000.0, None)],
+        );
+        assert!(
+            r.contains("Weak evidence") && r.contains("would change"),
+            "{r}"
+        );
+        let r = recommend("ledgers", Vec::new());
+        assert!(r.contains("No recommendation for `ledgers`"), "{r}");
+    }
 }
