@@ -111,7 +111,7 @@ func (e *boltEngine) Stats() (map[string]any, error) {
 		"branch_pages":   branch,
 		"leaf_pages":     leaf,
 		"overflow_pages": overflow,
-		"page_size":      os.Getpagesize(),
+		"page_size":      e.db.Info().PageSize,
 		"extra": map[string]any{
 			"free_pages":     s.FreePageN,
 			"tx_writes":      s.TxStats.GetWrite(),

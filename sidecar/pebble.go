@@ -116,11 +116,13 @@ func (e *pebbleEngine) Compact() error {
 func (e *pebbleEngine) Stats() (map[string]any, error) {
 	m := e.db.Metrics()
 	var flushed, compacted, read uint64
+	var tables int64
 	files := make([]int64, 0, len(m.Levels))
 	for _, l := range m.Levels {
 		flushed += l.BytesFlushed
 		compacted += l.BytesCompacted
 		read += l.BytesRead
+		tables += l.Size
 		files = append(files, l.NumFiles)
 	}
 	return map[string]any{
@@ -134,7 +136,8 @@ func (e *pebbleEngine) Stats() (map[string]any, error) {
 		"pending_compaction_bytes": m.Compact.EstimatedDebt,
 		"running_compactions":      m.Compact.NumInProgress,
 		"memtable_bytes":           m.MemTable.Size,
-		"sst_bytes":                m.DiskSpaceUsage(),
+		// Live tables only; DiskSpaceUsage would add WALs and obsolete files.
+		"sst_bytes": tables,
 	}, nil
 }
 

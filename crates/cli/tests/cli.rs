@@ -5,17 +5,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{kvbench, read_json, stderr, stdout};
+use common::{kvbench, read_json, smoke_run, stderr, stdout};
 
 #[test]
 fn smoke_run_on_every_backend_writes_results() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = smoke_run(
         &[
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
             "--backends",
             "rocksdb-leveled,rocksdb-fifo,rocksdb-universal,lmdb,mdbx,mem",
             "--out",
@@ -76,12 +72,8 @@ fn smoke_run_on_every_backend_writes_results() {
 #[test]
 fn hybrid_run_puts_each_store_on_its_engine() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = smoke_run(
         &[
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
             "--store",
             "ledgers=rocksdb-leveled",
             "--store",
@@ -143,19 +135,7 @@ fn a_foreign_output_directory_is_refused_and_untouched() {
     let dir = t.path().join("mine");
     std::fs::create_dir(&dir).expect("mkdir");
     std::fs::write(dir.join("notes.txt"), "keep").expect("write");
-    let o = kvbench(
-        &[
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
-            "--backend",
-            "mem",
-            "--out",
-            "mine",
-        ],
-        t.path(),
-    );
+    let o = smoke_run(&["--backend", "mem", "--out", "mine"], t.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(&dir).expect("read").count(), 1);

@@ -3,7 +3,7 @@
 //! verdict section.
 
 mod common;
-use common::{kvbench, read_json, stderr};
+use common::{kvbench, read_json, smoke_run, stderr};
 
 #[test]
 fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() {
@@ -12,12 +12,8 @@ fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() 
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = smoke_run(
         &[
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
             "--backends",
             "lmdb",
             "--device",
@@ -72,12 +68,8 @@ fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() 
 #[test]
 fn a_batch_over_the_time_budget_stops_ingestion_as_a_finding() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = smoke_run(
         &[
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
             "--backends",
             "mem",
             "--device",
@@ -109,12 +101,8 @@ fn a_batch_over_the_time_budget_stops_ingestion_as_a_finding() {
 #[test]
 fn a_commit_too_large_for_the_harness_budget_is_refused_before_anything_is_made() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = smoke_run(
         &[
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
             "--backends",
             "mem",
             "--batch-ledgers",

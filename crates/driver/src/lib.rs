@@ -13,6 +13,7 @@ pub mod observe;
 pub mod ops;
 pub mod pointreads;
 pub mod rundir;
+mod schedule;
 pub mod segment;
 pub mod stellar;
 pub mod timefmt;

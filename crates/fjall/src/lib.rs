@@ -174,8 +174,10 @@ impl KvStore for FjallStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
-        // Checked before anything is written: lsm-tree panics on these keys.
+        let mut b = self.db.batch();
         for op in batch.iter() {
+            // Checked as the batch is built (lsm-tree panics on these keys);
+            // an error drops it uncommitted, so nothing of it is written.
             let key = op.key();
             if key.is_empty() {
                 return Err(Error::Engine {
@@ -188,9 +190,6 @@ impl KvStore for FjallStore {
             if let Some(e) = Error::key_too_long(ENGINE, &self.path, key, MAX_KEY) {
                 return Err(e);
             }
-        }
-        let mut b = self.db.batch();
-        for op in batch.iter() {
             match op {
                 BatchOp::Put(k, v) => b.insert(&self.ks, k, v),
                 BatchOp::Delete(k) => b.remove(&self.ks, k),

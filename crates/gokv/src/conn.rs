@@ -252,19 +252,21 @@ impl Conn {
 
     fn read_reply(&mut self, op: Op) -> Result<u8> {
         self.wait_readable(op)?;
-        let mut n = [0u8; 4];
-        if let Err(e) = self.output.read_exact(&mut n) {
+        // Length and status first, then the payload straight into `reply`:
+        // no shifting a large value or scan page out from behind the status.
+        let mut head = [0u8; 5];
+        if let Err(e) = self.output.read_exact(&mut head) {
             return Err(self.gone(op, e));
         }
-        let len = u32::from_le_bytes(n) as usize;
-        self.reply.resize(len, 0);
+        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let Some(payload) = len.checked_sub(1) else {
+            return Err(self.err(op, "the sidecar sent an empty reply".into()));
+        };
+        let status = head[4];
+        self.reply.resize(payload, 0);
         if let Err(e) = self.output.read_exact(&mut self.reply) {
             return Err(self.gone(op, e));
         }
-        let Some(&status) = self.reply.first() else {
-            return Err(self.err(op, "the sidecar sent an empty reply".into()));
-        };
-        self.reply.remove(0);
         match status {
             OK | NOT_FOUND => Ok(status),
             ERROR => Err(self.err(op, String::from_utf8_lossy(&self.reply).into_owned())),

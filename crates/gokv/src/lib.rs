@@ -332,17 +332,17 @@ impl KvStore for GoStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
-        if let Some(max) = self.engine.max_key() {
-            for o in batch.iter() {
-                if let Some(e) = Error::key_too_long(self.engine.name(), &self.path, o.key(), max) {
-                    return Err(e);
-                }
-            }
-        }
+        // No limit below the frame's u32 lengths.
+        let max = self.engine.max_key().unwrap_or(u32::MAX as usize);
         self.with(Op::Write, |c| {
             c.begin(op::WRITE);
             put_u32(&mut c.req, batch.len());
             for o in batch.iter() {
+                // Checked while encoding: nothing is sent for a batch with
+                // a key the engine cannot hold.
+                if let Some(e) = Error::key_too_long(self.engine.name(), &self.path, o.key(), max) {
+                    return Err(e);
+                }
                 match o {
                     BatchOp::Put(k, v) => {
                         c.req.push(0);

@@ -6,7 +6,7 @@
 //! commit; after any crash, kill -9 included, the store reopens at the last
 //! durable commit). It has no mode that survives kill -9 without an fsync,
 //! so kvbench's `process` level costs redb what `power` does: a finding of
-//! the engine's design, recorded in every config as `immediate_commits`.
+//! the engine's design (`RedbConfig::immediate`).
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -28,12 +28,18 @@ const KV: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 pub struct RedbConfig {
     /// redb's page cache, bytes (redb's default: 1 GiB).
     pub cache_bytes: u64,
-    /// The level the run asked for (what kvbench promises for this store).
+    /// The level the run asked for. `process` and `power` commit
+    /// `Immediate` (fsync'd); `none` commits `None`, made durable by
+    /// `flush` (see [`RedbConfig::immediate`]).
     pub level: Durability,
-    /// Every commit is `Immediate` (fsync'd): needed for `process` and
-    /// `power`. Otherwise commits are `None` and only `flush` makes them
-    /// durable (durability `none`).
-    pub immediate_commits: bool,
+}
+
+impl RedbConfig {
+    /// Whether every commit is `Immediate`: redb has no commit that
+    /// survives kill -9 without an fsync, so every level above `none`.
+    pub fn immediate(&self) -> bool {
+        self.level != Durability::None
+    }
 }
 
 impl Default for RedbConfig {
@@ -41,7 +47,6 @@ impl Default for RedbConfig {
         Self {
             cache_bytes: 1 << 30,
             level: Durability::Process,
-            immediate_commits: true,
         }
     }
 }
@@ -73,19 +78,11 @@ impl KvBackend for Redb {
 
     fn set_durability(cfg: &mut RedbConfig, level: Durability) -> Result<()> {
         cfg.level = level;
-        cfg.immediate_commits = level != Durability::None;
         Ok(())
     }
 
     fn durability(cfg: &RedbConfig) -> Durability {
-        // `process` is kept by fsync'd commits too (they keep `power`), so
-        // the level asked is the level given, unless an override turned the
-        // fsync off.
-        if cfg.immediate_commits {
-            cfg.level
-        } else {
-            Durability::None
-        }
+        cfg.level
     }
 
     fn version(_store_dir: &Path) -> Option<String> {
@@ -146,7 +143,7 @@ impl RedbStore {
     ) -> Result<()> {
         let db = self.db();
         let mut tx = db.begin_write().map_err(|e| self.err(op, e))?;
-        let level = if durable || self.cfg.immediate_commits {
+        let level = if durable || self.cfg.immediate() {
             redb::Durability::Immediate
         } else {
             redb::Durability::None
@@ -213,7 +210,7 @@ impl KvStore for RedbStore {
 
     fn flush(&self) -> Result<()> {
         // An empty `Immediate` commit makes every earlier `None` commit durable.
-        if self.cfg.immediate_commits {
+        if self.cfg.immediate() {
             return Ok(());
         }
         self.commit(Op::Flush, true, |_| Ok(()))
@@ -256,7 +253,7 @@ impl KvStore for RedbStore {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        if !self.cfg.immediate_commits {
+        if !self.cfg.immediate() {
             self.flush()?;
         }
         Ok(())

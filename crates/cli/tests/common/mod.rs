@@ -28,3 +28,10 @@ pub fn stderr(o: &Output) -> String {
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// `kvbench run stellar --preset smoke ARGS` in `cwd`.
+pub fn smoke_run(args: &[&str], cwd: &Path) -> Output {
+    let mut all = vec!["run", "stellar", "--preset", "smoke"];
+    all.extend_from_slice(args);
+    kvbench(&all, cwd)
+}

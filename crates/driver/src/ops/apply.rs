@@ -10,7 +10,9 @@ use kvbench_trace::{Op, ValueRef, expand};
 
 use crate::DriverError;
 use crate::results::{SegmentRecord, StoreBatch};
+use crate::schedule::{Arrival, Schedule};
 use crate::segment::{Counters, OpHists, SegmentMeter, record};
+use kvbench_rng::Rng;
 
 pub use kvbench_trace::OpSource;
 
@@ -228,7 +230,8 @@ pub(super) fn run_ops(
     let mut meter = SegmentMeter::new(names, stores, devices)?;
     let mut a = Applier::new(stores, names, counters, meter.fresh());
     let mut seg_start = Instant::now();
-    let mut schedule = pace.and_then(|p| (!p.after_load).then(|| Schedule::new(p.ops_per_sec)));
+    let fixed = |p: super::Pace| Schedule::new(p.ops_per_sec, Arrival::Fixed, Rng::new(0));
+    let mut schedule = pace.and_then(|p| (!p.after_load).then(|| fixed(p)));
     let result = loop {
         let mark = match a.pull(src) {
             Err(e) => break Err(e),
@@ -253,7 +256,7 @@ pub(super) fn run_ops(
         if mark == "load"
             && let Some(p) = pace
         {
-            schedule = Some(Schedule::new(p.ops_per_sec));
+            schedule = Some(fixed(p));
         }
         if a.uncommitted() {
             break Err(DriverError::Config(format!(
@@ -299,34 +302,5 @@ pub(super) fn selected(store: Option<u8>, n: usize) -> std::ops::Range<usize> {
     match store {
         Some(s) => s as usize..s as usize + 1,
         None => 0..n,
-    }
-}
-
-/// A fixed schedule of operations: each is due 1/rate after the one before,
-/// whether or not that one has finished (open loop).
-struct Schedule {
-    start: Instant,
-    gap: f64,
-    n: u64,
-}
-
-impl Schedule {
-    fn new(ops_per_sec: f64) -> Self {
-        Self {
-            start: Instant::now(),
-            gap: 1.0 / ops_per_sec,
-            n: 0,
-        }
-    }
-
-    /// Sleeps until the next operation is due, or not at all when behind;
-    /// returns when it was due.
-    fn wait(&mut self) -> Instant {
-        let due = self.start + std::time::Duration::from_secs_f64(self.n as f64 * self.gap);
-        self.n += 1;
-        if let Some(w) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(w);
-        }
-        due
     }
 }

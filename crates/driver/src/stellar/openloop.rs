@@ -12,67 +12,25 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::{TrySendError, bounded};
 use hdrhistogram::Histogram;
 use kvbench_rng::{Rng, stream};
 use kvbench_workloads::stellar::StellarGen;
-use serde::{Deserialize, Serialize};
 
 use super::lookups::Lookup;
 use super::*;
 use crate::DriverError;
 use crate::results::{Latency, OpenLoopResult};
+pub use crate::schedule::Arrival;
+use crate::schedule::Schedule;
 use crate::segment::{histogram, record};
 
 /// Requests waiting for a lookup thread at most; past it a request is shed
 /// (counted, never timed), so the harness's memory stays bounded when an
 /// engine cannot keep up.
 pub const QUEUE: usize = 65_536;
-
-/// How requests arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Arrival {
-    /// Evenly spaced, 1/rate apart.
-    #[default]
-    Fixed,
-    /// A Poisson process: exponential gaps of mean 1/rate, as independent
-    /// clients produce.
-    Poisson,
-}
-
-impl Arrival {
-    /// The name results use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrival::Fixed => "fixed",
-            Arrival::Poisson => "poisson",
-        }
-    }
-}
-
-/// The gap before each next request.
-struct Schedule {
-    mean: f64,
-    arrival: Arrival,
-    rng: Rng,
-}
-
-impl Schedule {
-    fn gap(&mut self) -> Duration {
-        let secs = match self.arrival {
-            Arrival::Fixed => self.mean,
-            // Inverse transform of a uniform in (0, 1].
-            Arrival::Poisson => {
-                let u = (self.rng.below(1 << 53) as f64 + 1.0) / (1u64 << 53) as f64;
-                -u.ln() * self.mean
-            }
-        };
-        Duration::from_secs_f64(secs)
-    }
-}
 
 struct Request {
     due: Instant,
@@ -173,20 +131,13 @@ pub(super) fn run(
             drop(rx);
             // The schedule runs on this thread.
             let raised = sharpen_schedule_thread();
-            let mut sched = Schedule {
-                mean: 1.0 / rate,
-                arrival,
-                rng: Rng::new(stream(gen_.seed(), 0x6f70_656e, 0)),
-            };
+            let mut sched =
+                Schedule::new(rate, arrival, Rng::new(stream(gen_.seed(), 0x6f70_656e, 0)));
             let mut picks = Rng::new(stream(gen_.seed(), 0x6f70_656e, 1));
             let picker = Lookup::new(gen_, stores);
             let (mut issued, mut shed, mut late) = (0u64, 0u64, histogram());
-            let mut due = Instant::now();
             while !done.load(Ordering::Acquire) {
-                due += sched.gap();
-                if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
+                let due = sched.wait();
                 record(&mut late, Instant::now().duration_since(due));
                 let Some((seq, i)) = picker.pick(&mut picks, first, last.load(Ordering::Acquire))
                 else {

@@ -1,0 +1,75 @@
+//! When open-loop requests are due: fixed-rate or Poisson arrivals, each
+//! due whether or not the ones before it have returned. One schedule for
+//! the Stellar lookups and the paced op streams.
+
+use std::time::{Duration, Instant};
+
+use kvbench_rng::Rng;
+use serde::{Deserialize, Serialize};
+
+/// How requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrival {
+    /// Evenly spaced, 1/rate apart.
+    #[default]
+    Fixed,
+    /// A Poisson process: exponential gaps of mean 1/rate, as independent
+    /// clients produce.
+    Poisson,
+}
+
+impl Arrival {
+    /// The name results use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Fixed => "fixed",
+            Arrival::Poisson => "poisson",
+        }
+    }
+}
+
+/// The due times of a stream of requests, the first one due now.
+pub(crate) struct Schedule {
+    due: Instant,
+    mean: f64,
+    arrival: Arrival,
+    rng: Rng,
+}
+
+impl Schedule {
+    /// `per_sec` requests a second arriving as `arrival` (`rng` draws the
+    /// Poisson gaps).
+    pub(crate) fn new(per_sec: f64, arrival: Arrival, rng: Rng) -> Self {
+        Self {
+            due: Instant::now(),
+            mean: 1.0 / per_sec,
+            arrival,
+            rng,
+        }
+    }
+
+    fn gap(&mut self) -> Duration {
+        let secs = match self.arrival {
+            Arrival::Fixed => self.mean,
+            // Inverse transform of a uniform in (0, 1].
+            Arrival::Poisson => {
+                let u = (self.rng.below(1 << 53) as f64 + 1.0) / (1u64 << 53) as f64;
+                -u.ln() * self.mean
+            }
+        };
+        Duration::from_secs_f64(secs)
+    }
+
+    /// Sleeps until the next request is due (not at all when behind) and
+    /// returns when it was due.
+    pub(crate) fn wait(&mut self) -> Instant {
+        let due = self.due;
+        let gap = self.gap();
+        self.due += gap;
+        if let Some(w) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(w);
+        }
+        due
+    }
+}
