@@ -189,22 +189,7 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
         ),
     ];
     for (w, params) in runs {
-        let mut a = vec![
-            "run",
-            w,
-            "--backends",
-            "mem,lmdb,rocksdb-leveled",
-            "--device",
-            "none",
-            "--out",
-            w,
-        ];
-        for p in params {
-            a.extend(["--param", p]);
-        }
-        let o = kvbench(&a, t.path());
-        assert!(o.status.success(), "{w}: {}", stderr(&o));
-        let r = read_json(&t.path().join(w).join("results.json"));
+        let r = generated(t.path(), w, "mem,lmdb,rocksdb-leveled", params);
         assert_eq!(r["workload"], w);
         // Every segment was also saved as it finished, labelled with its run.
         let jsonl = std::fs::read_to_string(t.path().join(w).join("segments.jsonl"))
@@ -316,22 +301,7 @@ fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
         ),
     ];
     for (w, params) in runs {
-        let mut a = vec![
-            "run",
-            w,
-            "--backends",
-            backends,
-            "--device",
-            "none",
-            "--out",
-            w,
-        ];
-        for p in params {
-            a.extend(["--param", p]);
-        }
-        let o = kvbench(&a, t.path());
-        assert!(o.status.success(), "{w}: {}", stderr(&o));
-        let r = read_json(&t.path().join(w).join("results.json"));
+        let r = generated(t.path(), w, backends, params);
         let runs = r["runs"].as_array().expect("runs");
         assert_eq!(runs.len(), 6, "{w}");
         for run in runs {
@@ -360,4 +330,25 @@ fn replay(dir: &std::path::Path, backends: &str) -> serde_json::Value {
     );
     assert!(o.status.success(), "replay: {}", stderr(&o));
     read_json(&dir.join("rp/results.json"))
+}
+
+/// `kvbench run WORKLOAD` with `--param`s on `backends` into `WORKLOAD/` in
+/// `dir`; its results.
+fn generated(dir: &std::path::Path, w: &str, backends: &str, params: &[&str]) -> serde_json::Value {
+    let mut a = vec![
+        "run",
+        w,
+        "--backends",
+        backends,
+        "--device",
+        "none",
+        "--out",
+        w,
+    ];
+    for p in params {
+        a.extend(["--param", p]);
+    }
+    let o = kvbench(&a, dir);
+    assert!(o.status.success(), "{w}: {}", stderr(&o));
+    read_json(&dir.join(w).join("results.json"))
 }
