@@ -199,19 +199,26 @@ impl KvStore for RocksStore {
     }
 }
 
-/// The engine counters of one open database: tickers from its Options'
-/// statistics, properties from the database.
+/// The engine figures of one open database: properties from the database,
+/// counters from the statistics its Options carry.
 pub(crate) fn stats_of(
     db: &DB,
     opts: &Options,
     cfg: &RocksConfig,
     path: &Path,
 ) -> Result<EngineStats> {
+    let mut s = gauges_of(db, cfg, path)?;
+    add_counters(&mut s, opts, cfg);
+    Ok(s)
+}
+
+/// What one database holds now (files, sizes, memtables, pending work),
+/// read from its properties; counters stay absent.
+pub(crate) fn gauges_of(db: &DB, cfg: &RocksConfig, path: &Path) -> Result<EngineStats> {
     let prop = |name: &str| -> Result<Option<u64>> {
         db.property_int_value(name)
             .map_err(|e| engine_err(Op::Stats, path, e))
     };
-    let t = |ticker| Some(opts.get_ticker_count(ticker));
     let levels = match cfg.compaction {
         Compaction::Fifo { .. } => 1,
         _ => 7,
@@ -235,29 +242,17 @@ pub(crate) fn stats_of(
         ("num_running_flushes", "rocksdb.num-running-flushes"),
         ("total_sst_files_size", "rocksdb.total-sst-files-size"),
         ("live_blob_file_bytes", "rocksdb.live-blob-file-size"),
+        // The cache in effect, which shows a store opened with other
+        // options than it was given.
+        ("block_cache_capacity_bytes", "rocksdb.block-cache-capacity"),
+        ("block_cache_usage_bytes", "rocksdb.block-cache-usage"),
+        ("table_readers_bytes", "rocksdb.estimate-table-readers-mem"),
     ] {
         if let Some(v) = prop(p)? {
             extra.insert(name.to_string(), v);
         }
     }
-    if cfg.blob.is_some() {
-        extra.insert(
-            "blob_file_bytes_written".into(),
-            opts.get_ticker_count(Ticker::BlobDbBlobFileBytesWritten),
-        );
-        extra.insert(
-            "blob_gc_bytes_relocated".into(),
-            opts.get_ticker_count(Ticker::BlobDbGcBytesRelocated),
-        );
-    }
     Ok(EngineStats {
-        compaction_read_bytes: t(Ticker::CompactReadBytes),
-        compaction_write_bytes: t(Ticker::CompactWriteBytes),
-        flush_write_bytes: t(Ticker::FlushWriteBytes),
-        wal_bytes: t(Ticker::WalFileBytes),
-        stall_micros: t(Ticker::StallMicros),
-        block_cache_misses: t(Ticker::BlockCacheMiss),
-        block_cache_hits: t(Ticker::BlockCacheHit),
         write_stopped: prop("rocksdb.is-write-stopped")?.map(|v| v != 0),
         files_per_level: files,
         pending_compaction_bytes: prop("rocksdb.estimate-pending-compaction-bytes")?,
@@ -267,4 +262,27 @@ pub(crate) fn stats_of(
         extra,
         ..EngineStats::default()
     })
+}
+
+/// The cumulative counters (tickers) of the statistics `opts` carries,
+/// which count every database opened with those options or a copy of them.
+pub(crate) fn add_counters(s: &mut EngineStats, opts: &Options, cfg: &RocksConfig) {
+    let t = |ticker| Some(opts.get_ticker_count(ticker));
+    s.compaction_read_bytes = t(Ticker::CompactReadBytes);
+    s.compaction_write_bytes = t(Ticker::CompactWriteBytes);
+    s.flush_write_bytes = t(Ticker::FlushWriteBytes);
+    s.wal_bytes = t(Ticker::WalFileBytes);
+    s.stall_micros = t(Ticker::StallMicros);
+    s.block_cache_misses = t(Ticker::BlockCacheMiss);
+    s.block_cache_hits = t(Ticker::BlockCacheHit);
+    if cfg.blob.is_some() {
+        s.extra.insert(
+            "blob_file_bytes_written".into(),
+            opts.get_ticker_count(Ticker::BlobDbBlobFileBytesWritten),
+        );
+        s.extra.insert(
+            "blob_gc_bytes_relocated".into(),
+            opts.get_ticker_count(Ticker::BlobDbGcBytesRelocated),
+        );
+    }
 }

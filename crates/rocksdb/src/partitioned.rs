@@ -10,20 +10,20 @@
 //! (in the same write batch, so both stay atomic).
 
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
 
 use kvbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
 use rocksdb::{
-    Cache, ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, Options, WriteBatch,
-    WriteOptions,
+    ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, DEFAULT_COLUMN_FAMILY_NAME, Options,
+    WriteBatch, WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{ENGINE, Rocks, RocksConfig, engine_err, stats_of};
+use crate::{ENGINE, Rocks, RocksConfig, add_counters, engine_err, gauges_of};
 
 const DELETED: &str = "deleted";
 
@@ -60,7 +60,6 @@ pub struct Partitioned;
 
 struct Part {
     db: DB,
-    opts: Options,
     /// The partition holds delete marks. Without deletes (the write-once
     /// stores this layout is for) it never does, and lookups, puts and
     /// scans skip the mark family instead of probing it once per key.
@@ -79,16 +78,17 @@ impl Part {
 pub struct PartitionedStore {
     dir: PathBuf,
     cfg: PartitionedConfig,
-    cache: Option<Cache>,
+    /// Every partition opens with a copy of these, so all of them share
+    /// one block cache and one statistics object: RocksDB's statistics
+    /// keep a copy per core slot (at least 8), over half a MiB per
+    /// database, which grew with the partitions.
+    opts: Options,
     write_opts: WriteOptions,
     /// Oldest first; the last one takes writes.
     parts: RwLock<Vec<Part>>,
     flushes: AtomicU32,
     /// Partition lookups made by gets (the fan-out a lookup pays).
     probes: AtomicU64,
-    /// Counters of partition instances closed when sealed (a reopened
-    /// database starts its tickers at 0), so the sums never go back.
-    retired: Mutex<EngineStats>,
     gets: AtomicU64,
 }
 
@@ -129,20 +129,21 @@ impl KvBackend for Partitioned {
         // One block cache for all partitions, so the memory budget does
         // not grow with their number.
         let cache = (cfg.base.block_cache_bytes > 0)
-            .then(|| Cache::new_lru_cache(cfg.base.block_cache_bytes as usize));
+            .then(|| rocksdb::Cache::new_lru_cache(cfg.base.block_cache_bytes as usize));
+        let mut opts = cfg.base.options_with(cache.as_ref());
+        opts.create_missing_column_families(true);
         let mut write_opts = WriteOptions::default();
         write_opts.set_sync(cfg.base.sync_wal && !cfg.base.disable_wal);
         write_opts.disable_wal(cfg.base.disable_wal);
         let store = PartitionedStore {
             dir: dir.to_path_buf(),
             cfg: cfg.clone(),
-            cache,
+            opts,
             write_opts,
             parts: RwLock::new(Vec::new()),
             flushes: AtomicU32::new(0),
             probes: AtomicU64::new(0),
             gets: AtomicU64::new(0),
-            retired: Mutex::new(EngineStats::default()),
         };
         let mut n = 0;
         while part_dir(dir, n + 1).exists() {
@@ -160,25 +161,25 @@ impl KvBackend for Partitioned {
 }
 
 impl PartitionedStore {
-    /// Opens partition `n`; a sealed one gets the smallest memtables, as it
-    /// takes no more writes (each open partition's memtables would
-    /// otherwise cost as much as the active one's).
+    /// Opens partition `n`; a sealed one read-only, as it takes no more
+    /// writes: no memtable to fill, no log or manifest writer, no
+    /// background work, which each open partition would otherwise cost.
     fn open_part(&self, n: usize, sealed: bool) -> Result<Part> {
         let path = part_dir(&self.dir, n);
-        let mut cfg = self.cfg.base.clone();
-        if sealed {
-            cfg.write_buffer_size = 64 << 10;
-            cfg.max_write_buffer_number = 2;
+        // Both families named with the store's options: the crate opens a
+        // default family it is not given with RocksDB's defaults (no bloom
+        // filter, a private 32 MiB cache per partition), which is how the
+        // data itself was stored until the first outgrow-memory runs.
+        let cfs = [DEFAULT_COLUMN_FAMILY_NAME, DELETED]
+            .map(|name| ColumnFamilyDescriptor::new(name, self.opts.clone()));
+        let db = if sealed {
+            DB::open_cf_descriptors_read_only(&self.opts, &path, cfs, false)
+        } else {
+            DB::open_cf_descriptors(&self.opts, &path, cfs)
         }
-        let mut opts = cfg.options_with(self.cache.as_ref());
-        opts.create_missing_column_families(true);
-        // The delete marks get the same options (and cache) as the data.
-        let cfs = [ColumnFamilyDescriptor::new(DELETED, opts.clone())];
-        let db = DB::open_cf_descriptors(&opts, &path, cfs)
-            .map_err(|e| engine_err(Op::Open, &path, e))?;
+        .map_err(|e| engine_err(Op::Open, &path, e))?;
         let part = Part {
             db,
-            opts,
             marks: AtomicBool::new(false),
         };
         let mut it = part.db.raw_iterator_cf(part.deleted());
@@ -199,12 +200,6 @@ impl PartitionedStore {
         let mut parts = self.parts.write().expect("not poisoned");
         let active = parts.pop().expect("at least one partition");
         compact_all(&active.db);
-        let last = stats_of(&active.db, &active.opts, &self.cfg.base, &self.dir)?;
-        let mut retired = self.retired.lock().expect("not poisoned");
-        each_counter(&mut retired, &last, |r, l| {
-            Some(r.unwrap_or(0) + l.unwrap_or(0))
-        });
-        drop(retired);
         drop(active);
         let n = parts.len();
         parts.push(self.open_part(n, true)?);
@@ -361,18 +356,24 @@ impl KvStore for PartitionedStore {
         let parts = self.parts.read().expect("not poisoned");
         let mut total: Option<EngineStats> = None;
         for p in parts.iter() {
-            let s = stats_of(&p.db, &p.opts, &self.cfg.base, &self.dir)?;
+            let s = gauges_of(&p.db, &self.cfg.base, &self.dir)?;
             total = Some(match total {
                 None => s,
                 Some(t) => add(t, s),
             });
         }
         let mut t = total.unwrap_or_default();
-        // Closed instances add to what the open ones count; a counter the
-        // open ones do not have stays absent.
-        let retired = self.retired.lock().expect("not poisoned");
-        each_counter(&mut t, &retired, |t, r| t.map(|t| t + r.unwrap_or(0)));
-        drop(retired);
+        // One cache for all partitions: its figures are not summed.
+        let shared = gauges_of(&parts[0].db, &self.cfg.base, &self.dir)?;
+        for k in ["block_cache_capacity_bytes", "block_cache_usage_bytes"] {
+            match shared.extra.get(k) {
+                Some(&v) => t.extra.insert(k.into(), v),
+                None => t.extra.remove(k),
+            };
+        }
+        // Counted once: every partition, open or closed since, counts
+        // into the one statistics object.
+        add_counters(&mut t, &self.opts, &self.cfg.base);
         t.extra.insert("partitions".into(), parts.len() as u64);
         t.extra.insert(
             "partition_probes".into(),
@@ -394,39 +395,20 @@ impl KvStore for PartitionedStore {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
+        // Sealed partitions are read-only and flushed when sealed.
         let parts = self.parts.read().expect("not poisoned");
-        for p in parts.iter() {
-            p.db.flush().map_err(|e| self.err(Op::Close, e))?;
-        }
+        let p = parts.last().expect("at least one partition");
+        p.db.flush().map_err(|e| self.err(Op::Close, e))?;
+        p.db.flush_cf(p.deleted())
+            .map_err(|e| self.err(Op::Close, e))?;
         Ok(())
     }
 }
 
-/// Applies `f` to each cumulative counter of `a` with the same counter of
-/// `b` (the counters that only grow, unlike the gauges of what is stored).
-fn each_counter(
-    a: &mut EngineStats,
-    b: &EngineStats,
-    f: impl Fn(Option<u64>, Option<u64>) -> Option<u64>,
-) {
-    for (x, y) in [
-        (&mut a.compaction_read_bytes, b.compaction_read_bytes),
-        (&mut a.compaction_write_bytes, b.compaction_write_bytes),
-        (&mut a.flush_write_bytes, b.flush_write_bytes),
-        (&mut a.wal_bytes, b.wal_bytes),
-        (&mut a.stall_micros, b.stall_micros),
-        (&mut a.block_cache_misses, b.block_cache_misses),
-        (&mut a.block_cache_hits, b.block_cache_hits),
-    ] {
-        *x = f(*x, y);
-    }
-}
-
-/// Two partitions' counters and gauges summed; a figure absent in either
-/// is absent in the sum (a partial sum would pass for the whole).
-fn add(mut a: EngineStats, b: EngineStats) -> EngineStats {
+/// Two partitions' gauges summed; a figure absent in either is absent in
+/// the sum (a partial sum would pass for the whole).
+fn add(a: EngineStats, b: EngineStats) -> EngineStats {
     let sum = |x: Option<u64>, y: Option<u64>| x.zip(y).map(|(x, y)| x + y);
-    each_counter(&mut a, &b, sum);
     let files = a
         .files_per_level
         .zip(b.files_per_level)

@@ -128,7 +128,15 @@ mod partitioned {
 fn partitions_are_sealed_per_flush_and_lookups_fan_out_newest_first() {
     use kvbench_core::{Batch, KvStore};
     let dir = tempfile::tempdir().expect("tempdir");
-    let s = Partitioned::open(dir.path(), &partitioned()).expect("open");
+    let cache = 3 << 20;
+    let cfg = PartitionedConfig {
+        base: RocksConfig {
+            block_cache_bytes: cache,
+            ..partitioned().base
+        },
+        ..partitioned()
+    };
+    let s = Partitioned::open(dir.path(), &cfg).expect("open");
     for round in 0..3u8 {
         let mut b = Batch::new();
         b.put(&[round], &[round]);
@@ -141,6 +149,21 @@ fn partitions_are_sealed_per_flush_and_lookups_fan_out_newest_first() {
     }
     let st = s.stats().expect("stats");
     assert_eq!(st.extra["partitions"], 4, "three sealed and one active");
+    // The data family runs with the store's options (RocksDB's defaults
+    // would give each partition a private 32 MiB cache).
+    assert_eq!(st.extra["block_cache_capacity_bytes"], cache);
+    // Every partition shares one statistics object: its counters are
+    // counted once (not once per open partition) and keep what the closed
+    // instances counted, so each flushed byte appears once.
+    let (flushed, live) = (
+        st.flush_write_bytes.expect("flush"),
+        st.sst_bytes.expect("sst"),
+    );
+    assert!(flushed > 0, "three flushes counted");
+    assert!(
+        flushed < 2 * live,
+        "flush bytes {flushed} counted more than once against {live} live bytes"
+    );
     assert_eq!(s.get(b"shared").expect("get"), Some(vec![2]), "newest wins");
     assert_eq!(
         s.get(&[1]).expect("get"),
@@ -159,8 +182,10 @@ fn partitions_are_sealed_per_flush_and_lookups_fan_out_newest_first() {
         .collect();
     assert_eq!(keys, vec![vec![1], vec![2], b"shared".to_vec()]);
     drop(s);
-    let s = Partitioned::open(dir.path(), &partitioned()).expect("reopen");
-    assert_eq!(s.stats().expect("stats").extra["partitions"], 4);
+    let s = Partitioned::open(dir.path(), &cfg).expect("reopen");
+    let st = s.stats().expect("stats");
+    assert_eq!(st.extra["partitions"], 4);
+    assert_eq!(st.extra["block_cache_capacity_bytes"], cache);
     assert_eq!(s.get(&[0]).expect("get"), None);
     assert_eq!(s.get(b"shared").expect("get"), Some(vec![2]));
 }
