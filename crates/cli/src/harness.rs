@@ -123,6 +123,7 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
         harness_allowance_bytes: None,
         stopped_early: None,
         memory_peak_bytes: None,
+        lookup_reads: None,
         streaming: None,
         ingest_samples: Vec::new(),
         phases: Vec::new(),

@@ -62,6 +62,7 @@ fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() 
     }
     assert!(md.contains("| lmdb@256MiB |") && md.contains("harness heap peak MiB"));
     assert!(md.contains("Batch cost against data / memory: txdata"));
+    assert!(md.contains("device reads / KiB per GET") && md.contains("compaction debt at end"));
     assert!(md.contains("**Recommended for `txdata`: `lmdb@"), "{md}");
 }
 
@@ -123,4 +124,48 @@ fn a_commit_too_large_for_the_harness_budget_is_refused_before_anything_is_made(
         "{err}"
     );
     assert!(!t.path().join("c").exists(), "nothing is created");
+}
+
+#[test]
+fn verification_lookups_are_metered_per_store() {
+    let on_loop = kvbench_meter::loopdev::LoopFs::available().is_ok();
+    let t = tempfile::tempdir().expect("tempdir");
+    let device = if on_loop { "loop" } else { "none" };
+    let o = smoke_run(
+        &[
+            "--backends",
+            "rocksdb-leveled",
+            "--device",
+            device,
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            "s",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("s/results.json"));
+    let reads = &r["runs"][0]["lookup_reads"];
+    let txs = reads["txs"].as_u64().expect("txs");
+    assert!(txs > 0, "{reads}");
+    let stores = reads["stores"].as_array().expect("stores");
+    let names: Vec<&str> = stores
+        .iter()
+        .map(|s| s["store"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["ledgers", "txdata", "txindex"]);
+    // Each transaction is one txdata GET and one txindex GET, then its
+    // ledger; txdata also gets the never-written hash.
+    let gets: Vec<u64> = stores
+        .iter()
+        .map(|s| s["gets"].as_u64().expect("gets"))
+        .collect();
+    assert_eq!(gets, [txs, txs + 1, txs]);
+    for s in stores {
+        assert!(s["block_cache_misses"].as_u64().is_some(), "{s}");
+        assert!(s["compaction_read_bytes"].as_u64().is_some(), "{s}");
+        // Absent without a private device, never 0 in its place.
+        assert_eq!(s["device_reads"].as_u64().is_some(), on_loop, "{s}");
+    }
 }

@@ -17,10 +17,12 @@ pub mod env;
 mod header;
 mod memory;
 pub mod points;
+mod reads;
 mod replay;
 
 pub use header::RunHeader;
 pub use memory::MemoryRecord;
+pub use reads::{LookupReads, StoreReads};
 pub use replay::{DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, drift};
 
 /// Version of this schema; bumped on any incompatible change.
@@ -75,6 +77,9 @@ pub struct BackendRun {
     /// Peak memory charged to that cgroup, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_peak_bytes: Option<u64>,
+    /// Device reads per GET over the verification lookups, when they ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup_reads: Option<LookupReads>,
     /// Lookup phase after ingestion, when run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streaming: Option<StreamingResult>,

@@ -363,6 +363,7 @@ fn run_one(
     if let Some(o) = outcome {
         run.batches = o.batches;
         run.summary = o.summary;
+        run.lookup_reads = o.lookup_reads;
         run.streaming = o.streaming;
         run.ingest_samples = o.ingest_samples;
         run.phases = o.phases;

@@ -5,13 +5,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use kvbench_core::Batch;
+use kvbench_core::{Batch, EngineStats, counter_delta};
+use kvbench_meter::blockdev::BlockStat;
 use kvbench_rng::{Rng, stream};
 use kvbench_workloads::stellar::{Ledger, StellarGen, find_tx};
 
 use super::*;
 use crate::DriverError;
-use crate::results::{Latency, StreamingResult};
+use crate::results::{Latency, LookupReads, StoreReads, StreamingResult};
 use crate::segment::{Counters, histogram, record, sample_every_second};
 
 /// Reads transactions back by hash, both ways. A lookup fetches and
@@ -25,6 +26,8 @@ pub(super) struct Lookup<'a> {
     /// The record the last lookup found.
     pub(super) value: Vec<u8>,
     pub(super) expect: Vec<u8>,
+    /// GETs made on each store, in [`STORES`] order.
+    pub(super) gets: [u64; 3],
 }
 
 impl<'a> Lookup<'a> {
@@ -36,6 +39,7 @@ impl<'a> Lookup<'a> {
             ledger: Vec::new(),
             value: Vec::new(),
             expect: Vec::new(),
+            gets: [0; 3],
         }
     }
 
@@ -53,6 +57,7 @@ impl<'a> Lookup<'a> {
     /// txdata[hash] -> record into `value`; false when absent or undecodable.
     pub(super) fn one_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
         let h = self.gen_.tx_hash(seq, i);
+        self.gets[1] += 1;
         if !self.stores[1]
             .get_into(&h, &mut self.buf)
             .map_err(store_err(1))?
@@ -67,6 +72,7 @@ impl<'a> Lookup<'a> {
     /// record in it into `value`; false when any step finds nothing.
     pub(super) fn two_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
         let h = self.gen_.tx_hash(seq, i);
+        self.gets[2] += 1;
         if !self.stores[2]
             .get_into(&h, &mut self.buf)
             .map_err(store_err(2))?
@@ -76,6 +82,7 @@ impl<'a> Lookup<'a> {
         let Ok(found) = <[u8; 4]>::try_from(&self.buf[..]) else {
             return Ok(false);
         };
+        self.gets[0] += 1;
         if !self.stores[0]
             .get_into(&found, &mut self.buf)
             .map_err(store_err(0))?
@@ -104,20 +111,72 @@ impl<'a> Lookup<'a> {
     }
 }
 
+/// Runs [`verify`] and measures what its lookups cost each store: device
+/// read requests and bytes, block cache misses, and whether background
+/// compaction read meanwhile.
+pub(super) fn verify_measured(
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    devices: Devices<'_>,
+    ledgers: u32,
+    n: u32,
+) -> Result<LookupReads, DriverError> {
+    let before = read_counters(stores, devices);
+    let (txs, gets) = verify(gen_, stores, ledgers, n)?;
+    let after = read_counters(stores, devices);
+    let stores = (0..3)
+        .map(|i| {
+            let (b, a) = (&before[i], &after[i]);
+            let dev = a.0.zip(b.0).map(|(a, b)| a.since(&b));
+            let engine = |f: fn(&EngineStats) -> Option<u64>| {
+                let (a, b) = (a.1.as_ref()?, b.1.as_ref()?);
+                counter_delta(f(a), f(b))
+            };
+            StoreReads {
+                store: STORES[i].to_string(),
+                gets: gets[i],
+                device_reads: dev.map(|d| d.read_ios),
+                device_read_bytes: dev.map(|d| d.read_bytes()),
+                block_cache_misses: engine(|s| s.block_cache_misses),
+                compaction_read_bytes: engine(|s| s.compaction_read_bytes),
+            }
+        })
+        .collect();
+    Ok(LookupReads { txs, stores })
+}
+
+/// Each store's device counters and engine counters now; absent where
+/// they cannot be read.
+fn read_counters(
+    stores: Stores<'_>,
+    devices: Devices<'_>,
+) -> [(Option<BlockStat>, Option<EngineStats>); 3] {
+    std::array::from_fn(|i| {
+        (
+            devices[i].and_then(|d| d.stat().ok()),
+            stores[i].stats().ok(),
+        )
+    })
+}
+
+/// Looks up `n` random transactions both ways and checks each against the
+/// generator; returns the transactions looked up and the GETs per store.
 pub(super) fn verify(
     gen_: &StellarGen,
     stores: Stores<'_>,
     ledgers: u32,
     n: u32,
-) -> Result<(), DriverError> {
+) -> Result<(u64, [u64; 3]), DriverError> {
     let first = gen_.profile().first_ledger;
     let last = first + ledgers - 1;
     let mut l = Lookup::new(gen_, stores);
     let mut r = Rng::new(stream(gen_.seed(), 0x7665_7269_6679, 0));
+    let mut txs = 0;
     for _ in 0..n {
         let Some((seq, i)) = l.pick(&mut r, first, last) else {
             continue;
         };
+        txs += 1;
         let one = l.one_step(seq, i)? && l.found_expected(seq, i);
         if !(one && l.two_step(seq, i)? && l.found_expected(seq, i)) {
             return Err(DriverError::Verify(format!(
@@ -126,12 +185,13 @@ pub(super) fn verify(
         }
     }
     // A hash that was never written must read as absent.
+    l.gets[1] += 1;
     if stores[1].get(&[0xa5; 32]).map_err(store_err(1))?.is_some() {
         return Err(DriverError::Verify(
             "a never-written hash was found in txdata".into(),
         ));
     }
-    Ok(())
+    Ok((txs, l.gets))
 }
 
 /// The lookup phase: closed loop, open loop at `lookup_rate`, or one open

@@ -199,6 +199,8 @@ pub struct Outcome {
     pub batches: Vec<BatchRecord>,
     /// Totals, when at least one batch completed.
     pub summary: Option<Summary>,
+    /// Device reads per GET over the verification lookups, when they ran.
+    pub lookup_reads: Option<crate::results::LookupReads>,
     /// Lookup phase, when it ran.
     pub streaming: Option<StreamingResult>,
     /// One sample per second of ingestion.
@@ -258,6 +260,7 @@ pub fn run_spooled(
     let mut out = Outcome {
         batches: Vec::new(),
         summary: None,
+        lookup_reads: None,
         streaming: None,
         ingest_samples: Vec::new(),
         phases: Vec::new(),
@@ -323,11 +326,14 @@ pub fn run_spooled(
     if checkable {
         observer.phase("verify");
         phase = Phase::start("verify");
-        let verified = verify(&gen_, stores, ingested, cfg.verify_txs);
+        let verified = verify_measured(&gen_, stores, devices, ingested, cfg.verify_txs);
         out.phases.push(phase.end());
-        if let Err(e) = verified {
-            out.error = Some(e);
-            return out;
+        match verified {
+            Ok(reads) => out.lookup_reads = Some(reads),
+            Err(e) => {
+                out.error = Some(e);
+                return out;
+            }
         }
     }
     if cfg.streaming.ledgers > 0 {

@@ -159,7 +159,9 @@ pub(super) fn verdict_section(
          Per store, every engine and config that ran under a memory limit. Batch cost is the store's write + flush + compaction seconds. \
          The model, fitted per run group: `secs = a * txs + b * txs * miss + c * data`, with `miss = max(0, 1 - memory / data of all stores)` (they share \
          the page cache) the share of random keys not in memory (`a`: an insert that hits memory, `b`: one that must read its page or block, `c`: compaction rewriting what \
-         is stored), coefficients kept non-negative. The run reaching the largest data/memory ratio is held out of the fit and predicted \
+         is stored), coefficients kept non-negative. Lookups through the store: one-step for `txdata`, two-step (`txindex`, then `ledgers`) for the others, \
+         while ledgers stream in. Device reads per GET: over the verification lookups after ingestion (random transactions of the whole history, \
+         nothing writing), from the store's private device. Compaction debt: the engine's pending compaction bytes after the last batch. The run reaching the largest data/memory ratio is held out of the fit and predicted \
          (the last third of the batches when a backend ran once). The month is the report's: {MONTH_BATCHES} batches of {} transactions, \
          each store growing by its measured bytes per transaction, under {} GiB of memory (the report does not state its machines'; \
          `--predict-memory` sets it).\n",
@@ -173,7 +175,9 @@ pub(super) fn verdict_section(
             ">last batch: store / all data over memory",
             ">WA engine / device",
             ">space amp",
-            ">lookup p50 / p99 us",
+            ">lookups through the store p50 / p99 us",
+            ">device reads / KiB per GET",
+            ">compaction debt at end, MiB",
             ">fit over the backend's runs: a / b / c, R2",
             ">held out: last batch measured / predicted, error",
             ">month predicted: first -> last batch, total",
@@ -241,6 +245,12 @@ pub(super) fn verdict_section(
                     lookup.and_then(|l| l.as_ref()).map_or("n/a".into(), |l| {
                         format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
                     }),
+                    reads_per_get(r, store),
+                    r.batches
+                        .last()
+                        .and_then(|b| b.stores.iter().find(|s| s.store == store))
+                        .and_then(|s| s.engine.pending_compaction_bytes)
+                        .map_or("n/a".into(), mib),
                     checked.all.map_or("n/a".into(), |f| {
                         format!(
                             "{:.2e} / {:.2e} / {:.2e}, {:.2}",
@@ -301,6 +311,28 @@ pub(super) fn verdict_section(
         )?;
     }
     Ok(())
+}
+
+/// Device reads and KiB per GET of `store` over the verification lookups,
+/// marked when background compaction read meanwhile (then the figures are
+/// not the lookups' alone).
+fn reads_per_get(r: &BackendRun, store: &str) -> String {
+    let Some(s) = r
+        .lookup_reads
+        .as_ref()
+        .and_then(|l| l.stores.iter().find(|s| s.store == store))
+    else {
+        return "n/a".into();
+    };
+    let (Some(n), Some(kib)) = (s.device_reads_per_get(), s.device_kib_per_get()) else {
+        return "n/a".into();
+    };
+    let mark = if s.compaction_ran() == Some(true) {
+        " (compaction ran)"
+    } else {
+        ""
+    };
+    format!("{n:.2} / {kib:.1}{mark}")
 }
 
 /// A run that finished, with what the recommendation weighs.
