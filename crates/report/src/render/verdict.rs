@@ -172,6 +172,7 @@ pub(super) fn verdict_section(
         let mut t = Table::new(&[
             "run",
             ">first -> last batch",
+            ">worst batch",
             ">last batch: store / all data over memory",
             ">WA engine / device",
             ">space amp",
@@ -198,8 +199,9 @@ pub(super) fn verdict_section(
         }
         let mut series = Vec::new();
         let mut candidates: Vec<Candidate> = Vec::new();
-        for (_, members) in &groups {
+        for (group, members) in &groups {
             let checked = check(members);
+            let mut eligible: Vec<Option<Candidate>> = Vec::new();
             for (i, m) in members.iter().enumerate() {
                 let (l, r, pts) = (m.label, m.run, &m.points);
                 let sum = r.summary.as_ref().and_then(|s| s.stores.get(store));
@@ -231,6 +233,12 @@ pub(super) fn verdict_section(
                         (Some(a), Some(b)) => format!("{} -> {}", secs(a.secs), secs(b.secs)),
                         _ => "n/a".into(),
                     },
+                    // Stalls come and go with background compaction: the
+                    // first and last batch alone can miss them.
+                    pts.iter()
+                        .map(|p| p.secs)
+                        .reduce(f64::max)
+                        .map_or("n/a".into(), secs),
                     pts.last().map_or("n/a".into(), |p| {
                         format!("{:.2}x / {:.2}x", p.data / p.memory, p.total / p.memory)
                     }),
@@ -277,23 +285,37 @@ pub(super) fn verdict_section(
                     .stores
                     .iter()
                     .any(|s| s.store == store && s.config["compaction"]["style"] == "fifo");
-                if let Some((_, _, total)) = month
-                    && r.error.is_none()
-                    && r.stopped_early.is_none()
-                    && !evicts
-                {
-                    candidates.push(Candidate {
-                        label: l.to_string(),
-                        month: total,
-                        wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
-                        space: sum.map(|s| s.space_amp),
-                        error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
-                    });
-                }
+                eligible.push(
+                    month
+                        .filter(|_| r.error.is_none() && r.stopped_early.is_none() && !evicts)
+                        .map(|(_, _, total)| Candidate {
+                            label: l.to_string(),
+                            month: total,
+                            wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
+                            space: sum.map(|s| s.space_amp),
+                            error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
+                            runs: 1,
+                        }),
+                );
                 series.push(Series {
                     name: l.to_string(),
                     points: pts.iter().map(|p| (p.total / p.memory, p.secs)).collect(),
                 });
+            }
+            // One candidate per config, not per memory limit: the month is
+            // predicted from the whole group. A config counts only when
+            // every run of it finished; its amplification is that of its
+            // most memory-starved run (the one held out).
+            let pick = checked
+                .held_out
+                .as_ref()
+                .map_or(members.len() - 1, |h| h.member);
+            if eligible.iter().all(Option::is_some)
+                && let Some(mut c) = eligible.into_iter().nth(pick).flatten()
+            {
+                c.label = group.to_string();
+                c.runs = members.len();
+                candidates.push(c);
             }
         }
         let _ = writeln!(out.md, "### {store}\n");
@@ -344,6 +366,8 @@ struct Candidate {
     space: Option<f64>,
     /// The held-out prediction's error of its group, percent.
     error_pct: Option<f64>,
+    /// Runs of the config (memory limits of a sweep) the month is fitted on.
+    runs: usize,
 }
 
 /// The recommended run for `store`: the lowest predicted month among runs
@@ -356,14 +380,22 @@ fn recommend(store: &str, mut c: Vec<Candidate>) -> String {
         );
     };
     let amp = |x: &Candidate| {
+        let over = if x.runs > 1 {
+            format!(
+                " (fitted over its {} memory limits; amplification at the smallest)",
+                x.runs
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "write amplification {}, space amplification {}",
+            "{over}; write amplification {}, space amplification {}",
             opt(x.wa, 2),
             opt(x.space, 2)
         )
     };
     let mut s = format!(
-        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} run(s) that finished and keep every entry; {}.",
+        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} config(s) whose runs all finished and keep every entry{}.",
         best.label,
         secs(best.month),
         c.len(),
@@ -373,7 +405,7 @@ fn recommend(store: &str, mut c: Vec<Candidate>) -> String {
         let margin = (next.month / best.month.max(1e-9) - 1.0) * 100.0;
         let _ = write!(
             s,
-            " Next: `{}`, {} ({margin:.0}% more); {}.",
+            " Next: `{}`, {} ({margin:.0}% more){}.",
             next.label,
             secs(next.month),
             amp(next)
@@ -418,6 +450,7 @@ mod tests {
             wa: Some(2.0),
             space: None,
             error_pct,
+            runs: 1,
         }
     }
 
