@@ -277,7 +277,7 @@ pub(super) fn verdict_section(
                     month.map_or("n/a".into(), |(a, b, total)| {
                         format!("{} -> {}, {}", secs(a), secs(b), secs(total))
                     }),
-                    run_note(r),
+                    verdict_note(r),
                 ]);
                 // FIFO drops the oldest data: it does not keep the store,
                 // so it is no answer for one that must.
@@ -295,6 +295,7 @@ pub(super) fn verdict_section(
                             space: sum.map(|s| s.space_amp),
                             error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
                             runs: 1,
+                            harness_bound: harness_wait(r).is_some(),
                         }),
                 );
                 series.push(Series {
@@ -368,6 +369,36 @@ struct Candidate {
     error_pct: Option<f64>,
     /// Runs of the config (memory limits of a sweep) the month is fitted on.
     runs: usize,
+    /// The engine waited for the generator (its background work got that
+    /// time free).
+    harness_bound: bool,
+}
+
+/// The share of batch time the writer waited for generated data, when
+/// that made the run harness-bound.
+fn harness_wait(r: &BackendRun) -> Option<f64> {
+    let s = r.summary.as_ref()?;
+    if s.bound != Some(kvbench_results::Bound::Harness) {
+        return None;
+    }
+    Some(s.writer_wait_secs? / s.batch_secs?.max(1e-9))
+}
+
+/// The run's note, and when it was harness-bound, what that means for the
+/// engine's background work.
+fn verdict_note(r: &BackendRun) -> String {
+    let mut n = run_note(r);
+    if let Some(w) = harness_wait(r) {
+        if !n.is_empty() {
+            n.push_str("; ");
+        }
+        let _ = write!(
+            n,
+            "harness-bound: the engine waited for data {:.0}% of batch time, which background compaction had free (`--pregenerate` takes the generator out)",
+            w * 100.0
+        );
+    }
+    n
 }
 
 /// The recommended run for `store`: the lowest predicted month among runs
@@ -388,8 +419,13 @@ fn recommend(store: &str, mut c: Vec<Candidate>) -> String {
         } else {
             String::new()
         };
+        let bound = if x.harness_bound {
+            "; harness-bound, so background work had idle time a node ingesting at full speed would not give it"
+        } else {
+            ""
+        };
         format!(
-            "{over}; write amplification {}, space amplification {}",
+            "{over}; write amplification {}, space amplification {}{bound}",
             opt(x.wa, 2),
             opt(x.space, 2)
         )
@@ -451,6 +487,7 @@ mod tests {
             space: None,
             error_pct,
             runs: 1,
+            harness_bound: false,
         }
     }
 
@@ -470,6 +507,13 @@ mod tests {
         );
         assert!(
             r.contains("Weak evidence") && r.contains("would change"),
+            "{r}"
+        );
+        let mut fast = cand("fast", 10.0, None);
+        fast.harness_bound = true;
+        let r = recommend("txdata", vec![fast]);
+        assert!(
+            r.contains("harness-bound, so background work had idle time"),
             "{r}"
         );
         let r = recommend("ledgers", Vec::new());
