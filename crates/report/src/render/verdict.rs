@@ -161,7 +161,9 @@ pub(super) fn verdict_section(
          the page cache) the share of random keys not in memory (`a`: an insert that hits memory, `b`: one that must read its page or block, `c`: compaction rewriting what \
          is stored), coefficients kept non-negative. Lookups through the store: one-step for `txdata`, two-step (`txindex`, then `ledgers`) for the others, \
          while ledgers stream in. Device reads per GET: over the verification lookups after ingestion (random transactions of the whole history, \
-         nothing writing), from the store's private device. Compaction debt: the engine's pending compaction bytes after the last batch. The run reaching the largest data/memory ratio is held out of the fit and predicted \
+         nothing writing), from the store's private device. Compaction debt: the engine's pending compaction bytes after the last batch. \
+         A harness-bound run's engine waited for generated data part of each batch, time its background compaction had free; \
+         `--pregenerate` takes the generator out of the way. The run reaching the largest data/memory ratio is held out of the fit and predicted \
          (the last third of the batches when a backend ran once). The month is the report's: {MONTH_BATCHES} batches of {} transactions, \
          each store growing by its measured bytes per transaction, under {} GiB of memory (the report does not state its machines'; \
          `--predict-memory` sets it).\n",
@@ -394,7 +396,7 @@ fn verdict_note(r: &BackendRun) -> String {
         }
         let _ = write!(
             n,
-            "harness-bound: the engine waited for data {:.0}% of batch time, which background compaction had free (`--pregenerate` takes the generator out)",
+            "harness-bound: waited for data {:.0}% of batch time",
             w * 100.0
         );
     }
