@@ -11,6 +11,7 @@ mod edges;
 mod engine;
 mod errors;
 mod reopen;
+mod smallfs;
 
 pub use basics::*;
 pub use edges::*;

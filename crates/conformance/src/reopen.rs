@@ -263,7 +263,7 @@ pub fn failed_batch_on_a_full_disk_leaves_nothing(s: &Subject) {
         return;
     }
     let sc = Scratch::new();
-    let Some(fs) = SmallFs::mount(&sc.store, 12) else {
+    let Some(fs) = crate::smallfs::SmallFs::mount(&sc.store, 12) else {
         eprintln!("not run: mounting a tmpfs failed");
         return;
     };
@@ -312,46 +312,4 @@ pub fn failed_batch_on_a_full_disk_leaves_nothing(s: &Subject) {
         s.name
     );
     st.close().unwrap();
-}
-
-/// A private tmpfs, unmounted on drop.
-struct SmallFs {
-    dir: std::path::PathBuf,
-}
-
-impl SmallFs {
-    fn mount(dir: &std::path::Path, mib: u64) -> Option<Self> {
-        std::fs::create_dir_all(dir).ok()?;
-        let ok = std::process::Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={mib}m"),
-                "kvbench-conformance",
-            ])
-            .arg(dir)
-            .status()
-            .ok()?
-            .success();
-        ok.then(|| SmallFs {
-            dir: dir.to_path_buf(),
-        })
-    }
-
-    fn grow(&self, mib: u64) {
-        let _ = std::process::Command::new("mount")
-            .args(["-o", &format!("remount,size={mib}m")])
-            .arg(&self.dir)
-            .status();
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(&self.dir)
-            .status();
-    }
 }
