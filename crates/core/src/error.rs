@@ -138,6 +138,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// An engine's own failure of `op` on the store at `path`, in its words.
+    pub fn engine(
+        engine: &'static str,
+        op: Op,
+        path: &std::path::Path,
+        message: impl std::fmt::Display,
+    ) -> Self {
+        Error::Engine {
+            engine,
+            op,
+            path: path.to_path_buf(),
+            message: message.to_string(),
+        }
+    }
+
     /// A failed write's error when its `key` is longer than the engine's
     /// `max`: engines check only after a write failed, so the hot path pays nothing.
     pub fn key_too_long(

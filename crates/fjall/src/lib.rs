@@ -67,12 +67,7 @@ pub struct FjallStore {
 }
 
 fn engine_err(op: Op, path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Engine {
-        engine: ENGINE,
-        op,
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
+    Error::engine(ENGINE, op, path, e)
 }
 
 /// The fjall version kvbench was built with.
@@ -180,12 +175,7 @@ impl KvStore for FjallStore {
             // an error drops it uncommitted, so nothing of it is written.
             let key = op.key();
             if key.is_empty() {
-                return Err(Error::Engine {
-                    engine: ENGINE,
-                    op: Op::Write,
-                    path: self.path.clone(),
-                    message: "fjall cannot store an empty key".into(),
-                });
+                return Err(self.err(Op::Write, "fjall cannot store an empty key"));
             }
             if let Some(e) = Error::key_too_long(ENGINE, &self.path, key, MAX_KEY) {
                 return Err(e);

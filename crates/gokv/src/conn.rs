@@ -93,11 +93,13 @@ impl Conn {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(|e| Error::Engine {
-            engine,
-            op: Op::Open,
-            path: dir.to_path_buf(),
-            message: format!("starting the sidecar {}: {e}", binary.display()),
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::engine(
+                engine,
+                Op::Open,
+                dir,
+                format!("starting the sidecar {}: {e}", binary.display()),
+            )
         })?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(mut err) = child.stderr.take() {
@@ -136,12 +138,7 @@ impl Conn {
     }
 
     fn err(&self, op: Op, message: String) -> Error {
-        Error::Engine {
-            engine: self.engine,
-            op,
-            path: self.path.clone(),
-            message,
-        }
+        Error::engine(self.engine, op, &self.path, message)
     }
 
     /// The child's exit and the end of its stderr, for a broken pipe.

@@ -290,22 +290,22 @@ impl GoStore {
         let mut g = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         match g.as_mut() {
             Some(c) => f(c),
-            None => Err(Error::Engine {
-                engine: self.engine.name(),
+            None => Err(Error::engine(
+                self.engine.name(),
                 op,
-                path: self.path.clone(),
-                message: "the store is closed".into(),
-            }),
+                &self.path,
+                "the store is closed",
+            )),
         }
     }
 
     fn garbled(&self, op: Op) -> Error {
-        Error::Engine {
-            engine: self.engine.name(),
+        Error::engine(
+            self.engine.name(),
             op,
-            path: self.path.clone(),
-            message: "the sidecar sent a malformed reply".into(),
-        }
+            &self.path,
+            "the sidecar sent a malformed reply",
+        )
     }
 }
 
@@ -428,11 +428,13 @@ impl KvStore for GoStore {
         let mut s: EngineStats = self.with(Op::Stats, |c| {
             c.begin(op::STATS);
             c.call(Op::Stats)?;
-            serde_json::from_slice(&c.reply).map_err(|e| Error::Engine {
-                engine: self.engine.name(),
-                op: Op::Stats,
-                path: self.path.clone(),
-                message: format!("the sidecar's stats: {e}"),
+            serde_json::from_slice(&c.reply).map_err(|e| {
+                Error::engine(
+                    self.engine.name(),
+                    Op::Stats,
+                    &self.path,
+                    format!("the sidecar's stats: {e}"),
+                )
             })
         })?;
         s.extra.insert("sidecar_rtt_ns".into(), self.rtt_ns);

@@ -78,12 +78,7 @@ fn map_err(op: Op, path: &Path, e: heed::Error) -> Error {
             path: path.to_path_buf(),
             source,
         },
-        other => Error::Engine {
-            engine: ENGINE,
-            op,
-            path: path.to_path_buf(),
-            message: other.to_string(),
-        },
+        other => Error::engine(ENGINE, op, path, other),
     }
 }
 

@@ -114,12 +114,7 @@ fn map_err(op: Op, path: &Path, e: libmdbx::Error) -> Error {
             setting: "geometry.upper",
             message: "MDBX_MAP_FULL: the database reached its upper size".into(),
         },
-        other => Error::Engine {
-            engine: ENGINE,
-            op,
-            path: path.to_path_buf(),
-            message: format!("{other} ({other:?})"),
-        },
+        other => Error::engine(ENGINE, op, path, format!("{other} ({other:?})")),
     }
 }
 

@@ -110,12 +110,8 @@ impl KvBackend for Mem {
 
     fn open(dir: &Path, cfg: &MemConfig) -> Result<MemStore> {
         fsutil::claim_store_dir(ENGINE, dir)?;
-        let corrupt = |what: &str, e: io::Error| Error::Engine {
-            engine: ENGINE,
-            op: Op::Open,
-            path: dir.to_path_buf(),
-            message: format!("{what}: {e}"),
-        };
+        let corrupt =
+            |what: &str, e: io::Error| Error::engine(ENGINE, Op::Open, dir, format!("{what}: {e}"));
         let snap = dir.join(SNAPSHOT);
         let mut map = if cfg.persist && snap.exists() {
             load(&snap).map_err(|e| corrupt(&format!("snapshot {}", snap.display()), e))?
@@ -268,12 +264,12 @@ fn checksum(data: &[u8]) -> u64 {
 
 impl MemStore {
     fn lock_err(&self, op: Op) -> Error {
-        Error::Engine {
-            engine: ENGINE,
+        Error::engine(
+            ENGINE,
             op,
-            path: self.path.clone(),
-            message: "lock poisoned by a panicking thread".into(),
-        }
+            &self.path,
+            "lock poisoned by a panicking thread",
+        )
     }
 
     fn save(&self, op: Op) -> Result<()> {

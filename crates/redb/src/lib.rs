@@ -63,12 +63,7 @@ pub struct RedbStore {
 }
 
 fn engine_err(op: Op, path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Engine {
-        engine: ENGINE,
-        op,
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
+    Error::engine(ENGINE, op, path, e)
 }
 
 impl KvBackend for Redb {

@@ -93,12 +93,7 @@ impl KvBackend for Rocks {
 }
 
 fn engine_err(op: Op, path: &Path, e: rocksdb::Error) -> Error {
-    Error::Engine {
-        engine: ENGINE,
-        op,
-        path: path.to_path_buf(),
-        message: e.into_string(),
-    }
+    Error::engine(ENGINE, op, path, e.into_string())
 }
 
 /// The RocksDB version that wrote this store, read from its LOG header

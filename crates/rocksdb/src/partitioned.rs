@@ -80,8 +80,8 @@ pub struct PartitionedStore {
     cfg: PartitionedConfig,
     /// Every partition opens with a copy of these, so all of them share
     /// one block cache and one statistics object: RocksDB's statistics
-    /// keep a copy per core slot (at least 8), over half a MiB per
-    /// database, which grew with the partitions.
+    /// keep a copy of every ticker and histogram per core slot (at least
+    /// 8), a cost that would otherwise grow with the partitions.
     opts: Options,
     write_opts: WriteOptions,
     /// Oldest first; the last one takes writes.
@@ -363,14 +363,6 @@ impl KvStore for PartitionedStore {
             });
         }
         let mut t = total.unwrap_or_default();
-        // One cache for all partitions: its figures are not summed.
-        let shared = gauges_of(&parts[0].db, &self.cfg.base, &self.dir)?;
-        for k in ["block_cache_capacity_bytes", "block_cache_usage_bytes"] {
-            match shared.extra.get(k) {
-                Some(&v) => t.extra.insert(k.into(), v),
-                None => t.extra.remove(k),
-            };
-        }
         // Counted once: every partition, open or closed since, counts
         // into the one statistics object.
         add_counters(&mut t, &self.opts, &self.cfg.base);
@@ -405,6 +397,10 @@ impl KvStore for PartitionedStore {
     }
 }
 
+/// Figures of the one block cache every partition shares: each partition
+/// reports the whole of it, so they are kept, not summed.
+const SHARED: [&str; 2] = ["block_cache_capacity_bytes", "block_cache_usage_bytes"];
+
 /// Two partitions' gauges summed; a figure absent in either is absent in
 /// the sum (a partial sum would pass for the whole).
 fn add(a: EngineStats, b: EngineStats) -> EngineStats {
@@ -414,8 +410,13 @@ fn add(a: EngineStats, b: EngineStats) -> EngineStats {
         .zip(b.files_per_level)
         .map(|(x, y)| x.iter().zip(&y).map(|(p, q)| p + q).collect());
     let mut extra = a.extra;
+    extra.retain(|k, _| b.extra.contains_key(k));
     for (k, v) in b.extra {
-        *extra.entry(k).or_insert(0) += v;
+        if let Some(x) = extra.get_mut(&k)
+            && !SHARED.contains(&k.as_str())
+        {
+            *x += v;
+        }
     }
     EngineStats {
         write_stopped: a.write_stopped.zip(b.write_stopped).map(|(x, y)| x || y),

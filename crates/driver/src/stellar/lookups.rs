@@ -54,14 +54,18 @@ impl<'a> Lookup<'a> {
         None
     }
 
+    /// GET of `key` from store `i` into `buf`, counted.
+    fn get(&mut self, i: usize, key: &[u8]) -> Result<bool, DriverError> {
+        self.gets[i] += 1;
+        self.stores[i]
+            .get_into(key, &mut self.buf)
+            .map_err(store_err(i))
+    }
+
     /// txdata[hash] -> record into `value`; false when absent or undecodable.
     pub(super) fn one_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
         let h = self.gen_.tx_hash(seq, i);
-        self.gets[1] += 1;
-        if !self.stores[1]
-            .get_into(&h, &mut self.buf)
-            .map_err(store_err(1))?
-        {
+        if !self.get(1, &h)? {
             return Ok(false);
         }
         self.value.clear();
@@ -72,21 +76,13 @@ impl<'a> Lookup<'a> {
     /// record in it into `value`; false when any step finds nothing.
     pub(super) fn two_step(&mut self, seq: u32, i: u32) -> Result<bool, DriverError> {
         let h = self.gen_.tx_hash(seq, i);
-        self.gets[2] += 1;
-        if !self.stores[2]
-            .get_into(&h, &mut self.buf)
-            .map_err(store_err(2))?
-        {
+        if !self.get(2, &h)? {
             return Ok(false);
         }
         let Ok(found) = <[u8; 4]>::try_from(&self.buf[..]) else {
             return Ok(false);
         };
-        self.gets[0] += 1;
-        if !self.stores[0]
-            .get_into(&found, &mut self.buf)
-            .map_err(store_err(0))?
-        {
+        if !self.get(0, &found)? {
             return Ok(false);
         }
         self.ledger.clear();
@@ -185,8 +181,7 @@ pub(super) fn verify(
         }
     }
     // A hash that was never written must read as absent.
-    l.gets[1] += 1;
-    if stores[1].get(&[0xa5; 32]).map_err(store_err(1))?.is_some() {
+    if l.get(1, &[0xa5; 32])? {
         return Err(DriverError::Verify(
             "a never-written hash was found in txdata".into(),
         ));

@@ -43,7 +43,7 @@ pub const BATCH_READ_FLOOR_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
 
 /// The absolute difference under which two device byte counts are the same.
 fn device_floor(name: &str) -> f64 {
-    if name.starts_with("batches.") && name.ends_with("read_bytes") {
+    if name.starts_with("batches.") && name.ends_with("device_read_bytes") {
         BATCH_READ_FLOOR_BYTES
     } else {
         DEVICE_FLOOR_BYTES

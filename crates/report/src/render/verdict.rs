@@ -291,12 +291,12 @@ pub(super) fn verdict_section(
                     month
                         .filter(|_| r.error.is_none() && r.stopped_early.is_none() && !evicts)
                         .map(|(_, _, total)| Candidate {
-                            label: l.to_string(),
+                            label: group.to_string(),
                             month: total,
                             wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
                             space: sum.map(|s| s.space_amp),
                             error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
-                            runs: 1,
+                            runs: members.len(),
                             harness_bound: harness_wait(r).is_some(),
                         }),
                 );
@@ -314,10 +314,8 @@ pub(super) fn verdict_section(
                 .as_ref()
                 .map_or(members.len() - 1, |h| h.member);
             if eligible.iter().all(Option::is_some)
-                && let Some(mut c) = eligible.into_iter().nth(pick).flatten()
+                && let Some(c) = eligible.into_iter().nth(pick).flatten()
             {
-                c.label = group.to_string();
-                c.runs = members.len();
                 candidates.push(c);
             }
         }
