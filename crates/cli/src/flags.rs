@@ -14,7 +14,8 @@ pub struct OutputArgs {
     /// $KVBENCH_RUNS_DIR/WORKLOAD-TIMESTAMP (kvbench-runs/ when unset).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Write into an existing non-empty --out directory (nothing in it is deleted).
+    /// --out holds files already: write this run into a new subdirectory
+    /// of it (WORKLOAD-TIMESTAMP), beside them; nothing there is replaced.
     #[arg(long)]
     pub force: bool,
     /// Run even from a debug build (its numbers mislead; for testing the harness only).
@@ -43,16 +44,17 @@ impl OutputArgs {
         crate::output::check_build(cfg!(debug_assertions), self.allow_debug)
     }
 
-    /// Creates the run directory: `--out`, or a fresh one named after
-    /// `workload`. Called after every check of the flags, so a refused
-    /// command leaves nothing behind.
+    /// Claims the run directory: the one a supervisor claimed for this
+    /// worker, else `--out` (a new subdirectory of it with `--force` when
+    /// it holds files), else a fresh one named after `workload`. Called
+    /// after every check of the flags, so a refused command leaves nothing
+    /// behind.
     pub fn create(&self, workload: &str) -> anyhow::Result<(PathBuf, RunDir)> {
-        let out = self
-            .out
-            .clone()
-            .unwrap_or_else(|| kvbench_driver::rundir::default_out(workload));
-        let rundir = RunDir::create(&out, self.force)?;
-        Ok((out, rundir))
+        let rundir = match RunDir::adopt() {
+            Some(adopted) => adopted?,
+            None => RunDir::claim(self.out.as_deref(), workload, self.force)?,
+        };
+        Ok((rundir.path().to_path_buf(), rundir))
     }
 }
 

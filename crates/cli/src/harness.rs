@@ -34,8 +34,13 @@ pub struct Placement {
 
 /// `--memory-limit SIZE`: the bytes, after checking cgroups are usable here.
 pub fn memory_limit(arg: &str) -> anyhow::Result<u64> {
-    let b = crate::size::parse(arg).map_err(anyhow::Error::msg)?;
-    MemoryLimit::available().map_err(|e| anyhow::anyhow!("--memory-limit: {e}"))?;
+    memory_limit_of("--memory-limit", arg)
+}
+
+/// A memory limit given by `flag` (`--memory-limit`, `--sweep-limits`).
+pub fn memory_limit_of(flag: &str, arg: &str) -> anyhow::Result<u64> {
+    let b = crate::size::parse_named(flag, arg)?;
+    MemoryLimit::available().map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
     Ok(b)
 }
 
@@ -62,7 +67,7 @@ pub fn device_size(
         DeviceMode::None => Ok(None),
         DeviceMode::Auto | DeviceMode::Loop => match LoopFs::available() {
             Ok(()) => Ok(Some(match size {
-                Some(s) => crate::size::parse(s).map_err(anyhow::Error::msg)?,
+                Some(s) => crate::size::parse_named("--device-size", s)?,
                 None => default,
             })),
             Err(e) if mode == DeviceMode::Loop => anyhow::bail!("--device loop: {e}"),
@@ -97,7 +102,7 @@ pub fn specs(
     level: Durability,
     sets: &[String],
 ) -> anyhow::Result<Vec<BackendSpec>> {
-    let memory = crate::size::parse(memory).map_err(anyhow::Error::msg)?;
+    let memory = crate::size::parse_named("--engine-memory", memory)?;
     let mut specs = crate::registry::parse_list(backends, level)?;
     for s in &mut specs {
         s.scale_memory(memory);
@@ -182,8 +187,10 @@ pub fn run_on_stores(
         match spec.open(dir) {
             Ok(s) => opened.push(s),
             Err(e) => {
+                // Not a return: what was opened closes and what was placed
+                // is removed below, as after a run.
                 run.error = Some(format!("opening store `{name}`: {e}"));
-                return;
+                break;
             }
         }
         let version = spec.engine_version(dir);
@@ -199,29 +206,16 @@ pub fn run_on_stores(
             durability: Some(spec.durability()),
         });
     }
-    run.device_meter = Some(placed.meter.clone());
-    let stores: Vec<&dyn KvStore> = opened.iter().map(|s| &**s).collect();
-    let devs = placed.devices();
-    let usage0 = Usage::now();
-    let err = body(&stores, &devs);
-    run.usage = Some(Usage::now().since(&usage0));
-    if let Some(e) = err {
-        // Engines do not all say ENOSPC (LMDB reports EIO when pwrite finds
-        // the disk full), so look at the filesystem itself too.
-        let nearly_full = placed
-            .dirs
-            .iter()
-            .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
-            .min()
-            .filter(|free| *free < 64 << 20);
-        let hint = match (e.is_full(), nearly_full) {
-            (_, Some(free)) => format!(
-                " (the filesystem holding the stores has {free} bytes free: free disk or run a smaller workload; what finished is kept)"
-            ),
-            (true, None) => " (out of space: raise the store's size setting or run a smaller workload; what finished is kept)".into(),
-            (false, None) => String::new(),
-        };
-        run.error = Some(format!("{e}{hint}"));
+    if run.error.is_none() {
+        run.device_meter = Some(placed.meter.clone());
+        let stores: Vec<&dyn KvStore> = opened.iter().map(|s| &**s).collect();
+        let devs = placed.devices();
+        let usage0 = Usage::now();
+        let err = body(&stores, &devs);
+        run.usage = Some(Usage::now().since(&usage0));
+        if let Some(e) = err {
+            run.error = Some(format!("{e}{}", full_hint(&e, &placed, place.device_size)));
+        }
     }
     for (name, s) in names.iter().zip(opened) {
         if let Err(e) = s.close() {
@@ -241,6 +235,32 @@ pub fn run_on_stores(
                 eprintln!("warning: {e}");
             }
         }
+    }
+}
+
+/// What to do when a run ended in an error that may be a full disk. Engines
+/// do not all say ENOSPC (LMDB reports EIO when pwrite finds the disk
+/// full), so the filesystems themselves are looked at too.
+fn full_hint(e: &kvbench_driver::DriverError, placed: &Placed, device_size: Option<u64>) -> String {
+    let nearly_full = placed
+        .dirs
+        .iter()
+        .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
+        .min()
+        .filter(|free| *free < 64 << 20);
+    if nearly_full.is_none() && !e.is_full() {
+        return String::new();
+    }
+    match (device_size.filter(|_| !placed.devices.is_empty()), nearly_full) {
+        // A private device is full, however much the disk under it has.
+        (Some(size), _) => format!(
+            " (a store's private device of {} MiB is full: raise --device-size above it, or run a smaller workload; what finished is kept)",
+            size >> 20
+        ),
+        (None, Some(free)) => format!(
+            " (the filesystem holding the stores has {free} bytes free: free disk or run a smaller workload; what finished is kept)"
+        ),
+        (None, None) => " (out of space: raise the store's size setting or run a smaller workload; what finished is kept)".into(),
     }
 }
 

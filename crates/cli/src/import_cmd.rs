@@ -100,22 +100,33 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         batch_ledgers: args.batch_ledgers,
         compact: !args.no_compact,
     };
+    // Ctrl-C ends the import through its error path, which removes the
+    // partial trace.
+    kvbench_driver::interrupt::install();
     let mut src = kvbench_trace::queue::Queued::new(LedgerOps::new(files, cfg)?);
     let st = kvbench_driver::ops::record_trace(&mut src, &args.out)
         .with_context(|| format!("importing into {}", args.out.display()))?;
     let s = src.inner().stats();
+    let range = match (s.first, s.last) {
+        (Some(a), Some(b)) => format!("{a}..={b}"),
+        _ => "none".into(),
+    };
+    if s.out_of_order > 0 {
+        eprintln!(
+            "warning: {} ledger(s) came after a higher sequence (files named out of order); the trace keeps the order read",
+            s.out_of_order
+        );
+    }
     eprintln!(
-        "imported {} ledgers ({}..={}) from {} files: {} transactions, every hash recomputed and matched; {} operations ({:.1} MiB logical) into {}",
+        "imported {} ledgers ({range}) from {} files: {} transactions, every hash recomputed and matched; {} operations ({:.1} MiB logical) into {}",
         s.ledgers,
-        s.first.unwrap_or(0),
-        s.last.unwrap_or(0),
         s.files,
         s.txs,
         st.ops,
         st.logical_bytes as f64 / f64::from(1u32 << 20),
         args.out.display()
     );
-    println!("{}", serde_json::to_string_pretty(s)?);
+    crate::output::say(serde_json::to_string_pretty(s)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -154,9 +165,9 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let synth = synth.finish();
     if args.json {
         let v = serde_json::json!({ "seed": args.seed, "real": real, "synthetic": synth });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::output::say(serde_json::to_string_pretty(&v)?);
     } else {
-        println!("{}", calibration_table(&files, &real, &synth, args.seed));
+        crate::output::say(calibration_table(&files, &real, &synth, args.seed));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -91,7 +91,7 @@ enum Workload {
     /// Blob store with TTL (EigenDA-style soak): large write-once blobs, expiry, checked reads.
     Blobs(Box<replay_cmd::GenArgs>),
     /// Account state: creates, reads and read-modify-writes in blocks.
-    Accounts(Box<replay_cmd::GenArgs>),
+    Accounts(Box<replay_cmd::AccountsArgs>),
     /// Crash safety: kill -9 and power cuts of a committing writer, then
     /// checks that every batch the durability level promises survived whole.
     Crash(Box<crash::Args>),
@@ -104,14 +104,10 @@ fn main() -> ExitCode {
         crash::worker::die_with_parent();
     }
     if let Some((sub, out)) = supervised(&cli) {
-        // The out directory is fixed here so the supervisor knows where the
-        // worker writes, and both name it alike.
-        let (path, add) = match out {
-            Some(p) => (p, false),
-            None => (kvbench_driver::rundir::default_out(sub), true),
-        };
-        return supervise::run(&path, add).unwrap_or_else(|e| {
-            eprintln!("error: {e:#}");
+        // The supervisor claims the run directory, so it knows where the
+        // worker writes and can keep or remove what the worker leaves.
+        return supervise::run(sub, out).unwrap_or_else(|e| {
+            eprintln!("error: {}", output::error_text(&e));
             ExitCode::from(2)
         });
     }
@@ -126,29 +122,28 @@ fn main() -> ExitCode {
         Command::CrashWorker(a) => crash::worker::run(a),
         Command::Clean { dry_run } => clean(dry_run),
         Command::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut Cli::command(),
-                "kvbench",
-                &mut std::io::stdout(),
-            );
+            // Into a buffer, then printed: clap_complete panics on a
+            // closed pipe where `say` ends quietly.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "kvbench", &mut script);
+            output::say(String::from_utf8_lossy(&script).trim_end());
             Ok(ExitCode::SUCCESS)
         }
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
-            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args),
-            Workload::Solana(args) => replay_cmd::generated("solana", *args),
-            Workload::Blobs(args) => replay_cmd::generated("blobs", *args),
-            Workload::Accounts(args) => replay_cmd::generated("accounts", *args),
+            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args, 1),
+            Workload::Solana(args) => replay_cmd::generated("solana", *args, 1),
+            Workload::Blobs(args) => replay_cmd::generated("blobs", *args, 1),
+            Workload::Accounts(args) => args.run(),
             Workload::Crash(args) => crash::run(*args),
         },
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", output::error_text(&e));
             // 2, not 1: `kvbench compare` exits 1 for a regression, and a CI
             // gate must tell a regression from a broken invocation.
             ExitCode::from(2)
@@ -158,7 +153,7 @@ fn main() -> ExitCode {
 
 /// For a run that may make loop devices or memory cgroups (root only), the
 /// workload's name and `--out`: it runs as a worker under a supervisor.
-fn supervised(cli: &Cli) -> Option<(&'static str, Option<std::path::PathBuf>)> {
+fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
     if supervise::is_worker() || !kvbench_meter::is_root() {
         return None;
     }
@@ -166,13 +161,13 @@ fn supervised(cli: &Cli) -> Option<(&'static str, Option<std::path::PathBuf>)> {
         return None;
     };
     Some(match workload {
-        Workload::Stellar(a) => ("stellar", a.out()),
-        Workload::PointReads(a) => ("point-reads", a.out()),
-        Workload::Replay(a) => ("replay", a.out()),
-        Workload::Ycsb(a) => ("ycsb", a.out()),
-        Workload::Solana(a) => ("solana", a.out()),
-        Workload::Blobs(a) => ("blobs", a.out()),
-        Workload::Accounts(a) => ("accounts", a.out()),
+        Workload::Stellar(a) => ("stellar", a.output()),
+        Workload::PointReads(a) => ("point-reads", a.output()),
+        Workload::Replay(a) => ("replay", a.output()),
+        Workload::Ycsb(a) => ("ycsb", a.output()),
+        Workload::Solana(a) => ("solana", a.output()),
+        Workload::Blobs(a) => ("blobs", a.output()),
+        Workload::Accounts(a) => ("accounts", a.output()),
         // The crash test is a supervisor of its own.
         Workload::Crash(_) => return None,
     })
@@ -184,16 +179,18 @@ fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
     // Cgroups first: killing a dead supervisor's workers frees their mounts.
     found.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
     if found.is_empty() {
-        println!("nothing to clean: no loop device or cgroup of a stopped kvbench");
+        output::say(format_args!(
+            "nothing to clean: no loop device or cgroup of a stopped kvbench"
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let mut failed = 0;
     for l in &found {
         if dry_run {
-            println!("would remove {l}");
+            output::say(format_args!("would remove {l}"));
         } else {
             match remove(l) {
-                Ok(()) => println!("removed {l}"),
+                Ok(()) => output::say(format_args!("removed {l}")),
                 Err(e) => {
                     failed += 1;
                     eprintln!("could not remove {l}: {e}");
@@ -218,35 +215,61 @@ fn list(json: bool) -> anyhow::Result<()> {
             "default_backends": registry::DEFAULT_BACKENDS,
             "presets": presets,
             "stores": kvbench_workloads::stellar::STORES,
-            "workloads": kvbench_workloads::NAMES,
-            "compaction_strategies": kvbench_driver::stellar::CompactionStrategy::NAMES,
+            "workloads": run_workloads(),
+            "compaction_strategies": compaction_strategies(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        output::say(serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("backends:");
+    output::say(format_args!("backends:"));
     for n in registry::names() {
         let default = if registry::DEFAULT_BACKENDS.contains(&n) {
             " (default)"
         } else {
             ""
         };
-        println!("  {n}{default}");
+        output::say(format_args!("  {n}{default}"));
     }
-    println!("presets (kvbench run stellar --preset NAME):");
+    output::say(format_args!("presets (kvbench run stellar --preset NAME):"));
     for n in presets::NAMES {
         if let Some(p) = presets::get(n) {
-            println!("  {n:<15} {}", p.about);
+            output::say(format_args!("  {n:<15} {}", p.about));
         }
     }
-    println!("stores: {}", kvbench_workloads::stellar::STORES.join(", "));
-    println!(
-        "generated workloads (kvbench run NAME --param KEY=VALUE): {}",
+    output::say(format_args!(
+        "stores: {}",
+        kvbench_workloads::stellar::STORES.join(", ")
+    ));
+    output::say(format_args!(
+        "workloads (kvbench run NAME): {}",
+        run_workloads().join(", ")
+    ));
+    output::say(format_args!(
+        "  generated, with --param KEY=VALUE: {}",
         kvbench_workloads::NAMES.join(", ")
-    );
-    println!(
-        "compaction strategies: {}",
-        kvbench_driver::stellar::CompactionStrategy::NAMES
-    );
+    ));
+    output::say(format_args!(
+        "compaction strategies (--compaction): {}",
+        compaction_strategies().join(", ")
+    ));
     Ok(())
+}
+
+/// Every workload `kvbench run` takes, from its subcommands, so the list
+/// cannot fall behind them.
+fn run_workloads() -> Vec<String> {
+    Cli::command()
+        .find_subcommand("run")
+        .map(|run| {
+            run.get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn compaction_strategies() -> Vec<&'static str> {
+    kvbench_driver::stellar::CompactionStrategy::NAMES
+        .split(", ")
+        .collect()
 }

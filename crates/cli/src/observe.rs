@@ -89,8 +89,10 @@ pub struct ProgressView {
     phase: String,
 }
 
-const BAR: &str = "{prefix:>18} [{bar:30}] {pos}/{len} {msg} ({per_sec}, ETA {eta})";
-const SPINNER: &str = "{prefix:>18} {spinner} {pos} {msg} ({per_sec}, {elapsed})";
+// No `{per_sec}`: the unit is batches or operations, whose raw rate
+// ("8.4001/s") beside the ledgers/s of the message says nothing.
+const BAR: &str = "{prefix:>18} [{bar:30}] {pos}/{len} {msg} (ETA {eta})";
+const SPINNER: &str = "{prefix:>18} {spinner} {msg} ({elapsed})";
 
 impl ProgressView {
     /// A display for the run labelled `label`, drawn on stderr when it is
@@ -184,7 +186,11 @@ impl Observer for ProgressView {
     fn phase(&mut self, name: &str) {
         self.logged_tenth = 0;
         self.phase = name.to_string();
-        self.bar.set_position(0);
+        // A new phase has no length or ETA until it reports one: a spinner,
+        // not the last phase's bar reset to 0/N with ETA 0s.
+        self.bar.reset();
+        self.bar.unset_length();
+        self.style(false);
         self.bar.set_message(format!("{name}..."));
         if !self.tty {
             eprintln!("[{}] {name}...", self.label);

@@ -1,7 +1,6 @@
 //! `kvbench run point-reads`: IO per GET on random 32-byte keys, before and
 //! after a full compaction, each store on its own loop device.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kvbench_driver::pointreads::{
@@ -69,9 +68,9 @@ pub struct Args {
 }
 
 impl Args {
-    /// The `--out` given, if any.
-    pub fn out(&self) -> Option<PathBuf> {
-        self.output.out.clone()
+    /// Where the run writes.
+    pub fn output(&self) -> &crate::flags::OutputArgs {
+        &self.output
     }
 }
 

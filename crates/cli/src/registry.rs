@@ -275,27 +275,34 @@ fn merge(into: &mut toml::Table, key: &str, value: toml::Value) {
 /// typo never silently runs the default.
 pub fn apply_sets(specs: &mut [BackendSpec], sets: &[String]) -> anyhow::Result<()> {
     for line in sets {
-        let (lhs, value) = line.split_once('=').ok_or_else(|| {
-            anyhow::anyhow!("--set `{line}`: expected BACKEND.KEY=VALUE, e.g. rocksdb-leveled.use_direct_reads=true")
-        })?;
-        let (backend, key) = lhs.trim().split_once('.').ok_or_else(|| {
-            anyhow::anyhow!(
-                "--set `{line}`: expected BACKEND.KEY=VALUE (no `.` after the backend name)"
-            )
-        })?;
+        let (backend, table) = parse_set(line)?;
         let spec = specs
             .iter_mut()
             .find(|s| s.name == backend)
             .ok_or_else(|| {
                 anyhow::anyhow!("--set `{line}`: backend `{backend}` is not in this run")
             })?;
-        let table: toml::Table =
-            toml::from_str(&format!("{key} = {}", value.trim())).map_err(|e| {
-                anyhow::anyhow!("--set `{line}`: value is not TOML ({e}); quote strings")
-            })?;
         spec.apply_overrides(&table)?;
     }
     Ok(())
+}
+
+/// Parses one `--set BACKEND.KEY=VALUE` into the backend's name and a
+/// TOML table of the one setting.
+pub fn parse_set(line: &str) -> anyhow::Result<(String, toml::Table)> {
+    let (lhs, value) = line.split_once('=').ok_or_else(|| {
+        anyhow::anyhow!(
+            "--set `{line}`: expected BACKEND.KEY=VALUE, e.g. rocksdb-leveled.use_direct_reads=true"
+        )
+    })?;
+    let (backend, key) = lhs.trim().split_once('.').ok_or_else(|| {
+        anyhow::anyhow!(
+            "--set `{line}`: expected BACKEND.KEY=VALUE (no `.` after the backend name)"
+        )
+    })?;
+    let table: toml::Table = toml::from_str(&format!("{key} = {}", value.trim()))
+        .map_err(|e| anyhow::anyhow!("--set `{line}`: value is not TOML ({e}); quote strings"))?;
+    Ok((backend.to_string(), table))
 }
 
 /// Parses a comma-separated backend list, refusing unknown and repeated
@@ -313,7 +320,7 @@ pub fn parse_list(list: &str, level: Durability) -> Result<Vec<BackendSpec>, any
     }
     if out.is_empty() {
         anyhow::bail!(
-            "no backend named; accepted: {}",
+            "no backend named (--backends NAME,NAME...); accepted: {}",
             names().collect::<Vec<_>>().join(", ")
         );
     }

@@ -27,9 +27,9 @@ pub struct RecordArgs {
     /// Setting KEY=VALUE of a generated workload (ycsb, solana, blobs, accounts).
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
-    /// Stellar preset the settings start from.
-    #[arg(long, default_value = "smoke", value_parser = clap::builder::PossibleValuesParser::new(crate::presets::NAMES))]
-    preset: String,
+    /// Stellar preset the settings start from (default smoke; stellar only).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::presets::NAMES))]
+    preset: Option<String>,
     #[command(flatten)]
     shape: stellar_cmd::ShapeArgs,
     /// Trace file to create (never overwritten).
@@ -50,16 +50,14 @@ pub struct ReplayArgs {
 /// Options of `kvbench run ycsb|solana|blobs|accounts`.
 #[derive(clap::Args)]
 pub struct GenArgs {
-    /// Workload setting KEY=VALUE (TOML value); repeatable, e.g. --param
-    /// workload=\"b\" --param records=100000. Unknown keys are refused.
+    /// Workload setting KEY=VALUE; repeatable, e.g. --param workload=b
+    /// --param records=100000 (values are TOML; a bare word is a string).
+    /// Unknown keys are refused.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
     /// Seed of keys, values and choices.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Concurrent worker threads, each with its share of the work (accounts).
-    #[arg(long, default_value_t = 1)]
-    workers: u64,
     /// Open loop: issue the run phase's operations (after the load) at this
     /// many per second whether or not earlier ones returned, and time gets
     /// from when each was due as well (`get corrected`); default: closed
@@ -68,6 +66,29 @@ pub struct GenArgs {
     op_rate: Option<f64>,
     #[command(flatten)]
     common: CommonArgs,
+}
+
+/// Options of `kvbench run accounts`: a generated workload that can also
+/// run with concurrent workers.
+#[derive(clap::Args)]
+pub struct AccountsArgs {
+    /// Concurrent worker threads, each with its share of the work.
+    #[arg(long, default_value_t = 1)]
+    workers: u64,
+    #[command(flatten)]
+    gen_args: GenArgs,
+}
+
+impl AccountsArgs {
+    /// Where the run writes.
+    pub fn output(&self) -> &crate::flags::OutputArgs {
+        self.gen_args.output()
+    }
+
+    /// Runs it.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        generated("accounts", self.gen_args, self.workers)
+    }
 }
 
 /// Options every operation-stream run shares.
@@ -92,22 +113,46 @@ pub struct CommonArgs {
 }
 
 impl ReplayArgs {
-    /// The `--out` given, if any.
-    pub fn out(&self) -> Option<PathBuf> {
-        self.common.output.out.clone()
+    /// Where the run writes.
+    pub fn output(&self) -> &crate::flags::OutputArgs {
+        &self.common.output
     }
 }
 
 impl GenArgs {
-    /// The `--out` given, if any.
-    pub fn out(&self) -> Option<PathBuf> {
-        self.common.output.out.clone()
+    /// Where the run writes.
+    pub fn output(&self) -> &crate::flags::OutputArgs {
+        &self.common.output
     }
 }
 
 /// Runs `kvbench record`.
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
-    if args.workload != "stellar" {
+    let stellar = args.workload == "stellar";
+    if !stellar && !kvbench_workloads::NAMES.contains(&args.workload.as_str()) {
+        bail!(
+            "unknown workload `{}`; kvbench record takes stellar, {}",
+            args.workload,
+            kvbench_workloads::NAMES.join(", ")
+        );
+    }
+    let ignored = args.shape.not_for_record(stellar);
+    if !ignored.is_empty() || (!stellar && args.preset.is_some()) {
+        let mut flags = ignored;
+        if !stellar && args.preset.is_some() {
+            flags.push("--preset");
+        }
+        bail!(
+            "{} shape(s) a run, not a recorded {} trace; leave {} out (a generated workload takes --param KEY=VALUE and --seed)",
+            flags.join(", "),
+            args.workload,
+            if flags.len() == 1 { "it" } else { "them" }
+        );
+    }
+    // Ctrl-C ends the recording through its error path, which removes
+    // the partial trace.
+    kvbench_driver::interrupt::install();
+    if !stellar {
         let params = parse_params(&args.params)?;
         let mut src =
             kvbench_workloads::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
@@ -126,10 +171,10 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     if !args.params.is_empty() {
         bail!("--param is for generated workloads; stellar takes --preset, --ledgers, ...");
     }
-    let preset = presets::get(&args.preset).with_context(|| {
+    let name = args.preset.as_deref().unwrap_or("smoke");
+    let preset = presets::get(name).with_context(|| {
         format!(
-            "unknown preset `{}`; accepted: {}",
-            args.preset,
+            "unknown preset `{name}`; accepted: {}",
             presets::NAMES.join(", ")
         )
     })?;
@@ -195,9 +240,9 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `kvbench run WORKLOAD` for a generated workload.
-pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
+pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<ExitCode> {
     let params = parse_params(&args.params)?;
-    let (seed, workers) = (args.seed, args.workers);
+    let seed = args.seed;
     if workers == 0 {
         bail!("--workers must be at least 1");
     }
@@ -207,8 +252,10 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
     let header = make()?.header().clone();
     let pace = match args.op_rate {
         None => None,
-        Some(r) if !(r.is_finite() && r > 0.0) => {
-            bail!("--op-rate {r}: give operations per second above 0")
+        // Bounded like the Stellar lookup rate: a schedule past this is no
+        // schedule the harness can keep on any machine.
+        Some(r) if !(r.is_finite() && r > 0.0 && r <= 100_000_000.0) => {
+            bail!("--op-rate {r}: give operations per second above 0 and at most 100,000,000")
         }
         Some(_) if workers > 1 => {
             bail!("--op-rate paces one stream; it cannot be combined with --workers {workers}")
@@ -304,7 +351,7 @@ fn run_stream(
     for spec in &specs {
         eprintln!("[{}] running {}...", spec.name, result.header.workload);
         let mut run = harness::new_run(&spec.name, memory_limit);
-        crate::supervise::note_current_run(&out, &spec.name, 0, memory_limit);
+        crate::supervise::note_current_run(&out, &spec.name, 0, memory_limit, false);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
         let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &spec.name);

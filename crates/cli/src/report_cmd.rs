@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::output::write_new;
 use kvbench_report::compare::{self, Options};
 use kvbench_report::doc::{self, Loaded};
 use kvbench_report::metrics::Class;
@@ -24,6 +24,10 @@ pub struct ReportArgs {
     /// on (the report does not state its machines').
     #[arg(long, value_name = "SIZE", default_value = "64GiB")]
     predict_memory: String,
+    /// Render into an --out directory that already holds files, replacing
+    /// those of the same name (e.g. a published report rendered again).
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// Options of `kvbench compare`.
@@ -45,9 +49,12 @@ pub struct CompareArgs {
     /// Compare even when workload config, seed, build or engine versions differ.
     #[arg(long)]
     force: bool,
-    /// Also write the comparison as JSON here.
+    /// Also write the comparison as JSON here (a new file).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Replace the --json file if it exists.
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// What `kvbench export` writes.
@@ -66,9 +73,12 @@ pub struct ExportArgs {
     /// Results files or run directories.
     #[arg(required = true, value_name = "RESULTS")]
     results: Vec<PathBuf>,
-    /// Write here instead of standard output.
+    /// Write here (a new file) instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Replace the --out file if it exists.
+    #[arg(long)]
+    overwrite: bool,
 }
 
 fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
@@ -82,9 +92,10 @@ fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let docs = load_all(&args.results)?;
     let verdict = render::VerdictOptions {
-        predict_memory: crate::size::parse(&args.predict_memory).map_err(anyhow::Error::msg)?,
+        predict_memory: crate::size::parse(&args.predict_memory)
+            .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
     };
-    let written = render::render_with(&docs, &args.out, &verdict)?;
+    let written = render::render_with(&docs, &args.out, &verdict, args.overwrite)?;
     eprintln!(
         "report: {} ({} files)",
         args.out.join("report.md").display(),
@@ -117,11 +128,17 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let (base, cur) = (load_all(&args.baseline)?, load_all(&args.current)?);
     let rows = compare::compare(&base, &cur, &opts)?;
     let (_, machine) = compare::differences(&base, &cur);
-    println!("{}", compare::markdown(&rows, &machine));
+    // The file first: what the user asked to keep is kept even when the
+    // printed table goes to a reader that stops early.
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_vec_pretty(&rows)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_new(
+            path,
+            &serde_json::to_vec_pretty(&rows)?,
+            args.overwrite,
+            "--json",
+        )?;
     }
+    crate::output::say(compare::markdown(&rows, &machine));
     Ok(if compare::failed(&rows) {
         eprintln!("kvbench compare: regression past threshold (exit 1)");
         ExitCode::from(1)
@@ -133,10 +150,24 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 /// Runs `kvbench export`.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let docs = load_all(&args.results)?;
-    let text = serde_json::to_string_pretty(&bencher::export(&docs))?;
+    for why in bencher::empty_runs(&docs) {
+        eprintln!("warning: nothing exported for {why}");
+    }
+    let bmf = bencher::export(&docs);
+    if bmf.as_object().is_some_and(serde_json::Map::is_empty) {
+        anyhow::bail!(
+            "nothing to export: no run in {} finished with figures (an interrupted run keeps its batches, not a summary)",
+            args.results
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let text = serde_json::to_string_pretty(&bmf)?;
     match &args.out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
-        None => println!("{text}"),
+        Some(p) => write_new(p, text.as_bytes(), args.overwrite, "--out")?,
+        None => crate::output::say(&text),
     }
     Ok(ExitCode::SUCCESS)
 }

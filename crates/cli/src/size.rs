@@ -26,7 +26,24 @@ pub fn parse(s: &str) -> Result<u64, String> {
             ));
         }
     };
-    Ok((n * mul as f64).round() as u64)
+    let bytes = n * mul as f64;
+    // A float past u64 would saturate silently; no device or memory limit
+    // kvbench sets up comes near a pebibyte.
+    if bytes > MAX as f64 {
+        return Err(format!(
+            "`{s}` is over the largest size kvbench takes, 1PiB"
+        ));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// The largest size accepted: 1 PiB.
+pub const MAX: u64 = 1 << 50;
+
+/// [`parse`] for the value of `what` (a flag, or a key of a named file),
+/// naming it in the error.
+pub fn parse_named(what: &str, s: &str) -> anyhow::Result<u64> {
+    parse(s).map_err(|e| anyhow::anyhow!("{what}: {e}"))
 }
 
 /// Formats bytes as MiB with one decimal.
@@ -43,6 +60,14 @@ mod tests {
         assert_eq!(super::parse("1.5 GiB"), Ok(3 << 29));
         assert_eq!(super::parse("2GB"), Ok(2_000_000_000));
         assert!(super::parse("lots").is_err());
+        assert!(super::parse("1PiB").is_err(), "no PiB unit");
+        assert_eq!(super::parse("1024TiB"), Ok(super::MAX));
+        let e = super::parse("99999999999TiB").expect_err("too large");
+        assert!(e.contains("1PiB"), "{e}");
+        let e = super::parse_named("run file x.toml: engine_memory", "lots")
+            .expect_err("named")
+            .to_string();
+        assert!(e.starts_with("run file x.toml: engine_memory: "), "{e}");
         assert!(
             super::parse("5 parsecs")
                 .expect_err("unit")

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use kvbench_driver::results::RunResult;
+use kvbench_driver::rundir::RunDir;
 use kvbench_meter::clean::{self, Leftover};
 
 /// Set in the worker's environment: run the command itself.
@@ -39,12 +40,19 @@ pub fn is_worker() -> bool {
 }
 
 /// Notes (in the output directory) which run is in progress, so that if
-/// the worker dies the supervisor can name it and keep its batches.
-pub fn note_current_run(out: &Path, label: &str, repeat: u32, memory_limit: Option<u64>) {
+/// the worker dies the supervisor can name it, keep its batches and
+/// remove its stores (unless `keep_stores`).
+pub fn note_current_run(
+    out: &Path,
+    label: &str,
+    repeat: u32,
+    memory_limit: Option<u64>,
+    keep_stores: bool,
+) {
     let limit = memory_limit.map_or(String::new(), |b| b.to_string());
     let _ = std::fs::write(
         out.join(CURRENT_RUN),
-        format!("{repeat}\n{label}\n{limit}\n"),
+        format!("{repeat}\n{label}\n{limit}\n{}\n", u8::from(keep_stores)),
     );
 }
 
@@ -53,15 +61,15 @@ pub fn clear_current_run(out: &Path) {
     let _ = std::fs::remove_file(out.join(CURRENT_RUN));
 }
 
-/// Runs the current command line again as a worker with `--out` fixed to
-/// `out`, waits for it, then cleans up and reports.
-pub fn run(out: &Path, add_out: bool) -> anyhow::Result<ExitCode> {
+/// Claims the run directory, runs the current command line again as a
+/// worker writing there, waits for it, then cleans up and reports.
+pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    if add_out {
-        args.push("--out".into());
-        args.push(out.display().to_string());
-    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Dropped last: a run that kept nothing (refused flags, say) leaves
+    // nothing behind.
+    let rundir = RunDir::claim(output.out.as_deref(), workload, output.force)?;
+    let out = rundir.path();
     // SAFETY: the handler only stores into an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
@@ -101,7 +109,9 @@ enum Outcome {
 
 fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::Result<Outcome> {
     let mut cmd = Command::new(exe);
-    cmd.args(args).env(WORKER_ENV, "1");
+    cmd.args(args)
+        .env(WORKER_ENV, "1")
+        .env(kvbench_driver::rundir::RUN_DIR_ENV, out);
     if resume {
         cmd.env(RESUME_ENV, "1");
     }
@@ -116,8 +126,10 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
         // Ctrl-C reaches the worker too (same process group); a `kill` of
         // the supervisor alone is passed on so the worker does not outlive it.
         if sig != 0 && !forwarded {
+            // The signal received, not another: the worker and the message
+            // below then name what the user sent.
             // SAFETY: kill has no memory preconditions; `pid` is our child.
-            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            unsafe { libc::kill(pid as i32, sig) };
             forwarded = true;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -151,6 +163,12 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
         )));
     };
     let oom = cgroups.iter().find(|c| c.oom_kills.unwrap_or(0) > 0);
+    // A signal the supervisor received is what stopped the run, whatever
+    // the worker died of.
+    let sig = match SIGNAL.load(Ordering::SeqCst) {
+        0 => sig,
+        received => received,
+    };
     let why = match (sig, oom) {
         (libc::SIGKILL, Some(c)) => format!(
             "the run was killed by its memory limit: cgroup limit {} (--memory-limit plus kvbench's harness budget), peak {}, {} OOM kill(s); the engine needed more than its limit: raise --memory-limit or give the engine less (--engine-memory)",
@@ -158,7 +176,7 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
             mib(c.peak),
             c.oom_kills.unwrap_or(0)
         ),
-        (libc::SIGINT, _) => "the run was interrupted (Ctrl-C)".to_string(),
+        (libc::SIGINT, _) => "the run was interrupted by SIGINT (Ctrl-C)".to_string(),
         (libc::SIGTERM, _) => "the run was stopped by SIGTERM".to_string(),
         (s, _) => format!("the run was killed by signal {s}"),
     };
@@ -191,12 +209,16 @@ fn mib(b: Option<u64>) -> String {
 fn keep_interrupted_run(out: &Path, why: &str) -> String {
     let results = out.join("results.json");
     let Ok(note) = std::fs::read_to_string(out.join(CURRENT_RUN)) else {
-        return format!("what finished is in {}", out.display());
+        // No run noted (point reads note none; none keeps its stores).
+        let stores = remove_stores(out, false);
+        return format!("what finished is in {}{stores}", out.display());
     };
     let mut lines = note.lines();
     let repeat: u32 = lines.next().and_then(|r| r.parse().ok()).unwrap_or(0);
     let label = lines.next().unwrap_or("").to_string();
     let limit: Option<u64> = lines.next().and_then(|l| l.parse().ok());
+    let keep_stores = lines.next() == Some("1");
+    let stores = remove_stores(out, keep_stores);
     let Some(mut result) = std::fs::read(&results)
         .ok()
         .and_then(|b| serde_json::from_slice::<RunResult>(&b).ok())
@@ -235,9 +257,30 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
     clear_current_run(out);
     match crate::output::write_json(&results, &result) {
         Ok(()) => format!(
-            "the {n} batch(es) or segment(s) `{label}` finished are kept in {} with the error",
+            "the {n} batch(es) or segment(s) `{label}` finished are kept in {} with the error{stores}",
             results.display()
         ),
         Err(e) => format!("could not update {}: {e:#}", results.display()),
+    }
+}
+
+/// After a killed worker: the stores it left in the run directory (those
+/// of finished runs were removed as each ended) are removed unless the run
+/// keeps stores; says which it did, with their size.
+fn remove_stores(out: &Path, keep: bool) -> String {
+    let stores = out.join("stores");
+    let Ok(usage) = kvbench_core::fsutil::dir_usage(&stores) else {
+        return String::new();
+    };
+    let mib = usage.allocated_bytes >> 20;
+    if keep {
+        return format!(
+            "; its stores ({mib} MiB) are kept in {} (--keep-stores)",
+            stores.display()
+        );
+    }
+    match std::fs::remove_dir_all(&stores) {
+        Ok(()) => format!("; its unfinished stores ({mib} MiB) were removed"),
+        Err(e) => format!("; could not remove its stores in {}: {e}", stores.display()),
     }
 }

@@ -79,7 +79,18 @@ pub fn stellar_summary(r: &RunResult) -> String {
         if run.batches.is_empty() {
             continue;
         }
-        let _ = writeln!(s, "\n### {}: per batch (seconds)\n", run.label);
+        let shown = sample(&run.batches);
+        let _ = writeln!(
+            s,
+            "\n### {}: per batch (seconds; batches {} of {} shown, every batch in batches.jsonl)\n",
+            run.label,
+            shown
+                .iter()
+                .map(|b| b.batch.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            run.batches.len()
+        );
         let mut t = Table::new(&[
             ">batch",
             ">total",
@@ -91,7 +102,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
             ">txindex write / flush / compact",
             ">txdata disk MiB",
         ]);
-        for b in sample(&run.batches) {
+        for b in shown {
             let st = |i: usize| {
                 let x = &b.stores[i];
                 format!(
@@ -121,7 +132,9 @@ pub fn stellar_summary(r: &RunResult) -> String {
 fn row(run: &BackendRun) -> Vec<String> {
     let err = kvbench_report::render::run_note(run);
     let Some(sum) = &run.summary else {
-        let mut cells = vec![run.label.clone()];
+        // Interrupted: what its finished batches ingested, the rest empty.
+        let (ledgers, txs) = kvbench_report::render::ingested(run);
+        let mut cells = vec![run.label.clone(), ledgers, txs];
         cells.resize(13, String::new());
         cells.push(err);
         return cells;

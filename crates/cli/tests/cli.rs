@@ -358,7 +358,7 @@ fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
         t.path(),
     );
     assert_eq!(worse.status.code(), Some(1), "{}", stderr(&worse));
-    assert!(String::from_utf8_lossy(&worse.stdout).contains("Regressed"));
+    assert!(String::from_utf8_lossy(&worse.stdout).contains("| regressed"));
     j["config"]["ledgers"] = serde_json::json!(7);
     std::fs::write(
         t.path().join("other.json"),

@@ -118,6 +118,13 @@ fn real_pubnet_ledgers_import_replay_and_calibrate() {
     let stats: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stats JSON");
     assert_eq!(stats["ledgers"], 6);
     assert_eq!(stats["txs"], 586);
+    // The range read, lowest to highest, whatever order the files came in
+    // (the lake file sorts first by name, with the highest ledger).
+    assert_eq!(stats["first"], 6_154_623);
+    assert_eq!(stats["last"], 53_312_000);
+    let err = stderr(&o);
+    assert!(err.contains("(6154623..=53312000)"), "{err}");
+    assert!(err.contains("out of order"), "{err}");
     let o = kvbench(
         &[
             "run",

@@ -1,60 +1,171 @@
 //! Run directories: kvbench writes only into directories it created.
+//!
+//! Each run claims a directory of its own, atomically: a fresh one it
+//! creates (`mkdir` fails if another run got there first), or an empty one
+//! the user named, claimed by creating the marker file exclusively. With
+//! `--force` a directory that already holds files gets the run in a new
+//! subdirectory beside them, so no run ever replaces or appends to another
+//! run's files. A run that ends having kept nothing removes what it made,
+//! so it never blocks its own retry.
 
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::DriverError;
 
 /// Marker file kvbench writes in every run directory it creates.
 pub const RUN_MARKER: &str = "KVBENCH_RUN";
+/// Set by a supervisor for its worker: the run directory it claimed.
+pub const RUN_DIR_ENV: &str = "KVBENCH_RUN_DIR";
 
 /// A run directory kvbench owns.
 #[derive(Debug)]
 pub struct RunDir {
     path: PathBuf,
+    /// This run made the directory itself (not a user's empty one).
+    made: bool,
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> DriverError {
+    let path = path.to_path_buf();
+    move |source| DriverError::Io { what, path, source }
 }
 
 impl RunDir {
-    /// Creates `path` for a run. An existing directory is refused unless it
-    /// is empty or `force` is set; kvbench then writes beside what is there
-    /// and deletes nothing it did not create.
-    pub fn create(path: &Path, force: bool) -> Result<Self, DriverError> {
-        let io = |what, source| DriverError::Io {
-            what,
-            path: path.to_path_buf(),
-            source,
+    /// Claims a directory for one run: `out`, or a fresh one named after
+    /// `workload` under the runs root. An existing non-empty `out` is
+    /// refused unless `force`, which puts the run in a new subdirectory of
+    /// it; nothing there is touched.
+    pub fn claim(out: Option<&Path>, workload: &str, force: bool) -> Result<Self, DriverError> {
+        let Some(out) = out else {
+            return Self::fresh_in(&runs_root(), workload);
         };
-        match fs::metadata(path) {
-            Ok(md) if !md.is_dir() => {
+        // Every failure names the flag and the path the user gave.
+        Self::claim_out(out, workload, force).map_err(|e| match e {
+            DriverError::Io { .. } => DriverError::Config(format!("--out {}: {e}", out.display())),
+            other => other,
+        })
+    }
+
+    fn claim_out(out: &Path, workload: &str, force: bool) -> Result<Self, DriverError> {
+        match fs::metadata(out) {
+            Ok(md) if !md.is_dir() => Err(DriverError::Config(format!(
+                "--out {} is a file; give a directory that does not exist yet",
+                out.display()
+            ))),
+            Ok(_) => Self::existing(out, workload, force),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs::create_dir_all(parent).map_err(io_err(
+                        "creating the parent of the output directory",
+                        parent,
+                    ))?;
+                }
+                match fs::create_dir(out) {
+                    Ok(()) => Self::mark(out, true),
+                    // Another run made it a moment ago: judged as existing.
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                        Self::existing(out, workload, force)
+                    }
+                    Err(e) => Err(io_err("creating output directory", out)(e)),
+                }
+            }
+            Err(e) => Err(io_err("checking output directory", out)(e)),
+        }
+    }
+
+    fn existing(out: &Path, workload: &str, force: bool) -> Result<Self, DriverError> {
+        let empty = fs::read_dir(out)
+            .map_err(io_err("reading output directory", out))?
+            .next()
+            .is_none();
+        if empty {
+            return Self::mark(out, false);
+        }
+        if !force {
+            return Err(DriverError::Config(format!(
+                "output directory {} already exists and is not empty; kvbench does not write into \
+                 directories it did not create. Give a new --out path, or pass --force to write this \
+                 run into a new subdirectory of it (nothing there is replaced or deleted)",
+                out.display()
+            )));
+        }
+        let d = Self::fresh_in(out, workload)?;
+        eprintln!(
+            "kvbench: {} holds other files; this run writes into {} (--force)",
+            out.display(),
+            d.path.display()
+        );
+        Ok(d)
+    }
+
+    /// Makes `NAME-YYYYMMDD-HHMMSS[-N]` under `root`: `mkdir` either makes
+    /// it or fails, so two runs started in the same second get two names.
+    fn fresh_in(root: &Path, workload: &str) -> Result<Self, DriverError> {
+        fs::create_dir_all(root).map_err(io_err("creating the runs directory", root))?;
+        let base = format!("{}-{}", sanitize(workload), crate::timefmt::now_stamp());
+        for n in 1..10_000 {
+            let name = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let path = root.join(name);
+            match fs::create_dir(&path) {
+                Ok(()) => return Self::mark(&path, true),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io_err("creating output directory", &path)(e)),
+            }
+        }
+        Err(DriverError::Config(format!(
+            "{} holds 10,000 runs named {base}: give --out",
+            root.display()
+        )))
+    }
+
+    /// Writes the marker exclusively: of two runs given one empty
+    /// directory, one gets it and the other is told.
+    fn mark(path: &Path, made: bool) -> Result<Self, DriverError> {
+        let marker = path.join(RUN_MARKER);
+        let mut f = match fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&marker)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 return Err(DriverError::Config(format!(
-                    "output path {} is a file; give a directory that does not exist yet",
+                    "another kvbench run claimed {} a moment ago; give a new --out path",
                     path.display()
                 )));
             }
-            Ok(_) => {
-                let empty = fs::read_dir(path)
-                    .map_err(|e| io("reading output directory", e))?
-                    .next()
-                    .is_none();
-                if !empty && !force {
-                    return Err(DriverError::Config(format!(
-                        "output directory {} already exists and is not empty; kvbench does not write into \
-                         directories it did not create. Give a new --out path, or pass --force to write beside \
-                         its contents (nothing there is deleted)",
-                        path.display()
-                    )));
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::create_dir_all(path).map_err(|e| io("creating output directory", e))?;
-            }
-            Err(e) => return Err(io("checking output directory", e)),
-        }
-        fs::write(path.join(RUN_MARKER), "kvbench run directory\n")
-            .map_err(|e| io("writing run marker in", e))?;
-        Ok(Self {
+            Err(e) => return Err(io_err("writing run marker in", path)(e)),
+        };
+        let d = Self {
             path: path.to_path_buf(),
+            made,
+        };
+        if let Err(e) = writeln!(f, "kvbench run directory\npid={}", std::process::id()) {
+            // A full disk: the marker stays empty, but must not linger.
+            drop(f);
+            d.discard_if_empty();
+            return Err(io_err("writing run marker in", path)(e));
+        }
+        Ok(d)
+    }
+
+    /// The directory a supervisor claimed for this worker
+    /// ([`RUN_DIR_ENV`]), if this process is one.
+    pub fn adopt() -> Option<Result<Self, DriverError>> {
+        let path = PathBuf::from(std::env::var_os(RUN_DIR_ENV)?);
+        Some(if path.join(RUN_MARKER).is_file() {
+            Ok(Self { path, made: false })
+        } else {
+            Err(DriverError::Config(format!(
+                "{RUN_DIR_ENV}={} is not a kvbench run directory",
+                path.display()
+            )))
         })
     }
 
@@ -65,7 +176,7 @@ impl RunDir {
 
     /// A fresh directory for one store of one backend run; it must not exist.
     pub fn store_dir(&self, run: &str, store: &str) -> Result<PathBuf, DriverError> {
-        let d = self.path.join("stores").join(sanitize(run)).join(store);
+        let d = self.stores_of(run).join(store);
         if d.exists() {
             return Err(DriverError::Config(format!(
                 "store directory {} already exists; use a new --out directory",
@@ -75,33 +186,143 @@ impl RunDir {
         Ok(d)
     }
 
-    /// Removes a store directory this run created (to free disk between backends).
+    /// Where the stores of run `run` live.
+    pub fn stores_of(&self, run: &str) -> PathBuf {
+        self.path.join("stores").join(sanitize(run))
+    }
+
+    /// Removes a store directory this run created (to free disk between
+    /// backends), then its run's folder and `stores/` when they are empty.
     pub fn remove_store_dir(&self, dir: &Path) -> Result<(), DriverError> {
+        let stores = self.path.join("stores");
         // Only ever below our own stores/ folder.
-        if !dir.starts_with(self.path.join("stores")) {
+        if !dir.starts_with(&stores) || dir == stores {
             return Err(DriverError::Config(format!(
                 "refusing to remove {}: not a store of this run",
                 dir.display()
             )));
         }
-        fs::remove_dir_all(dir).map_err(|source| DriverError::Io {
-            what: "removing store directory",
-            path: dir.to_path_buf(),
-            source,
-        })
+        match fs::remove_dir_all(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err("removing store directory", dir)(e)),
+        }
+        let mut up = dir.parent();
+        while let Some(p) = up.filter(|p| p.starts_with(&stores)) {
+            if fs::remove_dir(p).is_err() {
+                break;
+            }
+            up = p.parent();
+        }
+        Ok(())
+    }
+
+    /// When the run kept nothing (no run recorded, no batch, only kvbench's
+    /// own bookkeeping), removes what it made: its marker, empty results,
+    /// files left aside by a failed write, empty folders, and the directory
+    /// itself if this run made it. Returns true when it did. A retry into
+    /// the same `--out` then starts clean instead of being refused.
+    pub fn discard_if_empty(&self) -> bool {
+        if !kept_nothing(&self.path) {
+            remove_tmp_files(&self.path);
+            return false;
+        }
+        for name in [
+            RUN_MARKER,
+            "results.json",
+            ".kvbench-current-run",
+            "batches.jsonl",
+        ] {
+            let _ = fs::remove_file(self.path.join(name));
+        }
+        remove_tmp_files(&self.path);
+        remove_empty_dirs(&self.path.join("stores"));
+        if self.made {
+            let _ = fs::remove_dir(&self.path);
+        }
+        true
     }
 }
 
-/// Where a run writes when `--out` is not given: `NAME-TIMESTAMP` under
-/// `$KVBENCH_RUNS_DIR`, or under `kvbench-runs` in the working directory.
-pub fn default_out(name: &str) -> PathBuf {
-    let root = std::env::var_os("KVBENCH_RUNS_DIR")
-        .map_or_else(|| PathBuf::from("kvbench-runs"), PathBuf::from);
-    root.join(format!(
-        "{}-{}",
-        sanitize(name),
-        crate::timefmt::now_stamp()
-    ))
+impl Drop for RunDir {
+    /// A run that ends having kept nothing (refused, failed before its
+    /// first result, out of disk) leaves nothing behind.
+    fn drop(&mut self) {
+        self.discard_if_empty();
+    }
+}
+
+/// True when `dir` holds nothing but a run's bookkeeping: no recorded run,
+/// no batch or segment line, no store, no file a user or another run put there.
+fn kept_nothing(dir: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let empty_file = || fs::metadata(&path).is_ok_and(|m| m.len() == 0);
+        let ok = match name.as_str() {
+            RUN_MARKER | ".kvbench-current-run" => true,
+            "results.json" => no_runs(&path),
+            "batches.jsonl" | "segments.jsonl" | "measurements.jsonl" => empty_file(),
+            "stores" => only_empty_dirs(&path),
+            n => n.ends_with(".tmp"),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+fn no_runs(results: &Path) -> bool {
+    let Ok(bytes) = fs::read(results) else {
+        return false;
+    };
+    serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("runs").and_then(|r| r.as_array()).map(Vec::is_empty))
+        .unwrap_or(false)
+}
+
+fn only_empty_dirs(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.file_type().is_ok_and(|t| t.is_dir()) && only_empty_dirs(&e.path()))
+    })
+}
+
+fn remove_empty_dirs(dir: &Path) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&e.path());
+            }
+        }
+    }
+    let _ = fs::remove_dir(dir);
+}
+
+/// Files a failed atomic write left aside (`NAME.tmp`) in the run's top level.
+fn remove_tmp_files(dir: &Path) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().ends_with(".tmp")
+                && e.file_type().is_ok_and(|t| t.is_file())
+            {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// The root of default run directories: `$KVBENCH_RUNS_DIR`, or
+/// `kvbench-runs` in the working directory.
+pub fn runs_root() -> PathBuf {
+    std::env::var_os("KVBENCH_RUNS_DIR")
+        .map_or_else(|| PathBuf::from("kvbench-runs"), PathBuf::from)
 }
 
 /// Makes a label safe as one path component.
@@ -119,36 +340,4 @@ pub fn sanitize(label: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refuses_foreign_dirs_unless_forced_and_never_deletes() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let out = t.path().join("run");
-        let rd = RunDir::create(&out, false).expect("new dir");
-        assert!(out.join(RUN_MARKER).exists());
-        let s = rd
-            .store_dir("ledgers=lmdb,txdata=mdbx", "txdata")
-            .expect("fresh");
-        assert!(s.ends_with("stores/ledgers_lmdb_txdata_mdbx/txdata"));
-        assert!(
-            rd.remove_store_dir(t.path()).is_err(),
-            "outside stores/ is refused"
-        );
-
-        let foreign = t.path().join("foreign");
-        fs::create_dir(&foreign).expect("mkdir");
-        fs::write(foreign.join("keep.txt"), "mine").expect("write");
-        let e = RunDir::create(&foreign, false).expect_err("refused");
-        assert!(e.to_string().contains("--force"), "{e}");
-        RunDir::create(&foreign, true).expect("forced");
-        assert_eq!(
-            fs::read_to_string(foreign.join("keep.txt")).expect("kept"),
-            "mine"
-        );
-
-        let file = foreign.join("keep.txt");
-        assert!(RunDir::create(&file, true).is_err());
-    }
-}
+mod tests;

@@ -195,7 +195,7 @@ pub fn decode(lcm: &LedgerCloseMeta, network: [u8; 32]) -> Result<Ledger, Import
         let env = by_hash.get(&hash).ok_or_else(|| ImportError::Hash {
             ledger: seq,
             what: format!(
-                "result {i} names transaction {} but no envelope in the set hashes to it with this network passphrase",
+                "result {i} names transaction {} but no envelope in the set hashes to it with this network passphrase (check --passphrase, or the network of .config.json)",
                 hex(&hash)
             ),
         })?;

@@ -40,10 +40,15 @@ pub struct ImportStats {
     pub ledgers: u64,
     /// Transactions read, every hash recomputed and matched.
     pub txs: u64,
-    /// First and last ledger sequence.
+    /// Lowest ledger sequence read.
     pub first: Option<u32>,
-    /// Last ledger sequence.
+    /// Highest ledger sequence read.
     pub last: Option<u32>,
+    /// Ledgers whose sequence was below the one read before them (files
+    /// named out of sequence order): the trace keeps the order read.
+    pub out_of_order: u64,
+    #[serde(skip)]
+    previous: Option<u32>,
     /// Raw XDR bytes of ledgers.
     pub ledger_raw_bytes: u64,
     /// Compressed bytes of ledgers.
@@ -159,8 +164,12 @@ impl LedgerOps {
         let st = &mut self.stats;
         st.ledgers += 1;
         st.txs += l.txs.len() as u64;
-        st.first = st.first.or(Some(l.seq));
-        st.last = Some(l.seq);
+        st.first = Some(st.first.map_or(l.seq, |f| f.min(l.seq)));
+        st.last = Some(st.last.map_or(l.seq, |m| m.max(l.seq)));
+        if st.previous.is_some_and(|p| l.seq < p) {
+            st.out_of_order += 1;
+        }
+        st.previous = Some(l.seq);
         st.ledger_raw_bytes += l.xdr.len() as u64;
         let seq_key = l.seq.to_be_bytes().to_vec();
         let packed = self.compress("ledger", l.seq, &l.xdr)?;

@@ -56,7 +56,23 @@ impl std::fmt::Display for Leftover {
 fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     let rc = unsafe { libc::kill(pid as i32, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // A process that has exited but not been reaped yet (a zombie: a killed
+    // supervisor's worker until init collects it) still answers signal 0,
+    // yet will never remove what it made.
+    exists && !exited(pid)
+}
+
+/// True when `/proc` says `pid` has exited (state Z or X) but is not reaped.
+fn exited(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses and may
+    // itself hold spaces or parentheses.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state == "Z" || state == "X")
 }
 
 fn owner_pid(marker: &Path) -> Option<u32> {
@@ -164,5 +180,25 @@ pub fn remove(l: &Leftover) -> Result<()> {
                 source,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_zombie_is_not_alive() {
+        // A child that exited and is not reaped yet is a zombie.
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !super::exited(pid) {
+            assert!(std::time::Instant::now() < deadline, "no zombie seen");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!super::alive(pid), "a zombie must count as gone");
+        child.wait().expect("reap");
+        assert!(super::alive(std::process::id()), "this process is alive");
     }
 }

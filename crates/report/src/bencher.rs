@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::doc::Loaded;
+use crate::doc::{Doc, Loaded};
 use crate::metrics::extract;
 
 /// The BMF document of every metric in `docs`.
@@ -46,4 +46,21 @@ pub fn export(docs: &[Loaded]) -> Value {
             .map(|o| o.insert(measure, m));
     }
     Value::Object(out)
+}
+
+/// Runs in `docs` that give nothing to export, each with why: a run that
+/// was interrupted before it finished a summary has no figures.
+pub fn empty_runs(docs: &[Loaded]) -> Vec<String> {
+    let mut empty = Vec::new();
+    for d in docs {
+        let with: std::collections::BTreeSet<String> =
+            extract(d, None).into_iter().map(|m| m.run).collect();
+        if let Doc::Stellar(r) = &d.doc {
+            for run in r.runs.iter().filter(|run| !with.contains(&run.label)) {
+                let why = run.error.as_deref().unwrap_or("it has no summary");
+                empty.push(format!("{} run `{}`: {why}", d.path.display(), run.label));
+            }
+        }
+    }
+    empty
 }

@@ -110,11 +110,17 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
         path: file.clone(),
         source,
     })?;
+    parse(&file, &bytes)
+}
+
+/// Reads a results file's `bytes`; `file` names it in errors.
+pub fn parse(file: &Path, bytes: &[u8]) -> Result<Loaded, ReportError> {
+    let file = file.to_path_buf();
     let bad = |why: String| ReportError::BadResults {
         path: file.clone(),
         why,
     };
-    let json: serde_json::Value = serde_json::from_slice(&bytes)
+    let json: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| bad(format!("not JSON ({e}); expected a kvbench results.json")))?;
     let version = json
         .get("schema_version")
@@ -130,17 +136,14 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
         .and_then(serde_json::Value::as_str)
         .unwrap_or_default()
         .to_string();
+    // Parsed from the bytes, not the value, so a field of the wrong type is
+    // reported with its line and column.
+    let typed = |e: serde_json::Error| bad(format!("{e} (a field of the wrong type or missing)"));
     let doc = match workload.as_str() {
-        "point-reads" => Doc::PointReads(Box::new(
-            serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
-        )),
-        "crash" => Doc::Crash(Box::new(
-            serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
-        )),
+        "point-reads" => Doc::PointReads(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
+        "crash" => Doc::Crash(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "" => return Err(bad("no `workload` field".into())),
-        _ => Doc::Stellar(Box::new(
-            serde_json::from_value(json.clone()).map_err(|e| bad(e.to_string()))?,
-        )),
+        _ => Doc::Stellar(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
     };
     Ok(Loaded {
         path: file,

@@ -68,7 +68,9 @@ fn report_matches_its_snapshot_and_links_valid_charts() {
             svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
             "{c}"
         );
-        assert!(!svg.contains("<text"), "{c} needs fonts");
+        // Labels are text, escaped: every character of a run label shows.
+        assert!(svg.contains("</text>"), "{c} has no labels");
+        assert!(!svg.contains("\u{1}"), "{c}");
     }
     let csv = std::fs::read_to_string(t.path().join("batches.csv")).expect("csv");
     // 4 backends x 4 batches x 3 stores, plus the header.

@@ -53,6 +53,23 @@ impl PointReadConfig {
         if self.key_bytes < 8 || self.key_bytes > 511 {
             return Err("key_bytes must be in 8..=511 (LMDB's key limit)".into());
         }
+        // The data set and its private device (3x) must be sizes a machine
+        // can have: checked, so huge flags are refused rather than wrapped.
+        const MAX_BYTES: u64 = 1 << 50;
+        let bytes = self
+            .keys
+            .checked_mul((self.key_bytes + self.value_bytes) as u64)
+            .filter(|b| *b <= MAX_BYTES);
+        if bytes.is_none() {
+            return Err(format!(
+                "--keys {} of {} + {} bytes is over the largest data set kvbench sizes devices for (1 PiB): \
+                 at most {} keys of this size",
+                self.keys,
+                self.key_bytes,
+                self.value_bytes,
+                MAX_BYTES / (self.key_bytes + self.value_bytes).max(1) as u64
+            ));
+        }
         Ok(())
     }
 

@@ -1,8 +1,8 @@
 //! Writing a trace: frames appended to a buffered file, each with its CRC.
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::*;
 
@@ -15,10 +15,18 @@ fn store_byte(s: Option<u8>) -> u8 {
     s.unwrap_or(ALL_STORES)
 }
 
-/// Writes a trace as a stream.
+/// Writes a trace as a stream: into a hidden partial file beside the
+/// destination, which appears under its name only when [`finish`] ends it
+/// whole. Dropped unfinished (an error, an interrupt), the writer removes
+/// the partial file, so a retry finds nothing in its way.
+///
+/// [`finish`]: TraceWriter::finish
 pub struct TraceWriter {
     out: BufWriter<File>,
     path: String,
+    dest: PathBuf,
+    /// The partial file, until it is linked into place.
+    partial: Option<PathBuf>,
     buf: Vec<u8>,
     frames: u64,
     stores: usize,
@@ -38,14 +46,30 @@ impl TraceWriter {
                 header.stores.len()
             )));
         }
+        if fs::symlink_metadata(path).is_ok() {
+            return Err(TraceError::Io {
+                path: p.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "the file exists and kvbench does not overwrite files it did not create; give another path",
+                ),
+            });
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
         let file = File::options()
             .write(true)
             .create_new(true)
-            .open(path)
-            .map_err(io)?;
+            .open(&partial)
+            .map_err(|source| TraceError::Io {
+                path: partial.display().to_string(),
+                source,
+            })?;
         let mut w = TraceWriter {
             out: BufWriter::with_capacity(1 << 20, file),
             path: p.clone(),
+            dest: path.to_path_buf(),
+            partial: Some(partial),
             buf: Vec::new(),
             frames: 0,
             stores: header.stores.len(),
@@ -169,19 +193,34 @@ impl TraceWriter {
         self.frame()
     }
 
-    /// Writes the end frame, flushes and syncs; returns the frames written.
+    /// Writes the end frame, flushes and syncs, then puts the trace under
+    /// its name (never over a file that appeared meanwhile); returns the
+    /// frames written.
     pub fn finish(mut self) -> Result<u64, TraceError> {
         let count = self.frames;
         self.buf.push(TAG_END);
         self.buf.extend_from_slice(&count.to_le_bytes());
         self.frame()?;
-        let path = self.path.clone();
-        let file = self.out.into_inner().map_err(|e| TraceError::Io {
-            path: path.clone(),
-            source: e.into_error(),
-        })?;
-        file.sync_all()
-            .map_err(|source| TraceError::Io { path, source })?;
+        let io = |source| TraceError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        self.out.flush().map_err(io)?;
+        self.out.get_ref().sync_all().map_err(io)?;
+        if let Some(partial) = &self.partial {
+            // A link fails where the name is taken; the partial goes after.
+            fs::hard_link(partial, &self.dest).map_err(io)?;
+            let _ = fs::remove_file(partial);
+        }
+        self.partial = None;
         Ok(count + 1)
+    }
+}
+
+impl Drop for TraceWriter {
+    fn drop(&mut self) {
+        if let Some(partial) = self.partial.take() {
+            let _ = fs::remove_file(partial);
+        }
     }
 }

@@ -143,6 +143,23 @@ fn existing_files_are_never_overwritten() {
 }
 
 #[test]
+fn an_unfinished_trace_leaves_nothing_and_a_finished_one_appears_whole() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let p = t.path().join("x.kvtrace");
+    let mut w = TraceWriter::create(&p, &header()).expect("create");
+    w.write(&Op::Commit { sync: false }).expect("op");
+    assert!(!p.exists(), "not under its name before it is finished");
+    drop(w);
+    let left: Vec<_> = std::fs::read_dir(t.path()).expect("ls").collect();
+    assert!(left.is_empty(), "the partial file is removed: {left:?}");
+    // The retry is not blocked, and ends with the trace in place.
+    let w = TraceWriter::create(&p, &header()).expect("retry");
+    w.finish().expect("finish");
+    assert!(p.exists());
+    assert_eq!(std::fs::read_dir(t.path()).expect("ls").count(), 1);
+}
+
+#[test]
 fn every_truncation_is_an_error_with_an_offset() {
     let t = tempfile::tempdir().expect("tempdir");
     let full = write(&t);

@@ -90,9 +90,10 @@ impl StellarProfile {
     /// Checks ranges, saying which value is wrong.
     pub fn validate(&self) -> Result<(), ProfileError> {
         let q = self.tx_per_ledger_quantiles;
-        if q[0] < 0.0 || q.windows(2).any(|w| w[0] > w[1]) {
+        // Written as "not within" so NaN, which compares false, is refused.
+        if q.iter().any(|x| !(0.0..=100_000.0).contains(x)) || q.windows(2).any(|w| w[0] > w[1]) {
             return Err(ProfileError(format!(
-                "tx_per_ledger_quantiles {q:?} must be non-negative and non-decreasing"
+                "tx_per_ledger_quantiles {q:?} must be non-decreasing numbers in [0, 100000]"
             )));
         }
         if !(0.0..=100_000.0).contains(&self.tx_per_ledger_mean) {
@@ -100,20 +101,24 @@ impl StellarProfile {
                 "tx_per_ledger_mean must be in [0, 100000]".into(),
             ));
         }
-        if self.tx_record_median_bytes.is_nan()
-            || self.tx_record_median_bytes < 64.0
-            || self.tx_record_max_bytes < 128
+        // A record is generated whole in memory: bounded so a typo cannot
+        // ask the generator for gigabytes per transaction.
+        if !(64.0..=1_048_576.0).contains(&self.tx_record_median_bytes)
+            || !(128..=16 << 20).contains(&self.tx_record_max_bytes)
         {
             return Err(ProfileError(
-                "tx_record_median_bytes must be >= 64 and tx_record_max_bytes >= 128".into(),
+                "tx_record_median_bytes must be in [64, 1048576] and tx_record_max_bytes in [128, 16777216]".into(),
             ));
         }
         if !(0.0..=3.0).contains(&self.tx_record_sigma) {
             return Err(ProfileError("tx_record_sigma must be in [0, 3]".into()));
         }
-        if self.accounts == 0 || self.shared_entries == 0 || self.account_skew < 1.0 {
+        if self.accounts == 0
+            || self.shared_entries == 0
+            || !(1.0..=1_000.0).contains(&self.account_skew)
+        {
             return Err(ProfileError(
-                "accounts and shared_entries must be > 0 and account_skew >= 1".into(),
+                "accounts and shared_entries must be > 0 and account_skew in [1, 1000]".into(),
             ));
         }
         if !(1..=22).contains(&self.zstd_level) {

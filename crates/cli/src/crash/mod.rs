@@ -158,14 +158,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.cycles == 0 || args.batches_per_cycle == 0 {
         bail!("--cycles and --batches-per-cycle must be at least 1");
     }
-    let memory = size::parse(&args.engine_memory).map_err(anyhow::Error::msg)?;
-    let device_size = size::parse(&args.device_size).map_err(anyhow::Error::msg)?;
+    let memory = size::parse_named("--engine-memory", &args.engine_memory)?;
+    let device_size = size::parse_named("--device-size", &args.device_size)?;
     let memory_limit = args.limit.bytes()?;
     // Every spec is checked before anything is created.
     let names: Vec<String> = registry::parse_list(&args.backends, Durability::None)?
         .into_iter()
         .map(|s| s.name)
         .collect();
+    // Every --set is well formed and names a backend under test: one that
+    // matches nothing would be ignored silently.
+    for line in &args.set.sets {
+        let (backend, _) = registry::parse_set(line)?;
+        if !names.contains(&backend) {
+            bail!("--set `{line}`: backend `{backend}` is not in this run");
+        }
+    }
     let mut plan = Vec::new();
     for name in &names {
         for &level in &args.durability {

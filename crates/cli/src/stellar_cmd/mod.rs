@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+#[cfg(test)]
+mod fuzz_tests;
 mod plan;
 
 use crate::output::write_json;
@@ -29,7 +31,7 @@ use kvbench_driver::observe::Fanout;
 /// Options of `kvbench run stellar`. Precedence: flags over the run file over the preset.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Preset: smoke, quick, month-scaled or seed.
+    /// Preset (see `kvbench list`): smoke, quick, month-scaled, outgrow-memory or seed.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::presets::NAMES))]
     preset: Option<String>,
     /// TOML run file (preset, backends, stores, [workload] and [backend.NAME] tables).
@@ -53,6 +55,8 @@ pub struct Args {
     engine_memory: Option<String>,
     #[command(flatten)]
     limit: crate::flags::MemoryLimitArg,
+    #[command(flatten)]
+    set: crate::flags::SetArgs,
     /// Ledgers streamed after ingestion with concurrent lookups (0 skips).
     #[arg(long)]
     streaming_ledgers: Option<u64>,
@@ -91,9 +95,9 @@ pub struct Args {
 }
 
 impl Args {
-    /// The `--out` given, if any.
-    pub fn out(&self) -> Option<PathBuf> {
-        self.output.out.clone()
+    /// Where the run writes.
+    pub fn output(&self) -> &crate::flags::OutputArgs {
+        &self.output
     }
 }
 
@@ -138,6 +142,29 @@ pub struct ShapeArgs {
 }
 
 impl ShapeArgs {
+    /// The flags given that shape a run but not a recorded trace (`kvbench
+    /// record` refuses them rather than ignore them); with `stellar` false,
+    /// every flag but --seed (a generated workload takes --param).
+    pub fn not_for_record(&self, stellar: bool) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        let mut flag = |on: bool, name| {
+            if on {
+                given.push(name);
+            }
+        };
+        flag(!self.sweep_limits.is_empty(), "--sweep-limits");
+        flag(self.max_batch_secs.is_some(), "--max-batch-secs");
+        flag(self.pregenerate, "--pregenerate");
+        if !stellar {
+            flag(self.ledgers.is_some(), "--ledgers");
+            flag(self.batch_ledgers.is_some(), "--batch-ledgers");
+            flag(self.commit_ledgers.is_some(), "--commit-ledgers");
+            flag(self.harness_budget.is_some(), "--harness-budget");
+            flag(self.compaction.is_some(), "--compaction");
+        }
+        given
+    }
+
     /// Applies the flags that were given to `w`.
     pub fn apply(&self, w: &mut StellarConfig) -> anyhow::Result<()> {
         if let Some(v) = self.ledgers {
@@ -150,7 +177,7 @@ impl ShapeArgs {
             w.pregenerate = true;
         }
         if let Some(s) = &self.harness_budget {
-            w.harness_budget = size::parse(s).map_err(anyhow::Error::msg)?;
+            w.harness_budget = size::parse_named("--harness-budget", s)?;
         }
         if let Some(v) = self.batch_ledgers {
             w.batch_ledgers = v;
@@ -179,10 +206,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A worker going on after a predecessor killed by the memory limit
     // keeps what is in the results and runs the rest.
     let resume = crate::supervise::is_resume();
-    let (out, rundir) = match (&args.output.out, resume) {
-        (Some(out), true) => (out.clone(), RunDir::create(out, true)?),
-        _ => args.output.create("stellar")?,
-    };
+    // A resumed worker adopts the directory its supervisor claimed.
+    let (out, rundir) = args.output.create("stellar")?;
     if let Some(size) = plan.device_size {
         // Images are sparse, but a store that outgrows the free space under
         // its image gets I/O errors instead of ENOSPC: refuse that setup.
@@ -247,7 +272,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         {
             continue;
         }
-        crate::supervise::note_current_run(&out, label, repeat, *memory_limit);
+        crate::supervise::note_current_run(&out, label, repeat, *memory_limit, args.keep_stores);
         let mut run = run_one(
             &plan,
             &RunId {

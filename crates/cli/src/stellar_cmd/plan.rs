@@ -45,12 +45,33 @@ pub(super) fn merge_table(into: &mut toml::Table, from: &toml::Table) {
     }
 }
 
+/// Parses a run file's text; `path` names it in errors.
+pub(super) fn parse_run_file(text: &str, path: &std::path::Path) -> anyhow::Result<RunFile> {
+    toml::from_str(text).with_context(|| format!("run file {}", path.display()))
+}
+
+/// The preset's workload with the run file's `[workload]` table over it.
+pub(super) fn file_workload(
+    mut workload: StellarConfig,
+    file: &RunFile,
+    path: &std::path::Path,
+) -> anyhow::Result<StellarConfig> {
+    if let Some(t) = &file.workload {
+        let mut base = toml::Table::try_from(&workload)?;
+        merge_table(&mut base, t);
+        workload = base
+            .try_into()
+            .with_context(|| format!("run file {}: [workload]", path.display()))?;
+    }
+    Ok(workload)
+}
+
 pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     let file: RunFile = match &args.config {
         Some(p) => {
             let text = fs::read_to_string(p)
                 .with_context(|| format!("reading run file {}", p.display()))?;
-            toml::from_str(&text).with_context(|| format!("run file {}", p.display()))?
+            parse_run_file(&text, p)?
         }
         None => RunFile::default(),
     };
@@ -66,12 +87,8 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         )
     })?;
 
-    let mut workload = preset.workload;
-    if let Some(t) = &file.workload {
-        let mut base = toml::Table::try_from(&workload)?;
-        merge_table(&mut base, t);
-        workload = base.try_into().context("run file [workload]")?;
-    }
+    let file_path = args.config.as_deref().unwrap_or(std::path::Path::new("?"));
+    let mut workload = file_workload(preset.workload, &file, file_path)?;
     args.shape.apply(&mut workload)?;
     if let Some(v) = args.streaming_ledgers {
         workload.streaming.ledgers = v;
@@ -102,10 +119,20 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     // harness budget is refused up front; results record the size used.
     let workload = kvbench_driver::stellar::budget::resolved(&workload)?;
 
-    let memory = match args.engine_memory.as_ref().or(file.engine_memory.as_ref()) {
-        Some(s) => Some(size::parse(s).map_err(anyhow::Error::msg)?),
-        None => preset.engine_memory,
+    let memory = match (&args.engine_memory, &file.engine_memory, &args.config) {
+        (Some(s), _, _) => Some(size::parse_named("--engine-memory", s)?),
+        (None, Some(s), Some(p)) => Some(size::parse_named(
+            &format!("run file {}: engine_memory", p.display()),
+            s,
+        )?),
+        _ => preset.engine_memory,
     };
+    let sets = args
+        .set
+        .sets
+        .iter()
+        .map(|l| registry::parse_set(l))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let spec = |name: &str| -> anyhow::Result<BackendSpec> {
         let mut s = BackendSpec::by_name(name)?;
         s.set_durability(args.level.durability).with_context(|| {
@@ -121,6 +148,17 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         }
         if let Some(t) = file.backend.get(name) {
             s.apply_overrides(t)?;
+        }
+        // Flags over the run file.
+        for (backend, t) in &sets {
+            if backend == name {
+                s.apply_overrides(t).with_context(|| {
+                    format!(
+                        "--set {backend}.{}",
+                        t.keys().cloned().collect::<Vec<_>>().join(",")
+                    )
+                })?;
+            }
         }
         s.check_durability(args.level.durability)?;
         Ok(s)
@@ -189,6 +227,14 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             runs.push((name, [one.clone(), one.clone(), one]));
         }
     }
+    for (backend, _) in &sets {
+        if !runs
+            .iter()
+            .any(|(_, specs)| specs.iter().any(|s| &s.name == backend))
+        {
+            bail!("--set {backend}.…: backend `{backend}` is not in this run");
+        }
+    }
     let device_size = harness::device_size(
         args.place.device,
         args.place.device_size.as_deref(),
@@ -227,7 +273,10 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         // data/memory ratio to the largest.
         let mut limits = Vec::new();
         for s in &args.shape.sweep_limits {
-            limits.push((s.trim().to_string(), harness::memory_limit(s)?));
+            limits.push((
+                s.trim().to_string(),
+                harness::memory_limit_of("--sweep-limits", s)?,
+            ));
         }
         limits.sort_by_key(|l| std::cmp::Reverse(l.1));
         let mut swept = Vec::new();

@@ -317,6 +317,13 @@ pub fn record_trace(
         w.write(&op)
             .map_err(|e| DriverError::Config(e.to_string()))?;
         st.ops += 1;
+        if let Some(sig) = crate::interrupt::requested() {
+            // `w` drops unfinished: its partial file goes with it.
+            return Err(DriverError::Config(format!(
+                "interrupted by {sig} after {} operations; the partial trace was removed, nothing was kept",
+                st.ops
+            )));
+        }
     }
     w.finish().map_err(|e| DriverError::Config(e.to_string()))?;
     Ok(st)

@@ -74,7 +74,8 @@ pub fn plan_chunks(cfg: &StellarConfig, budget: u64) -> Result<ChunkPlan, Driver
     let fits = (room / (in_flight * per_ledger.max(1))).min(u64::from(u32::MAX)) as u32;
     // A commit never spans batches: one larger than a batch is the batch.
     let commit_ledgers = match cfg.commit_ledgers.min(cfg.batch_ledgers) {
-        0 if fits == 0 => {
+        // Not even one ledger fits: no --commit-ledgers helps, only a budget.
+        _ if fits == 0 => {
             return Err(DriverError::Config(format!(
                 "a harness budget of {} MiB cannot hold {in_flight} chunks of even one ledger (~{} KiB each): raise --harness-budget",
                 budget >> 20,
@@ -131,6 +132,17 @@ mod tests {
             assert!(p.commit_ledgers >= 1 && p.commit_ledgers <= batch, "{p:?}");
             assert!(p.heap_bytes() <= 64 << 20, "{p:?}");
         }
+    }
+
+    #[test]
+    fn a_budget_that_holds_no_ledger_asks_for_a_larger_budget_whatever_the_commit() {
+        let cfg = StellarConfig {
+            commit_ledgers: 1,
+            ..StellarConfig::default()
+        };
+        let e = plan_chunks(&cfg, 1).expect_err("refused").to_string();
+        assert!(e.contains("raise --harness-budget"), "{e}");
+        assert!(!e.contains("--commit-ledgers 1 or less"), "{e}");
     }
 
     #[test]

@@ -137,25 +137,51 @@ impl Default for StellarConfig {
 }
 
 impl StellarConfig {
-    /// Checks the settings, naming any that is out of range.
+    /// Checks the settings, naming any that is out of range by its flag
+    /// (and run-file key) and the bound it must keep.
     pub fn validate(&self) -> Result<(), DriverError> {
         let bad = |m: &str| Err(DriverError::Config(m.to_string()));
         if self.ledgers == 0 {
-            return bad("ledgers must be at least 1");
+            return bad("--ledgers (ledgers) must be at least 1");
         }
         if self.batch_ledgers == 0 {
-            return bad("batch_ledgers must be at least 1");
+            return bad("--batch-ledgers (batch_ledgers) must be at least 1");
         }
-        if self.max_batch_secs.is_some_and(|s| s.is_nan() || s <= 0.0) {
-            return bad("max_batch_secs must be above 0 seconds");
-        }
-        if u64::from(self.profile.first_ledger) + self.ledgers + self.streaming.ledgers
-            > u64::from(u32::MAX)
+        if self
+            .max_batch_secs
+            .is_some_and(|s| !s.is_finite() || s <= 0.0)
         {
-            return bad("first_ledger + ledgers overflows a 32-bit ledger sequence");
+            return bad("--max-batch-secs (max_batch_secs) must be a number of seconds above 0");
+        }
+        // Ledger sequences are 32-bit (the `ledgers` store's keys are 4
+        // bytes) and every streamed ledger (once per rate of a sweep)
+        // follows the ingested ones. Checked, not summed: a sum of huge
+        // flags would wrap and pass.
+        let first = u64::from(self.profile.first_ledger);
+        let room = u64::from(u32::MAX) - first;
+        let rounds = self.streaming.lookup_rates.len().max(1) as u64;
+        let total = self
+            .streaming
+            .ledgers
+            .checked_mul(rounds)
+            .and_then(|s| s.checked_add(self.ledgers));
+        if total.is_none_or(|t| t > room) {
+            return bad(&format!(
+                "--ledgers ({}) plus --streaming-ledgers ({}{}) must fit in 32-bit ledger sequences: \
+                 the generator starts at ledger {first}, so together they may be at most {room}",
+                self.ledgers,
+                self.streaming.ledgers,
+                if rounds > 1 {
+                    format!(" x {rounds} rates of --lookup-rates")
+                } else {
+                    String::new()
+                }
+            ));
         }
         if self.streaming.ledgers > 0 && self.streaming.lookup_workers == 0 {
-            return bad("streaming.lookup_workers must be at least 1 when streaming.ledgers > 0");
+            return bad(
+                "--lookup-workers (streaming.lookup_workers) must be at least 1 when ledgers are streamed",
+            );
         }
         let rates = self
             .streaming
@@ -165,12 +191,23 @@ impl StellarConfig {
         for r in rates {
             if !(r.is_finite() && *r > 0.0 && *r <= 10_000_000.0) {
                 return bad(&format!(
-                    "lookup rate {r} must be above 0 and at most 10,000,000 per second"
+                    "lookup rate {r} (--lookup-rate, --lookup-rates) must be above 0 and at most 10,000,000 per second"
                 ));
             }
         }
-        if self.streaming.p99_bound_us.is_nan() || self.streaming.p99_bound_us <= 0.0 {
-            return bad("streaming.p99_bound_us must be above 0");
+        // Poisson spacing shapes an open-loop schedule; without a rate the
+        // lookups run closed loop and results would record an arrival that
+        // never happened.
+        if self.streaming.arrival != Arrival::Fixed
+            && self.streaming.lookup_rate.is_none()
+            && self.streaming.lookup_rates.is_empty()
+        {
+            return bad(
+                "--arrival poisson shapes open-loop lookups: give --lookup-rate or --lookup-rates with it",
+            );
+        }
+        if !self.streaming.p99_bound_us.is_finite() || self.streaming.p99_bound_us <= 0.0 {
+            return bad("--p99-bound-ms (streaming.p99_bound_us) must be above 0");
         }
         self.profile
             .validate()
@@ -352,6 +389,48 @@ pub fn run_spooled(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ledger_counts_that_wrap_or_pass_32_bits_are_refused_naming_the_flags() {
+        // 18446744073700000000 + the 120 streamed ledgers wraps a u64 sum.
+        for (ledgers, streaming, rates) in [
+            (18_446_744_073_700_000_000, 120, 0),
+            (u64::MAX, u64::MAX, 0),
+            (u64::from(u32::MAX), 0, 0),
+            (1000, u64::MAX / 2, 3),
+        ] {
+            let mut cfg = StellarConfig {
+                ledgers,
+                ..StellarConfig::default()
+            };
+            cfg.streaming.ledgers = streaming;
+            cfg.streaming.lookup_rates = vec![100.0; rates];
+            let e = cfg.validate().expect_err("refused").to_string();
+            assert!(
+                e.contains("--ledgers")
+                    && e.contains("--streaming-ledgers")
+                    && e.contains("at most"),
+                "{e}"
+            );
+        }
+        let mut fits = StellarConfig {
+            ledgers: u64::from(u32::MAX) - 59_000_000 - 120,
+            ..StellarConfig::default()
+        };
+        fits.validate().expect("the largest that fits");
+        fits.ledgers += 1;
+        assert!(fits.validate().is_err());
+    }
+
+    #[test]
+    fn poisson_arrival_without_a_rate_is_refused() {
+        let mut cfg = StellarConfig::default();
+        cfg.streaming.arrival = Arrival::Poisson;
+        let e = cfg.validate().expect_err("refused").to_string();
+        assert!(e.contains("--lookup-rate"), "{e}");
+        cfg.streaming.lookup_rate = Some(100.0);
+        cfg.validate().expect("open loop with poisson arrivals");
+    }
 
     #[test]
     pub(super) fn plan_covers_every_ledger_once_within_batches() {

@@ -7,12 +7,24 @@ use super::*;
 fn num(v: Option<f64>) -> String {
     match v {
         None => "absent".into(),
-        Some(x) if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-3) => format!("{x:.4e}"),
+        // Counters (bytes, entries) are whole: printed whole, as read.
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Some(x) if x.abs() >= 1e6 => format!("{x:.1}"),
+        Some(x) if x != 0.0 && x.abs() < 1e-3 => format!("{x:.3e}"),
         Some(x) => format!("{x:.4}")
             .trim_end_matches('0')
             .trim_end_matches('.')
             .to_string(),
     }
+}
+
+/// A verdict or class as the flags and the JSON spell it (`not-judged`,
+/// `counter`), not as Rust names it.
+fn name<T: serde::Serialize + std::fmt::Debug>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|j| j.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{v:?}"))
 }
 
 fn table_rows(s: &mut String, rows: &[&Row]) {
@@ -24,16 +36,16 @@ fn table_rows(s: &mut String, rows: &[&Row]) {
         let iv = r.interval.map_or(String::new(), |(a, b)| {
             format!("{:+.1}% .. {:+.1}%", (a - 1.0) * 100.0, (b - 1.0) * 100.0)
         });
-        let verdict = match (&r.verdict, &r.note) {
-            (v, Some(n)) => format!("{v:?} ({n})"),
-            (v, None) => format!("{v:?}"),
+        let verdict = match (name(&r.verdict), &r.note) {
+            (v, Some(n)) => format!("{v} ({n})"),
+            (v, None) => v,
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {:?} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             r.run,
             r.name,
-            r.class,
+            name(&r.class),
             num(r.baseline),
             num(r.current),
             change,

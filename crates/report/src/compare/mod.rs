@@ -254,11 +254,32 @@ pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>
             be.build_profile, be.debug_assertions, ce.build_profile, ce.debug_assertions
         ));
     }
-    if be.engine_versions != ce.engine_versions {
-        hard.push(format!(
-            "engine versions: {:?} vs {:?}",
-            be.engine_versions, ce.engine_versions
-        ));
+    // Per engine, over every file of each side: runs of different
+    // backends name different engines, which is not a version change.
+    let versions = |side: &[Loaded]| {
+        let mut v: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        for d in side {
+            for (engine, ver) in &d.env().engine_versions {
+                v.entry(engine.clone()).or_default().insert(ver.clone());
+            }
+        }
+        v
+    };
+    let (bv, cv) = (versions(base), versions(cur));
+    for (engine, b_set) in &bv {
+        if let Some(c_set) = cv.get(engine)
+            && b_set != c_set
+        {
+            let list = |s: &std::collections::BTreeSet<String>| {
+                s.iter().cloned().collect::<Vec<_>>().join(", ")
+            };
+            hard.push(format!(
+                "engine version of {engine}: {} vs {}",
+                list(b_set),
+                list(c_set)
+            ));
+        }
     }
     let fs = |e: &kvbench_results::env::EnvInfo| e.data_fs.as_ref().map(|m| m.fs_type.clone());
     for (what, x, y) in [

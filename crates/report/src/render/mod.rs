@@ -13,7 +13,7 @@ mod verdict;
 pub use openloop::open_loop_table;
 use points::point_section;
 pub use points::{point_summary, point_table};
-pub use stellar::{peak_mib, replay_tables, run_note};
+pub use stellar::{ingested, peak_mib, replay_tables, run_note};
 use stellar::{replay_section, stellar_section};
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;
@@ -111,20 +111,34 @@ pub(super) fn lat_us(l: &Option<Latency>) -> String {
     })
 }
 
-/// Renders `docs` into `dir` (created if missing; existing report files are
-/// replaced, nothing else is touched). Returns what it wrote.
+/// Renders `docs` into `dir`, which must not exist or be empty. Returns
+/// what it wrote.
 pub fn render(docs: &[Loaded], dir: &Path) -> Result<Written, ReportError> {
-    render_with(docs, dir, &VerdictOptions::default())
+    render_with(docs, dir, &VerdictOptions::default(), false)
 }
 
-/// [`render`] with the verdict's prediction settings.
+/// [`render`] with the verdict's prediction settings; `overwrite` lets it
+/// write into a directory that already holds files (a report rendered
+/// again in place), replacing those of the same name.
 pub fn render_with(
     docs: &[Loaded],
     dir: &Path,
     verdict: &VerdictOptions,
+    overwrite: bool,
 ) -> Result<Written, ReportError> {
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
+    }
+    // Checked before anything is written, so a refusal leaves no half report.
+    if !overwrite
+        && let Ok(mut entries) = std::fs::read_dir(dir)
+        && entries.next().is_some()
+    {
+        return Err(ReportError::Usage(format!(
+            "report directory {} is not empty and kvbench does not overwrite files it did not create; \
+             give a new --out directory, or pass --overwrite to render into it (files of the same name are replaced)",
+            dir.display()
+        )));
     }
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
@@ -226,12 +240,23 @@ pub fn render_with(
 
 fn machines_table(md: &mut String, docs: &[Loaded]) {
     md.push_str("## Machines\n\n| machine | CPU | cores | RAM GiB | kernel | data filesystem | build | commit | engines |\n|---|---|---:|---:|---|---|---|---|---|\n");
+    let key = |d: &Loaded| {
+        let e = d.env();
+        (d.machine(), e.git_commit.clone(), e.build_profile.clone())
+    };
     let mut seen = BTreeSet::new();
     for d in docs {
         let e = d.env();
-        let key = (d.machine(), e.git_commit.clone(), e.build_profile.clone());
-        if !seen.insert(key) {
+        if !seen.insert(key(d)) {
             continue;
+        }
+        // The engines of every file of this machine and build, not the
+        // first file's alone (each file may run other backends).
+        let mut engines: BTreeSet<String> = BTreeSet::new();
+        for other in docs.iter().filter(|o| key(o) == key(d)) {
+            for (k, v) in &other.env().engine_versions {
+                engines.insert(format!("{k} {v}"));
+            }
         }
         let _ = writeln!(
             md,
@@ -254,11 +279,7 @@ fn machines_table(md: &mut String, docs: &[Loaded]) {
                 ""
             },
             e.git_commit,
-            e.engine_versions
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            engines.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
     md.push('\n');

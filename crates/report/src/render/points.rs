@@ -58,7 +58,7 @@ pub(super) fn point_section(
         .collect();
     out.chart(
         "Device reads per GET",
-        svg::bar_chart("DEVICE READS PER GET", "reads", &cats, &names, &values),
+        svg::bar_chart("Device reads per GET", "reads", &cats, &names, &values),
     )
 }
 

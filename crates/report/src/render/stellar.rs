@@ -28,10 +28,11 @@ pub(super) fn stellar_section(
     ]);
     for (l, r) in runs {
         let s = r.summary.as_ref();
+        let (ledgers, txs) = ingested(r);
         t.row([
             l.clone(),
-            s.map_or("n/a".into(), |s| s.ledgers.to_string()),
-            s.map_or("n/a".into(), |s| s.txs.to_string()),
+            ledgers,
+            txs,
             opt(s.map(|s| s.wall_secs), 1),
             format!(
                 "{} ({})",
@@ -136,7 +137,7 @@ pub(super) fn replay_section(
         .collect();
     out.chart(
         "Replay: time per segment",
-        svg::line_chart("TIME PER SEGMENT", "segment", "seconds", &series),
+        svg::line_chart("Time per segment", "segment", "seconds", &series),
     )
 }
 
@@ -185,6 +186,23 @@ pub(super) fn streaming_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     if let Some(t) = super::open_loop_table(runs) {
         md.push_str(&t);
         md.push('\n');
+    }
+}
+
+/// Ledgers and transactions a run ingested, as cells: from its summary, or
+/// for a run interrupted before one, summed over the batches it finished.
+pub fn ingested(r: &BackendRun) -> (String, String) {
+    match &r.summary {
+        Some(s) => (s.ledgers.to_string(), s.txs.to_string()),
+        None if r.batches.is_empty() => ("n/a".into(), "n/a".into()),
+        None => {
+            let ledgers: u64 = r.batches.iter().map(|b| u64::from(b.ledgers)).sum();
+            let txs: u64 = r.batches.iter().map(|b| b.txs).sum();
+            (
+                format!("{ledgers} (in {} finished batches)", r.batches.len()),
+                txs.to_string(),
+            )
+        }
     }
 }
 
@@ -242,7 +260,7 @@ pub(super) fn stellar_charts(
     let total = per_batch(&|b| Some(b.total_secs));
     out.chart(
         "Batch time (writes, flushes, compactions)",
-        svg::line_chart("BATCH TIME PER BATCH", "batch", "seconds", &total),
+        svg::line_chart("Batch time per batch", "batch", "seconds", &total),
     )?;
     let stores: BTreeSet<String> = runs
         .iter()
@@ -262,7 +280,7 @@ pub(super) fn stellar_charts(
         out.chart(
             &format!("Compaction time per batch: {store}"),
             svg::line_chart(
-                &format!("COMPACTION PER BATCH: {store}"),
+                &format!("Compaction per batch: {store}"),
                 "batch",
                 "seconds",
                 &series,
@@ -283,7 +301,12 @@ pub(super) fn stellar_charts(
         .collect();
     out.chart(
         "Ingestion throughput over time (MiB per second; stalls show as dips)",
-        svg::line_chart("INGEST THROUGHPUT", "seconds", "MiB/s", &tput),
+        svg::line_chart(
+            "Ingest throughput (stalls show as dips)",
+            "seconds",
+            "MiB/s",
+            &tput,
+        ),
     )?;
     let cats: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
     let lat =
@@ -299,7 +322,7 @@ pub(super) fn stellar_charts(
     out.chart(
         "One-step lookup latency (us)",
         svg::bar_chart(
-            "ONE-STEP LOOKUP LATENCY",
+            "One-step lookup latency",
             "us",
             &cats,
             &["p50".into(), "p99".into(), "p99.9".into()],
@@ -318,7 +341,7 @@ pub(super) fn stellar_charts(
         out.chart(
             &format!("Amplification: {store}"),
             svg::bar_chart(
-                &format!("AMPLIFICATION: {store}"),
+                &format!("Amplification: {store}"),
                 "x logical bytes",
                 &cats,
                 &[

@@ -326,7 +326,7 @@ pub(super) fn verdict_section(
         out.chart(
             &format!("Batch cost against data / memory: {store}"),
             svg::line_chart(
-                &format!("{} BATCH COST VS DATA/MEMORY", store.to_uppercase()),
+                &format!("Batch cost against data / memory: {store}"),
                 "all stores' data / memory",
                 "seconds",
                 &series,

@@ -1,0 +1,244 @@
+//! Every subcommand against generated bad arguments, and every printing
+//! command into a closed pipe: no panic, no backtrace, an error that names
+//! what was wrong, and nothing left behind.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+mod common;
+use common::{kvbench, stderr};
+
+fn fixture(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Each subcommand with arguments that make it valid apart from the flag
+/// under test.
+fn commands() -> Vec<Vec<String>> {
+    let results = fixture("results/stellar-smoke");
+    let pubnet = fixture("stellar-pubnet");
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        s(&["run", "stellar", "--preset", "smoke"]),
+        s(&["run", "point-reads", "--keys", "1000"]),
+        s(&["run", "replay", "seed.kvtrace"]),
+        s(&["run", "ycsb"]),
+        s(&["run", "solana"]),
+        s(&["run", "blobs"]),
+        s(&["run", "accounts"]),
+        s(&["run", "crash"]),
+        s(&["record", "ycsb", "--out", "new.kvtrace"]),
+        s(&["import", "galexie", &pubnet, "--out", "new.kvtrace"]),
+        s(&["calibrate", "stellar", &pubnet]),
+        s(&["report", &results, "--out", "report"]),
+        s(&["compare", "--baseline", &results, "--current", &results]),
+        s(&["export", "bencher", &results]),
+        s(&["list"]),
+        s(&["clean", "--dry-run"]),
+        s(&["completions", "bash"]),
+    ]
+}
+
+/// The flags of a subcommand that take a value, with the value's name,
+/// read from its `--help` so that a new flag is covered without a change here.
+fn value_flags(cmd: &[String], cwd: &Path) -> Vec<(String, String)> {
+    let mut help: Vec<&str> = cmd
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| !a.starts_with('-'))
+        .collect();
+    // The positional arguments after the subcommand's name are not part of it.
+    let depth = if help.first() == Some(&"run") { 2 } else { 1 };
+    help.truncate(depth);
+    help.push("--help");
+    let o = kvbench(&help, cwd);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut flags = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let line = line.strip_prefix("-h, ").unwrap_or(line);
+        let Some(rest) = line.strip_prefix("--") else {
+            continue;
+        };
+        let mut parts = rest.split_whitespace();
+        let name = parts.next().unwrap_or_default().to_string();
+        let Some(value) = parts.next().filter(|v| v.starts_with('<')) else {
+            continue;
+        };
+        flags.push((
+            name,
+            value
+                .trim_matches(|c| c == '<' || c == '>' || c == '.')
+                .to_string(),
+        ));
+    }
+    flags
+}
+
+/// Values no flag of that value name accepts.
+fn bad_values(value: &str) -> &'static [&'static str] {
+    match value {
+        "SIZE" => &["lots", "12 parsecs", "99999999999TiB", "-5MiB"],
+        "FILE" | "RESULTS" | "TRACE" | "PATHS" => &["/nonexistent/kvbench/input"],
+        "DIR" => &["/proc/kvbench-cannot-be-made/out"],
+        "LIST" => &["nosuch", "lmdb,lmdb", ",", "99999999999TiB"],
+        "LEVEL" => &["bogus", ""],
+        _ => &["abc", "-1", "18446744073709551616", "nan", "1e400", ""],
+    }
+}
+
+/// Entries below `dir`, as paths relative to it.
+fn tree(dir: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            out.insert(p.strip_prefix(dir).expect("below").display().to_string());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn check(o: &Output, args: &[String], what: &str) {
+    let err = stderr(o);
+    assert_ne!(o.status.code(), Some(101), "{args:?} panicked:\n{err}");
+    assert!(
+        o.status.code().is_some(),
+        "{args:?} died of a signal:\n{err}"
+    );
+    for bad in ["panicked", "RUST_BACKTRACE", "stack backtrace"] {
+        assert!(!err.contains(bad), "{args:?}: `{bad}` in:\n{err}");
+    }
+    if !o.status.success() {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error"))
+            .unwrap_or_else(|| panic!("{args:?}: no error line in:\n{err}"));
+        assert!(
+            err.contains(what) || line.contains("argument"),
+            "{args:?}: the error does not name `{what}`:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn every_subcommand_refuses_bad_arguments_cleanly_and_leaves_nothing() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let runs = t.path().join("runs");
+    std::fs::create_dir(&runs).expect("runs dir");
+    // A real trace for `run replay`, made once.
+    let o = kvbench(
+        &[
+            "record",
+            "ycsb",
+            "--param",
+            "records=10",
+            "--param",
+            "operations=10",
+            "--out",
+            "seed.kvtrace",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = tree(t.path());
+    let mut rng = kvbench_rng::Rng::new(2026);
+    let mut cases = 0;
+    for cmd in commands() {
+        let mut tried: Vec<(Vec<String>, String)> = Vec::new();
+        // An unknown flag, and each value flag with two of its bad values.
+        let mut unknown = cmd.clone();
+        unknown.push("--no-such-flag".into());
+        tried.push((unknown, "--no-such-flag".into()));
+        for (flag, value) in value_flags(&cmd, t.path()) {
+            let bads = bad_values(&value);
+            for _ in 0..2 {
+                let bad = bads[rng.below(bads.len() as u64) as usize];
+                let mut args = cmd.clone();
+                args.push(format!("--{flag}"));
+                args.push(bad.to_string());
+                let what = if bad.is_empty() {
+                    flag.clone()
+                } else {
+                    bad.to_string()
+                };
+                tried.push((args, what));
+            }
+        }
+        for (args, what) in tried {
+            let o = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+                .args(&args)
+                .current_dir(t.path())
+                .env("KVBENCH_RUNS_DIR", &runs)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run kvbench");
+            // The name of the flag or the value must be in the error; a
+            // value clap or kvbench names through its flag counts too.
+            let flag = args[args.len() - 2].clone();
+            let named = if stderr(&o).contains(&flag) {
+                flag
+            } else {
+                what
+            };
+            check(&o, &args, &named);
+            assert!(
+                !o.status.success(),
+                "{args:?} was accepted:\n{}",
+                stderr(&o)
+            );
+            assert_eq!(tree(t.path()), before, "{args:?} left files behind");
+            cases += 1;
+        }
+    }
+    assert!(cases > 150, "only {cases} cases");
+    let o = kvbench(&["clean", "--dry-run"], t.path());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("nothing to clean"),
+        "a loop device or cgroup was left: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn printing_into_a_closed_pipe_ends_quietly() {
+    let results = fixture("results/stellar-smoke");
+    let pubnet = fixture("stellar-pubnet");
+    let t = tempfile::tempdir().expect("tempdir");
+    for args in [
+        vec!["list"],
+        vec!["list", "--json"],
+        vec!["completions", "bash"],
+        vec!["compare", "--baseline", &results, "--current", &results],
+        vec!["export", "bencher", &results],
+        vec!["calibrate", "stellar", &pubnet, "--synthetic-ledgers", "5"],
+        vec!["clean", "--dry-run"],
+    ] {
+        // The reading end is closed before kvbench writes a byte: every
+        // write fails with EPIPE, as under `| head -1` once head is done.
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+            .args(&args)
+            .current_dir(t.path())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run kvbench");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}:\n{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}:\n{err}"
+        );
+    }
+}
