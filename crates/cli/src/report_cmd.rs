@@ -28,6 +28,10 @@ pub struct ReportArgs {
     /// those of the same name (e.g. a published report rendered again).
     #[arg(long)]
     overwrite: bool,
+    /// Print the verdict's answer (per store: recommended config, runner-up,
+    /// margin, growth) as markdown for a README, and write nothing.
+    #[arg(long, conflicts_with_all = ["out", "overwrite"])]
+    summary: bool,
 }
 
 /// Options of `kvbench compare`.
@@ -95,6 +99,15 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         predict_memory: crate::size::parse(&args.predict_memory)
             .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
     };
+    if args.summary {
+        let Some(text) = render::summary(&docs, &verdict)? else {
+            anyhow::bail!(
+                "--summary: no run in these results ran under a memory limit, so there is no verdict to summarise"
+            );
+        };
+        crate::output::say(text.trim_end());
+        return Ok(ExitCode::SUCCESS);
+    }
     let written = render::render_with(&docs, &args.out, &verdict, args.overwrite)?;
     eprintln!(
         "report: {} ({} files)",

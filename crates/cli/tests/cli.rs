@@ -402,7 +402,13 @@ fn the_gate_fails_on_a_fallen_counter_a_vanished_metric_and_a_changed_device_met
     let base = root.display().to_string();
     let t = tempfile::tempdir().expect("tempdir");
     let orig = read_json(&root.join("results.json"));
-    let gate = ["--only", "counter,exact", "--json", "rows.json"];
+    let gate = [
+        "--only",
+        "counter,exact",
+        "--json",
+        "rows.json",
+        "--overwrite",
+    ];
     // A WAL no longer counted: engine write amplification falls.
     let mut fell = orig.clone();
     let wa = &mut fell["runs"][0]["summary"]["stores"]["txdata"]["write_amp_engine"];

@@ -25,6 +25,9 @@ pub struct RunDir {
     path: PathBuf,
     /// This run made the directory itself (not a user's empty one).
     made: bool,
+    /// The runs root this run made for it (`kvbench-runs/` on a first run),
+    /// removed with the run when it kept nothing and holds nothing else.
+    made_root: Option<PathBuf>,
 }
 
 fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> DriverError {
@@ -103,6 +106,7 @@ impl RunDir {
     /// Makes `NAME-YYYYMMDD-HHMMSS[-N]` under `root`: `mkdir` either makes
     /// it or fails, so two runs started in the same second get two names.
     fn fresh_in(root: &Path, workload: &str) -> Result<Self, DriverError> {
+        let root_is_new = !root.exists();
         fs::create_dir_all(root).map_err(io_err("creating the runs directory", root))?;
         let base = format!("{}-{}", sanitize(workload), crate::timefmt::now_stamp());
         for n in 1..10_000 {
@@ -113,7 +117,11 @@ impl RunDir {
             };
             let path = root.join(name);
             match fs::create_dir(&path) {
-                Ok(()) => return Self::mark(&path, true),
+                Ok(()) => {
+                    let mut d = Self::mark(&path, true)?;
+                    d.made_root = root_is_new.then(|| root.to_path_buf());
+                    return Ok(d);
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(io_err("creating output directory", &path)(e)),
             }
@@ -145,6 +153,7 @@ impl RunDir {
         let d = Self {
             path: path.to_path_buf(),
             made,
+            made_root: None,
         };
         if let Err(e) = writeln!(f, "kvbench run directory\npid={}", std::process::id()) {
             // A full disk: the marker stays empty, but must not linger.
@@ -160,7 +169,11 @@ impl RunDir {
     pub fn adopt() -> Option<Result<Self, DriverError>> {
         let path = PathBuf::from(std::env::var_os(RUN_DIR_ENV)?);
         Some(if path.join(RUN_MARKER).is_file() {
-            Ok(Self { path, made: false })
+            Ok(Self {
+                path,
+                made: false,
+                made_root: None,
+            })
         } else {
             Err(DriverError::Config(format!(
                 "{RUN_DIR_ENV}={} is not a kvbench run directory",
@@ -239,6 +252,9 @@ impl RunDir {
         remove_empty_dirs(&self.path.join("stores"));
         if self.made {
             let _ = fs::remove_dir(&self.path);
+            if let Some(root) = &self.made_root {
+                let _ = fs::remove_dir(root);
+            }
         }
         true
     }

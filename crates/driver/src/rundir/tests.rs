@@ -80,6 +80,17 @@ fn default_directories_never_collide() {
 }
 
 #[test]
+fn a_runs_root_made_for_a_run_that_kept_nothing_goes_with_it() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let root = t.path().join("kvbench-runs");
+    drop(RunDir::fresh_in(&root, "stellar").expect("claim"));
+    assert!(!root.exists(), "made for the run, removed with it");
+    std::fs::create_dir(&root).expect("the user's");
+    drop(RunDir::fresh_in(&root, "stellar").expect("claim"));
+    assert!(root.is_dir(), "a root that was there stays");
+}
+
+#[test]
 fn a_run_that_kept_nothing_leaves_nothing_to_block_its_retry() {
     let t = tempfile::tempdir().expect("tempdir");
     let out = t.path().join("run");

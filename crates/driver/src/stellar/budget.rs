@@ -77,9 +77,11 @@ pub fn plan_chunks(cfg: &StellarConfig, budget: u64) -> Result<ChunkPlan, Driver
         // Not even one ledger fits: no --commit-ledgers helps, only a budget.
         _ if fits == 0 => {
             return Err(DriverError::Config(format!(
-                "a harness budget of {} MiB cannot hold {in_flight} chunks of even one ledger (~{} KiB each): raise --harness-budget",
+                "a harness budget of {} MiB cannot hold {in_flight} chunks of even one ledger (~{} KiB each) beside kvbench's fixed {} MiB: raise --harness-budget to at least {} MiB",
                 budget >> 20,
-                per_ledger >> 10
+                per_ledger >> 10,
+                OVERHEAD >> 20,
+                (OVERHEAD + in_flight * per_ledger).div_ceil(1 << 20)
             )));
         }
         0 => fits.min(cfg.batch_ledgers),

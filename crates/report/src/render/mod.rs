@@ -33,7 +33,8 @@ pub struct Written {
 }
 
 pub(super) struct Out<'a> {
-    pub(super) dir: &'a Path,
+    /// Where files go; `None` renders without writing (`--summary`).
+    pub(super) dir: Option<&'a Path>,
     pub(super) md: String,
     pub(super) written: Written,
     pub(super) charts: usize,
@@ -41,7 +42,10 @@ pub(super) struct Out<'a> {
 
 impl Out<'_> {
     pub(super) fn file(&mut self, rel: &str, content: &str) -> Result<(), ReportError> {
-        let path = self.dir.join(rel);
+        let Some(dir) = self.dir else {
+            return Ok(());
+        };
+        let path = dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| ReportError::Io {
                 path: parent.to_path_buf(),
@@ -126,11 +130,28 @@ pub fn render_with(
     verdict: &VerdictOptions,
     overwrite: bool,
 ) -> Result<Written, ReportError> {
+    render_into(docs, Some(dir), verdict, overwrite).map(|(w, _)| w)
+}
+
+/// The answer that opens the report, as markdown for a README (`kvbench
+/// report --summary`), writing nothing; `None` when no run had a memory
+/// limit, so there is no verdict.
+pub fn summary(docs: &[Loaded], verdict: &VerdictOptions) -> Result<Option<String>, ReportError> {
+    render_into(docs, None, verdict, true).map(|(_, a)| a.map(|a| a.markdown(false)))
+}
+
+fn render_into(
+    docs: &[Loaded],
+    dir: Option<&Path>,
+    verdict: &VerdictOptions,
+    overwrite: bool,
+) -> Result<(Written, Option<verdict::Answer>), ReportError> {
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
     }
     // Checked before anything is written, so a refusal leaves no half report.
     if !overwrite
+        && let Some(dir) = dir
         && let Ok(mut entries) = std::fs::read_dir(dir)
         && entries.next().is_some()
     {
@@ -140,10 +161,12 @@ pub fn render_with(
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
     let machines: BTreeSet<String> = docs.iter().map(Loaded::machine).collect();
     let multi = machines.len() > 1;
     let mut out = Out {
@@ -163,6 +186,8 @@ pub fn render_with(
             ""
         }
     );
+    // The answer goes here, before the details, once the verdict is known.
+    let answer_at = out.md.len();
     machines_table(&mut out.md, docs);
     sources_table(&mut out.md, docs);
     // Several files of one machine are told apart by their run directory.
@@ -201,9 +226,10 @@ pub fn render_with(
         })
         .collect();
     let (replays, runs): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, r)| r.replay.is_some());
+    let mut answer = None;
     if !runs.is_empty() {
         stellar_section(&mut out, &runs)?;
-        verdict_section(&mut out, &runs, verdict)?;
+        answer = verdict_section(&mut out, &runs, verdict)?;
     }
     if !replays.is_empty() {
         replay_section(&mut out, &replays)?;
@@ -233,9 +259,12 @@ pub fn render_with(
             out.md.push('\n');
         }
     }
-    let md = std::mem::take(&mut out.md);
+    let mut md = std::mem::take(&mut out.md);
+    if let Some(a) = &answer {
+        md.insert_str(answer_at, &a.markdown(true));
+    }
     out.file("report.md", &md)?;
-    Ok(out.written)
+    Ok((out.written, answer))
 }
 
 fn machines_table(md: &mut String, docs: &[Loaded]) {

@@ -19,13 +19,15 @@ pub(super) fn stellar_section(
         ">wall s",
         ">ledgers/s engine (wall)",
         "pace",
-        ">memory limit MiB",
-        ">memory peak MiB",
+        ">memory limit / peak MiB",
         ">harness heap peak MiB",
         ">RSS anon / file peak MiB",
         "device meter",
         "error",
     ]);
+    // A device meter says the same long sentence for most runs: one
+    // footnote per distinct sentence, referenced by number.
+    let mut meters: Vec<String> = Vec::new();
     for (l, r) in runs {
         let s = r.summary.as_ref();
         let (ledgers, txs) = ingested(r);
@@ -42,22 +44,40 @@ pub(super) fn stellar_section(
             s.and_then(|s| s.bound)
                 .map_or("n/a", |b| b.name())
                 .to_string(),
-            r.memory_limit_bytes
-                .map_or("none".into(), |b| (b >> 20).to_string()),
-            r.memory_peak_bytes
-                .map_or("n/a".into(), |b| (b >> 20).to_string()),
+            format!(
+                "{} / {}",
+                r.memory_limit_bytes
+                    .map_or("none".into(), |b| (b >> 20).to_string()),
+                r.memory_peak_bytes
+                    .map_or("n/a".into(), |b| (b >> 20).to_string())
+            ),
             peak_mib(r, |m| m.harness_heap_peak_bytes),
             format!(
                 "{} / {}",
                 peak_mib(r, |m| m.rss_anon_bytes),
                 peak_mib(r, |m| m.rss_file_bytes)
             ),
-            r.device_meter.clone().unwrap_or_else(|| "n/a".into()),
+            r.device_meter.as_ref().map_or("n/a".into(), |m| {
+                let i = meters.iter().position(|x| x == m).unwrap_or_else(|| {
+                    meters.push(m.clone());
+                    meters.len() - 1
+                });
+                format!("[{}]", i + 1)
+            }),
             run_note(r),
         ]);
     }
     md.push_str(&t.render());
-    md.push_str("\n## Stores: amplification, time and latency\n\nWrite amplification has two sources: the engine's own byte counters (RocksDB flush + compaction + WAL; MDBX pages written x page size; LMDB has none) and the private device's written bytes after `syncfs`. Space amplification is allocated bytes over the logical bytes written. Latencies are p50 / p99 / max in ms.\n\n| run | store | entries | logical MiB | raw / logical | disk MiB alloc / apparent | space amp | WA engine | WA device | write s | flush s | compaction s | compaction first -> last s | commit ms | flush ms | compaction ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
+    if !meters.is_empty() {
+        md.push_str("\nDevice meters:\n\n");
+        for (i, m) in meters.iter().enumerate() {
+            let _ = writeln!(md, "{}. {m}", i + 1);
+        }
+    }
+    md.push_str("\n## Stores: amplification\n\nWrite amplification has two sources: the engine's own byte counters (RocksDB flush + compaction + WAL; MDBX pages written x page size; LMDB has none) and the private device's written bytes after `syncfs`. Space amplification is allocated bytes over the logical bytes written.\n\n| run | store | entries | logical MiB | raw / logical | disk MiB alloc / apparent | space amp | WA engine | WA device |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    let mut time = String::from(
+        "\n## Stores: time and latency\n\nSeconds over the run; latencies p50 / p99 / max in ms.\n\n| run | store | write s | flush s | compaction s | compaction first -> last s | commit ms | flush ms | compaction ms |\n|---|---|---:|---:|---:|---:|---|---|---|\n",
+    );
     for (l, r) in runs {
         let Some(s) = &r.summary else { continue };
         for (name, st) in &s.stores {
@@ -69,7 +89,7 @@ pub(super) fn stellar_section(
                 .sum();
             let _ = writeln!(
                 md,
-                "| {l} | {name} | {entries} | {} | {:.2} | {} / {} | {:.2} | {} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
+                "| {l} | {name} | {entries} | {} | {:.2} | {} / {} | {:.2} | {} | {} |",
                 mib(st.logical_bytes),
                 st.raw_bytes as f64 / st.logical_bytes.max(1) as f64,
                 mib(st.disk_allocated_bytes),
@@ -77,6 +97,10 @@ pub(super) fn stellar_section(
                 st.space_amp,
                 opt(st.write_amp_engine, 2),
                 opt(st.write_amp_device, 2),
+            );
+            let _ = writeln!(
+                time,
+                "| {l} | {name} | {:.2} | {:.2} | {} | {} | {} | {} | {} |",
                 st.write_secs,
                 st.flush_secs,
                 opt(st.compact_secs, 2),
@@ -88,6 +112,7 @@ pub(super) fn stellar_section(
             );
         }
     }
+    md.push_str(&time);
     let any_total = runs
         .iter()
         .any(|(_, r)| r.summary.as_ref().is_some_and(|s| s.total.is_some()));
@@ -362,7 +387,7 @@ pub(super) fn stellar_charts(
 
 pub(super) fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
     let (b, s) = crate::csv_out::series(runs).map_err(|e| ReportError::Io {
-        path: out.dir.join("batches.csv"),
+        path: std::path::PathBuf::from("batches.csv"),
         source: std::io::Error::other(e),
     })?;
     out.file("batches.csv", &b)?;

@@ -55,17 +55,45 @@ pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, series: &[Series]) ->
     }
     let mut split = Vec::new();
     for (g, v) in groups {
-        let parts = v.len().div_ceil(PER_PANEL);
-        for (i, chunk) in v.chunks(PER_PANEL).enumerate() {
+        let chunks = pack(v);
+        let parts = chunks.len();
+        for (i, chunk) in chunks.into_iter().enumerate() {
             let name = if parts > 1 {
                 format!("{g} ({} of {parts})", i + 1)
             } else {
                 g.clone()
             };
-            split.push((name, chunk.to_vec()));
+            split.push((name, chunk));
         }
     }
     panels(title, xlabel, ylabel, &split)
+}
+
+/// Panels of at most [`PER_PANEL`] series from one group, keeping the runs
+/// of one config (`config@limit`) in one panel where they fit.
+fn pack(v: Vec<&Series>) -> Vec<Vec<&Series>> {
+    let config = |s: &Series| {
+        s.name
+            .split_once('@')
+            .map_or(s.name.clone(), |(c, _)| c.to_string())
+    };
+    let mut runs: Vec<Vec<&Series>> = Vec::new();
+    for s in v {
+        match runs.last_mut() {
+            Some(r) if config(r[0]) == config(s) => r.push(s),
+            _ => runs.push(vec![s]),
+        }
+    }
+    let mut out: Vec<Vec<&Series>> = Vec::new();
+    for r in runs {
+        for piece in r.chunks(PER_PANEL) {
+            match out.last_mut() {
+                Some(p) if p.len() + piece.len() <= PER_PANEL => p.extend_from_slice(piece),
+                _ => out.push(piece.to_vec()),
+            }
+        }
+    }
+    out
 }
 
 /// The axes every panel shares.
@@ -93,13 +121,13 @@ impl Scale {
         })?;
         let x1 = if x1 <= x0 { x0 + 1.0 } else { x1 };
         let ymax = pts().map(|p| p.1).fold(0.0f64, f64::max);
-        let ymin_pos = pts()
-            .map(|p| p.1)
-            .filter(|y| *y > 0.0)
-            .fold(f64::MAX, f64::min);
-        // Over 10x from the smallest positive value to the largest: a log
-        // axis, or the small series would be a flat line on the floor.
-        let log = ymin_pos < f64::MAX && ymax / ymin_pos > 10.0;
+        let ymin = pts().map(|p| p.1).fold(f64::MAX, f64::min);
+        // Over 10x from the smallest value to the largest: a log axis, or
+        // the small series would be a flat line on the floor. Not where a
+        // value is 0 (a stall in a throughput series): a log axis has no 0,
+        // and the dips are the point of such a chart.
+        let log = ymin > 0.0 && ymin < f64::MAX && ymax / ymin > 10.0;
+        let ymin_pos = ymin;
         let (y0, y1, yt) = if log {
             let lo = 10f64.powf(ymin_pos.log10().floor());
             let hi = 10f64.powf(ymax.log10().ceil());
@@ -166,7 +194,7 @@ pub fn panels(
     let (w, h) = (PANEL_W * cols as f64, TITLE + rows.iter().sum::<f64>());
     let mut s = frame(w, h, title);
     let ylabel = if scale.log {
-        format!("{ylabel} (log scale; 0 drawn at the floor)")
+        format!("{ylabel} (log scale)")
     } else {
         ylabel.to_string()
     };

@@ -69,6 +69,9 @@ fn a_range_over_ten_times_gets_a_log_axis() {
     assert!(s.contains("log scale"), "{s}");
     let s = line_chart("t", "x", "seconds", &[series("a", &[0.5, 2.0])]).expect("chart");
     assert!(!s.contains("log scale"));
+    // A throughput series with stalls at 0 stays linear: the dips show.
+    let s = line_chart("t", "x", "MiB/s", &[series("a", &[0.0, 50.0, 0.0, 60.0])]).expect("chart");
+    assert!(!s.contains("log scale"));
 }
 
 #[test]

@@ -12,6 +12,10 @@ use super::*;
 use crate::model::{self, Fit, Point, Scenario};
 use crate::table::Table;
 
+mod answer;
+pub use answer::Answer;
+use answer::{Growth, StoreAnswer};
+
 /// The Stellar report's month: 234 batches of about 550,000 transactions.
 pub const MONTH_BATCHES: u32 = 234;
 /// Transactions per batch of the report's month.
@@ -145,14 +149,15 @@ pub(super) fn verdict_section(
     out: &mut Out<'_>,
     runs: &[(String, &BackendRun)],
     opts: &VerdictOptions,
-) -> Result<(), ReportError> {
+) -> Result<Option<Answer>, ReportError> {
     let limited: Vec<&(String, &BackendRun)> = runs
         .iter()
         .filter(|(_, r)| r.memory_limit_bytes.is_some() && !r.batches.is_empty())
         .collect();
     if limited.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
+    let mut answer = Answer::of(&limited);
     let _ = writeln!(
         out.md,
         "## Verdict: ingestion once data outgrows memory\n\n\
@@ -202,6 +207,11 @@ pub(super) fn verdict_section(
         let mut series = Vec::new();
         let mut candidates: Vec<Candidate> = Vec::new();
         for (group, members) in &groups {
+            answer.growth.push(Growth::of(
+                store,
+                group,
+                members.iter().map(|m| &m.points[..]),
+            ));
             let checked = check(members);
             let mut eligible: Vec<Option<Candidate>> = Vec::new();
             for (i, m) in members.iter().enumerate() {
@@ -322,7 +332,9 @@ pub(super) fn verdict_section(
         let _ = writeln!(out.md, "### {store}\n");
         out.md.push_str(&t.render());
         out.md.push('\n');
-        out.md.push_str(&recommend(store, candidates));
+        let (text, picked) = recommend(store, candidates);
+        out.md.push_str(&text);
+        answer.stores.push(picked);
         out.chart(
             &format!("Batch cost against data / memory: {store}"),
             svg::line_chart(
@@ -333,7 +345,7 @@ pub(super) fn verdict_section(
             ),
         )?;
     }
-    Ok(())
+    Ok(Some(answer))
 }
 
 /// Device reads and KiB per GET of `store` over the verification lookups,
@@ -359,6 +371,7 @@ fn reads_per_get(r: &BackendRun, store: &str) -> String {
 }
 
 /// A run that finished, with what the recommendation weighs.
+#[derive(Clone)]
 struct Candidate {
     label: String,
     /// Predicted month, seconds.
@@ -403,11 +416,13 @@ fn verdict_note(r: &BackendRun) -> String {
 
 /// The recommended run for `store`: the lowest predicted month among runs
 /// that finished, beside the next one, and what would change the choice.
-fn recommend(store: &str, mut c: Vec<Candidate>) -> String {
+fn recommend(store: &'static str, mut c: Vec<Candidate>) -> (String, StoreAnswer) {
     c.sort_by(|a, b| a.month.total_cmp(&b.month));
+    let picked = StoreAnswer::of(store, &c);
     let Some(best) = c.first() else {
-        return format!(
-            "No recommendation for `{store}`: no run finished with a fitted model.\n\n"
+        return (
+            format!("No recommendation for `{store}`: no run finished with a fitted model.\n\n"),
+            picked,
         );
     };
     let amp = |x: &Candidate| {
@@ -472,7 +487,7 @@ fn recommend(store: &str, mut c: Vec<Candidate>) -> String {
         }
     }
     s.push_str("\n\n");
-    s
+    (s, picked)
 }
 
 #[cfg(test)]
@@ -493,15 +508,17 @@ mod tests {
 
     #[test]
     fn the_lowest_month_wins_and_a_margin_inside_the_error_is_no_difference() {
-        let r = recommend(
+        let (r, a) = recommend(
             "txdata",
             vec![cand("b", 105.0, Some(10.0)), cand("a", 100.0, None)],
         );
+        assert_eq!(a.best.as_ref().map(|b| b.label.as_str()), Some("a"));
+        assert!(a.reading().contains("not told apart"), "{}", a.reading());
         assert!(r.contains("`txdata`: `a`**"), "{r}");
         assert!(r.contains("Next: `b`") && r.contains("(5% more)"), "{r}");
         assert!(r.contains("not told apart"), "{r}");
         assert!(r.contains("space amplification n/a"), "absent, not 0: {r}");
-        let r = recommend(
+        let (r, _) = recommend(
             "txdata",
             vec![cand("a", 100.0, Some(80.0)), cand("b", 1000.0, None)],
         );
@@ -511,12 +528,13 @@ mod tests {
         );
         let mut fast = cand("fast", 10.0, None);
         fast.harness_bound = true;
-        let r = recommend("txdata", vec![fast]);
+        let (r, a) = recommend("txdata", vec![fast]);
+        assert!(a.reading().contains("harness-bound"), "{}", a.reading());
         assert!(
             r.contains("harness-bound, so background work had idle time"),
             "{r}"
         );
-        let r = recommend("ledgers", Vec::new());
+        let (r, _) = recommend("ledgers", Vec::new());
         assert!(r.contains("No recommendation for `ledgers`"), "{r}");
     }
 }

@@ -1,0 +1,229 @@
+//! The answer a reader came for, in one screen: per store the recommended
+//! config, the runner-up and the margin against the model's held-out error,
+//! what the runs rest on (durability, memory limits, data/memory), and how
+//! much each config's batches grew. It opens the report, and `kvbench
+//! report --summary` prints it for the README.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use kvbench_results::BackendRun;
+
+use super::{Candidate, harness_wait, secs};
+use crate::model::Point;
+
+/// One store's recommendation.
+pub struct StoreAnswer {
+    store: &'static str,
+    /// The recommended config, when any run finished with a fitted model.
+    pub(super) best: Option<Candidate>,
+    next: Option<Candidate>,
+}
+
+impl StoreAnswer {
+    /// From the candidates of `store`, lowest predicted month first.
+    pub(super) fn of(store: &'static str, sorted: &[Candidate]) -> Self {
+        Self {
+            store,
+            best: sorted.first().cloned(),
+            next: sorted.get(1).cloned(),
+        }
+    }
+
+    /// The larger held-out error of the two compared, percent.
+    fn error(&self) -> Option<f64> {
+        let errs = self
+            .best
+            .iter()
+            .chain(&self.next)
+            .filter_map(|c| c.error_pct);
+        errs.reduce(f64::max)
+    }
+
+    fn margin(&self) -> Option<f64> {
+        let (b, n) = (self.best.as_ref()?, self.next.as_ref()?);
+        Some((n.month / b.month.max(1e-9) - 1.0) * 100.0)
+    }
+
+    /// How far the choice can be trusted, in a few words.
+    pub(super) fn reading(&self) -> String {
+        let Some(best) = &self.best else {
+            return "no run finished with a fitted model".into();
+        };
+        let mut r = match (self.margin(), self.error()) {
+            (_, Some(e)) if e > 50.0 => format!("weak evidence: held-out error {e:.0}%"),
+            (Some(m), Some(e)) if m <= e => "within the model's error: not told apart".into(),
+            (Some(_), _) => "clear on this evidence".into(),
+            (None, _) => "the only config measured".into(),
+        };
+        if best.harness_bound {
+            r.push_str("; harness-bound (background work had idle time)");
+        }
+        r
+    }
+}
+
+/// How much a config's batches grew in one store, first batch to last, over
+/// its runs (memory limits).
+pub struct Growth {
+    store: &'static str,
+    config: String,
+    /// Smallest and largest last/first ratio over the runs.
+    range: Option<(f64, f64)>,
+}
+
+impl Growth {
+    /// From the batches of each run of `config` in `store`.
+    pub(super) fn of<'a>(
+        store: &'static str,
+        config: &str,
+        runs: impl Iterator<Item = &'a [Point]>,
+    ) -> Self {
+        let ratios: Vec<f64> = runs
+            .filter_map(|p| Some(p.last()?.secs / p.first()?.secs.max(1e-9)))
+            .collect();
+        let range = ratios
+            .iter()
+            .copied()
+            .reduce(f64::min)
+            .zip(ratios.iter().copied().reduce(f64::max));
+        Self {
+            store,
+            config: config.to_string(),
+            range,
+        }
+    }
+}
+
+/// The answer of a verdict: per store, and what it rests on.
+pub struct Answer {
+    /// Per store, in the report's order.
+    pub(super) stores: Vec<StoreAnswer>,
+    /// Per store and config.
+    pub(super) growth: Vec<Growth>,
+    runs: usize,
+    durability: BTreeSet<String>,
+    limits: BTreeSet<u64>,
+    ratio: Option<(f64, f64)>,
+    harness_bound: usize,
+}
+
+impl Answer {
+    /// What the memory-limited runs rest on; the stores fill in after.
+    pub(super) fn of(limited: &[&(String, &BackendRun)]) -> Self {
+        let mut durability = BTreeSet::new();
+        let mut limits = BTreeSet::new();
+        let mut ratios = Vec::new();
+        for (_, r) in limited {
+            for s in &r.stores {
+                durability.insert(s.durability.map_or("unrecorded".into(), |d| d.to_string()));
+            }
+            limits.extend(r.memory_limit_bytes);
+            // All stores' data over memory after the last batch.
+            if let Some(p) = super::points(r, "txdata").last() {
+                ratios.push(p.total / p.memory);
+            }
+        }
+        let ratio = ratios
+            .iter()
+            .copied()
+            .reduce(f64::min)
+            .zip(ratios.iter().copied().reduce(f64::max));
+        Self {
+            stores: Vec::new(),
+            growth: Vec::new(),
+            runs: limited.len(),
+            durability,
+            limits,
+            ratio,
+            harness_bound: limited
+                .iter()
+                .filter(|(_, r)| harness_wait(r).is_some())
+                .count(),
+        }
+    }
+
+    /// The answer as markdown, at most about 40 lines; `heading` adds the
+    /// section heading and the pointer to the details (the report, not the
+    /// README).
+    pub fn markdown(&self, heading: bool) -> String {
+        let mut s = String::new();
+        if heading {
+            s.push_str("## The answer\n\n");
+        }
+        let limits: Vec<String> = self
+            .limits
+            .iter()
+            .map(|b| format!("{} MiB", b >> 20))
+            .collect();
+        let _ = writeln!(
+            s,
+            "From {} runs at durability {}, under memory limits of {}{}; {} of them harness-bound \
+             (the engine waited for generated data over 10% of batch time, so background compaction had idle time).\n",
+            self.runs,
+            self.durability
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            limits.join(", "),
+            self.ratio.map_or(String::new(), |(a, b)| format!(
+                " (all stores' data {a:.1}x to {b:.1}x memory after the last batch)"
+            )),
+            self.harness_bound
+        );
+        s.push_str("| store | recommended | month predicted | runner-up | margin | held-out error | reading |\n|---|---|---:|---|---:|---:|---|\n");
+        for a in &self.stores {
+            let name = |c: &Option<Candidate>| {
+                c.as_ref()
+                    .map_or("none".into(), |c| format!("`{}`", c.label))
+            };
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {} | {} |",
+                a.store,
+                name(&a.best),
+                a.best.as_ref().map_or("n/a".into(), |c| secs(c.month)),
+                name(&a.next),
+                a.margin().map_or("n/a".into(), |m| format!("+{m:.0}%")),
+                a.error().map_or("n/a".into(), |e| format!("{e:.0}%")),
+                a.reading()
+            );
+        }
+        s.push_str("\nHow much a batch grew, last batch over first (range over the memory limits; flat is 1.0x):\n\n");
+        s.push_str("| config | ledgers | txdata | txindex |\n|---|---:|---:|---:|\n");
+        let mut configs: Vec<&str> = Vec::new();
+        for g in &self.growth {
+            if !configs.contains(&g.config.as_str()) {
+                configs.push(&g.config);
+            }
+        }
+        for c in configs {
+            let cell = |store: &str| {
+                self.growth
+                    .iter()
+                    .find(|g| g.config == c && g.store == store)
+                    .and_then(|g| g.range)
+                    .map_or("n/a".into(), |(a, b)| {
+                        if (b - a).abs() < 0.05 {
+                            format!("{a:.1}x")
+                        } else {
+                            format!("{a:.1}-{b:.1}x")
+                        }
+                    })
+            };
+            let _ = writeln!(
+                s,
+                "| `{c}` | {} | {} | {} |",
+                cell("ledgers"),
+                cell("txdata"),
+                cell("txindex")
+            );
+        }
+        if heading {
+            s.push_str("\nThe month is the Stellar report's (234 batches of 550,000 transactions) predicted by the cost model fitted to each config; \
+                        what would change each choice, every run and the model's held-out check are in the verdict section below.\n\n");
+        }
+        s
+    }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Re-renders every published report from its committed results and fails
+# on any difference, so a change to the renderer either keeps the published
+# reports or updates them in the same commit; then checks that the README's
+# verdict block is what `kvbench report --summary` prints for the verdict's
+# results.
+#
+# A published report is a folder under results/ with a `report.args` file:
+# the results (run directories or files, relative to the folder) given to
+# `kvbench report`. Its report.md, charts/ and CSV files must be exactly
+# what `kvbench report $(cat report.args) --out .` writes there.
+#
+#   scripts/republish.sh            check (exit 1 on a difference)
+#   scripts/republish.sh --update   render every report (and the README
+#                                   block) again in place
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --workspace --locked --quiet
+BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/kvbench"
+UPDATE=0
+[[ "${1:-}" == "--update" ]] && UPDATE=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+n=0
+while IFS= read -r args_file; do
+    dir=$(dirname "$args_file")
+    read -r -a inputs < "$args_file"
+    n=$((n + 1))
+    if [[ $UPDATE == 1 ]]; then
+        rm -rf "$dir/charts"
+        (cd "$dir" && "$BIN" report "${inputs[@]}" --out . --overwrite 2>/dev/null)
+        echo "republish: rendered $dir"
+        continue
+    fi
+    out="$work/$n"
+    (cd "$dir" && "$BIN" report "${inputs[@]}" --out "$out" 2>/dev/null)
+    # Every file the renderer writes must match the committed one, and every
+    # committed chart must still be one the renderer writes.
+    while IFS= read -r f; do
+        rel=${f#"$out"/}
+        if ! cmp -s "$f" "$dir/$rel"; then
+            echo "republish: $dir/$rel differs from a fresh render (scripts/republish.sh --update, then review)" >&2
+            status=1
+        fi
+    done < <(find "$out" -type f | sort)
+    if [[ -d "$dir/charts" ]]; then
+        while IFS= read -r f; do
+            rel=${f#"$dir"/}
+            [[ -e "$out/$rel" ]] || { echo "republish: $dir/$rel is no longer rendered" >&2; status=1; }
+        done < <(find "$dir/charts" -type f | sort)
+    fi
+done < <(find results -name report.args | sort)
+[[ $n -gt 0 ]] || { echo "republish: no results/*/report.args found" >&2; exit 2; }
+
+# The README's verdict block, generated from the verdict's results.
+begin='<!-- verdict:begin -->'
+end='<!-- verdict:end -->'
+verdict=results/verdict-sweeps-2026-11-22
+read -r -a inputs < "$verdict/report.args"
+summary=$(cd "$verdict" && "$BIN" report "${inputs[@]}" --summary)
+block=$(printf '%s\n%s\n%s' "$begin" "$summary" "$end")
+if [[ $UPDATE == 1 ]]; then
+    python3 - "$block" <<'PY'
+import re, sys
+block = sys.argv[1]
+s = open("README.md").read()
+s2 = re.sub(r"<!-- verdict:begin -->.*?<!-- verdict:end -->", lambda _: block, s, count=1, flags=re.S)
+if s2 == s and block not in s:
+    sys.exit("republish: README.md has no verdict markers")
+open("README.md", "w").write(s2)
+PY
+    echo "republish: README verdict block rendered"
+else
+    current=$(sed -n "/^$begin\$/,/^$end\$/p" README.md)
+    if [[ "$current" != "$block" ]]; then
+        echo "republish: README.md's verdict block differs from \`kvbench report --summary\` of $verdict (scripts/republish.sh --update)" >&2
+        diff <(echo "$current") <(echo "$block") >&2 || true
+        status=1
+    fi
+fi
+[[ $status == 0 ]] && echo "republish: $n published reports and the README verdict match their committed results"
+exit "$status"
