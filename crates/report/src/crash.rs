@@ -81,11 +81,14 @@ pub fn crash_table(r: &CrashResults) -> String {
             held.to_string(),
         ]);
     }
+    // Fourteen columns told as two tables: whether the level held, then
+    // how what was not kept broke.
     format!(
-        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\n{}",
+        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\nWhat each level kept:\n\n{}\nHow the rest broke, and recovery:\n\n{}",
         r.shape.name,
         r.batches_per_cycle,
         r.header.seed,
-        t.render()
+        t.columns(&[0, 1, 2, 3, 4, 5, 6, 13]).render(),
+        t.columns(&[0, 1, 2, 7, 8, 9, 10, 11, 12]).render()
     )
 }

@@ -47,6 +47,24 @@ impl Table {
         self
     }
 
+    /// The same rows with only the columns at `idx`, in that order: one
+    /// wide table told as several narrow ones, split by concern.
+    pub fn columns(&self, idx: &[usize]) -> Table {
+        let pick = |v: &[String]| {
+            idx.iter()
+                .map(|&i| v.get(i).cloned().unwrap_or_default())
+                .collect()
+        };
+        Table {
+            header: pick(&self.header),
+            right: idx
+                .iter()
+                .map(|&i| self.right.get(i).copied().unwrap_or(false))
+                .collect(),
+            rows: self.rows.iter().map(|r| pick(r)).collect(),
+        }
+    }
+
     /// The rows added so far.
     pub fn len(&self) -> usize {
         self.rows.len()

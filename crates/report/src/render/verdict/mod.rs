@@ -330,7 +330,14 @@ pub(super) fn verdict_section(
             }
         }
         let _ = writeln!(out.md, "### {store}\n");
-        out.md.push_str(&t.render());
+        // Thirteen columns told as two tables: what a batch cost, then
+        // lookups and the model.
+        out.md.push_str("Cost of the store's batches:\n\n");
+        out.md
+            .push_str(&t.columns(&[0, 1, 2, 3, 4, 5, 8, 12]).render());
+        out.md
+            .push_str("\nLookups, and the model fitted to each config:\n\n");
+        out.md.push_str(&t.columns(&[0, 6, 7, 9, 10, 11]).render());
         out.md.push('\n');
         let (text, picked) = recommend(store, candidates);
         out.md.push_str(&text);
