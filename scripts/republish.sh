@@ -7,7 +7,7 @@
 #
 # A published report is a folder under results/ with a `report.args` file:
 # the results (run directories or files, relative to the folder) given to
-# `kvbench report`. Its report.md, charts/ and CSV files must be exactly
+# `kvbench report`, and `--html` where the report has an HTML page too. Its report.md, charts/ and CSV files must be exactly
 # what `kvbench report $(cat report.args) --out .` writes there.
 #
 #   scripts/republish.sh            check (exit 1 on a difference)
@@ -58,7 +58,9 @@ begin='<!-- verdict:begin -->'
 end='<!-- verdict:end -->'
 verdict=results/verdict-sweeps-2026-11-22
 read -r -a inputs < "$verdict/report.args"
-summary=$(cd "$verdict" && "$BIN" report "${inputs[@]}" --summary)
+args=()
+for a in "${inputs[@]}"; do [[ "$a" == --html ]] || args+=("$a"); done
+summary=$(cd "$verdict" && "$BIN" report "${args[@]}" --summary)
 block=$(printf '%s\n%s\n%s' "$begin" "$summary" "$end")
 if [[ $UPDATE == 1 ]]; then
     python3 - "$block" <<'PY'

@@ -18,6 +18,16 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
 
+# CI opens the HTML report in a real browser (scripts/check-report.sh);
+# elsewhere that check is optional and skipped without Chromium.
+if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null 2>&1; then
+  missing+=(chromium)
+fi
+# Published charts are checked by eye as PNGs (rsvg-convert).
+if [ "${CI:-}" = true ] && ! command -v rsvg-convert >/dev/null 2>&1; then
+  missing+=(librsvg2-bin)
+fi
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   if [ "$(id -u)" -eq 0 ]; then SUDO=(); elif command -v sudo >/dev/null; then SUDO=(sudo); else

@@ -28,9 +28,13 @@ pub struct ReportArgs {
     /// those of the same name (e.g. a published report rendered again).
     #[arg(long)]
     overwrite: bool,
+    /// Also write report.html: one self-contained page (charts inline,
+    /// tables sortable, filters by store, memory limit and run).
+    #[arg(long)]
+    html: bool,
     /// Print the verdict's answer (per store: recommended config, runner-up,
     /// margin, growth) as markdown for a README, and write nothing.
-    #[arg(long, conflicts_with_all = ["out", "overwrite"])]
+    #[arg(long, conflicts_with_all = ["out", "overwrite", "html"])]
     summary: bool,
 }
 
@@ -108,10 +112,20 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         crate::output::say(text.trim_end());
         return Ok(ExitCode::SUCCESS);
     }
-    let written = render::render_with(&docs, &args.out, &verdict, args.overwrite)?;
+    let written = if args.html {
+        render::render_html(&docs, &args.out, &verdict, args.overwrite)?
+    } else {
+        render::render_with(&docs, &args.out, &verdict, args.overwrite)?
+    };
     eprintln!(
         "report: {} ({} files)",
-        args.out.join("report.md").display(),
+        args.out
+            .join(if args.html {
+                "report.html"
+            } else {
+                "report.md"
+            })
+            .display(),
         written.files.len()
     );
     Ok(ExitCode::SUCCESS)

@@ -342,3 +342,56 @@ fn forced_runs_into_a_used_directory_get_their_own_and_never_collide() {
     // No empty store folders are left by finished runs.
     assert!(!t.path().join("out/stores").exists());
 }
+
+#[test]
+fn an_interrupted_recording_leaves_nothing_and_says_so() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args([
+            "record",
+            "stellar",
+            "--ledgers",
+            "200000",
+            "--out",
+            "x.kvtrace",
+        ])
+        .current_dir(t.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Interrupted once the partial trace holds something.
+    let partial = || {
+        std::fs::read_dir(t.path()).expect("ls").flatten().any(|e| {
+            e.file_name().to_string_lossy().contains(".partial-")
+                && e.metadata().is_ok_and(|m| m.len() > 0)
+        })
+    };
+    for _ in 0..600 {
+        if partial() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(partial(), "no partial trace appeared");
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("interrupted by SIGINT") && err.contains("partial trace was removed"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // The retry is not blocked by anything.
+    let o = kvbench(
+        &["record", "stellar", "--ledgers", "5", "--out", "x.kvtrace"],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -38,6 +38,8 @@ pub(super) struct Out<'a> {
     pub(super) md: String,
     pub(super) written: Written,
     pub(super) charts: usize,
+    /// Each chart's SVG by its relative path, for the HTML page.
+    pub(super) svgs: std::collections::BTreeMap<String, String>,
 }
 
 impl Out<'_> {
@@ -65,6 +67,7 @@ impl Out<'_> {
         self.charts += 1;
         let rel = format!("charts/{:02}-{}.svg", self.charts, slug(title));
         self.file(&rel, &svg)?;
+        self.svgs.insert(rel.clone(), svg);
         let _ = writeln!(self.md, "![{title}]({rel})\n");
         Ok(())
     }
@@ -130,14 +133,25 @@ pub fn render_with(
     verdict: &VerdictOptions,
     overwrite: bool,
 ) -> Result<Written, ReportError> {
-    render_into(docs, Some(dir), verdict, overwrite).map(|(w, _)| w)
+    render_into(docs, Some(dir), verdict, overwrite, false).map(|(w, _)| w)
+}
+
+/// [`render_with`], and `report.html` beside `report.md`: one
+/// self-contained page with the charts inline (`kvbench report --html`).
+pub fn render_html(
+    docs: &[Loaded],
+    dir: &Path,
+    verdict: &VerdictOptions,
+    overwrite: bool,
+) -> Result<Written, ReportError> {
+    render_into(docs, Some(dir), verdict, overwrite, true).map(|(w, _)| w)
 }
 
 /// The answer that opens the report, as markdown for a README (`kvbench
 /// report --summary`), writing nothing; `None` when no run had a memory
 /// limit, so there is no verdict.
 pub fn summary(docs: &[Loaded], verdict: &VerdictOptions) -> Result<Option<String>, ReportError> {
-    render_into(docs, None, verdict, true).map(|(_, a)| a.map(|a| a.markdown(false)))
+    render_into(docs, None, verdict, true, false).map(|(_, a)| a.map(|a| a.markdown(false)))
 }
 
 fn render_into(
@@ -145,6 +159,7 @@ fn render_into(
     dir: Option<&Path>,
     verdict: &VerdictOptions,
     overwrite: bool,
+    html: bool,
 ) -> Result<(Written, Option<verdict::Answer>), ReportError> {
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
@@ -174,6 +189,7 @@ fn render_into(
         md: String::from("# kvbench report\n\n"),
         written: Written::default(),
         charts: 0,
+        svgs: Default::default(),
     };
     let _ = writeln!(
         out.md,
@@ -262,6 +278,10 @@ fn render_into(
     let mut md = std::mem::take(&mut out.md);
     if let Some(a) = &answer {
         md.insert_str(answer_at, &a.markdown(true));
+    }
+    if html {
+        let page = crate::html::page(&md, &out.svgs);
+        out.file("report.html", &page)?;
     }
     out.file("report.md", &md)?;
     Ok((out.written, answer))
