@@ -189,6 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shape: shape.clone(),
         batches_per_cycle: args.batches_per_cycle,
         runs: Vec::new(),
+        summary_rule: kvbench_results::crash::SUMMARY_RULE,
     };
     let exe = std::env::current_exe().context("finding the kvbench binary")?;
     for (n, (spec, level, kind)) in plan.into_iter().enumerate() {

@@ -127,6 +127,37 @@ pub struct CrashResults {
     pub batches_per_cycle: u64,
     /// Every run.
     pub runs: Vec<CrashRun>,
+    /// The rule the stored summaries were counted by ([`SUMMARY_RULE`]);
+    /// files from before the rule was recorded read 1.
+    #[serde(default = "first_rule")]
+    pub summary_rule: u32,
+}
+
+/// How summaries are counted now. 1: a cycle whose store did not reopen
+/// counted its batches as not lost (nothing could be checked); 2: every
+/// batch such a cycle acknowledged is lost ([`Cycle::lost_batches`]).
+pub const SUMMARY_RULE: u32 = 2;
+
+fn first_rule() -> u32 {
+    1
+}
+
+impl CrashResults {
+    /// Recounts every run's stored summary from its cycles under the
+    /// current rule, so the JSON says what the report says; returns how
+    /// many summaries changed.
+    pub fn migrate(&mut self) -> usize {
+        let mut changed = 0;
+        for run in &mut self.runs {
+            let now = CrashSummary::of(&run.cycles, run.durability, run.kind);
+            if serde_json::to_value(&now).ok() != serde_json::to_value(&run.summary).ok() {
+                changed += 1;
+            }
+            run.summary = now;
+        }
+        self.summary_rule = SUMMARY_RULE;
+        changed
+    }
 }
 
 impl Cycle {
