@@ -1,15 +1,19 @@
-//! Grouped bar charts, with the legend below the bars in full.
+//! Grouped bar charts, drawn across: one row per category with its label
+//! in full on the left (run labels are long, and dozens of runs would
+//! overlap under vertical bars), the legend below.
 
 use std::fmt::Write;
 
 use super::{Anchor, PALETTE, fmt_num, frame, text, ticks};
 
-const W: f64 = 900.0;
-const PLOT_H: f64 = 260.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 56.0;
-const ROW: f64 = 15.0;
+const W: f64 = 960.0;
+const TOP: f64 = 40.0;
+const RIGHT: f64 = 24.0;
+const BAR: f64 = 7.0;
+const ROW_GAP: f64 = 8.0;
+const LEGEND_ROW: f64 = 15.0;
+/// Pixels per character of an 11-pixel label, generously.
+const CHAR_W: f64 = 6.4;
 
 /// A grouped bar chart: one group per category, one bar per series in each;
 /// `values[series][category]`, `None` where a value is absent (drawn as no
@@ -28,76 +32,86 @@ pub fn bar_chart(
         .copied()
         .filter(|v| v.is_finite())
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
-    let yt = ticks(0.0, if max > 0.0 { max } else { 1.0 }, 5);
-    let top = *yt.last().unwrap_or(&1.0);
-    let bottom = TOP + PLOT_H;
-    // Category names under their groups, one line each; the legend below.
-    let names_h = 24.0;
-    let h = bottom + names_h + series_names.len() as f64 * ROW + 16.0;
+    let xt = ticks(0.0, if max > 0.0 { max } else { 1.0 }, 6);
+    let top = *xt.last().unwrap_or(&1.0);
+    let longest = categories
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(1) as f64;
+    let left = (longest * CHAR_W + 16.0).clamp(80.0, 480.0);
+    let row = series_names.len().max(1) as f64 * BAR + ROW_GAP;
+    let plot_h = row * categories.len() as f64;
+    let bottom = TOP + 18.0 + plot_h;
+    let h = bottom + 40.0 + series_names.len() as f64 * LEGEND_ROW + 10.0;
     let mut s = frame(W, h, title);
-    let py = |v: f64| bottom - v / top * PLOT_H;
-    text(&mut s, 8.0, TOP - 22.0, 11.0, Anchor::Start, "#444", ylabel);
-    for &t in &yt {
-        let y = py(t);
+    let px = |v: f64| left + v / top * (W - left - RIGHT);
+    for &t in &xt {
+        let x = px(t);
         let _ = writeln!(
             s,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/>"##,
-            W - RIGHT
+            r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#e4e4e4"/>"##,
+            TOP + 18.0
         );
         text(
             &mut s,
-            LEFT - 6.0,
-            y - 6.0,
+            x,
+            bottom + 6.0,
             11.0,
-            Anchor::End,
+            Anchor::Middle,
             "#444",
             &fmt_num(t),
         );
     }
-    let group = (W - LEFT - RIGHT) / categories.len().max(1) as f64;
-    let bar = group * 0.8 / series_names.len().max(1) as f64;
+    text(
+        &mut s,
+        left + (W - left - RIGHT) / 2.0,
+        bottom + 22.0,
+        11.0,
+        Anchor::Middle,
+        "#444",
+        ylabel,
+    );
     for (ci, cat) in categories.iter().enumerate() {
-        let gx = LEFT + ci as f64 * group + group * 0.1;
+        let y0 = TOP + 18.0 + ci as f64 * row + ROW_GAP / 2.0;
+        text(
+            &mut s,
+            left - 8.0,
+            y0 + row / 2.0 - ROW_GAP / 2.0 - 7.0,
+            11.0,
+            Anchor::End,
+            "#222",
+            cat,
+        );
         for (si, vals) in values.iter().enumerate() {
             let Some(v) = vals.get(ci).copied().flatten().filter(|v| v.is_finite()) else {
                 continue;
             };
             let c = PALETTE[si % PALETTE.len()];
-            let y = py(v);
             let _ = writeln!(
                 s,
-                r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{c}"/>"#,
-                gx + si as f64 * bar,
-                bar * 0.92,
-                (bottom - y).max(0.0)
+                r#"<rect x="{left:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{c}"/>"#,
+                y0 + si as f64 * BAR,
+                (px(v) - left).max(0.0),
+                BAR - 1.0
             );
         }
-        // Long category names shrink to fit their group.
-        let size = (group / (cat.chars().count() as f64 * 0.6).max(1.0)).clamp(7.0, 11.0);
-        text(
-            &mut s,
-            LEFT + (ci as f64 + 0.5) * group,
-            bottom + 6.0,
-            size,
-            Anchor::Middle,
-            "#444",
-            cat,
-        );
     }
     let _ = writeln!(
         s,
-        r##"<path d="M{LEFT},{TOP} L{LEFT},{bottom:.1} L{:.1},{bottom:.1}" fill="none" stroke="#444"/>"##,
+        r##"<path d="M{left:.1},{:.1} L{left:.1},{bottom:.1} L{:.1},{bottom:.1}" fill="none" stroke="#444"/>"##,
+        TOP + 18.0,
         W - RIGHT
     );
     for (i, n) in series_names.iter().enumerate() {
-        let y = bottom + names_h + i as f64 * ROW;
+        let y = bottom + 40.0 + i as f64 * LEGEND_ROW;
         let c = PALETTE[i % PALETTE.len()];
         let _ = writeln!(
             s,
-            r#"<rect x="{LEFT}" y="{:.1}" width="12" height="10" fill="{c}"/>"#,
+            r#"<rect x="{left:.1}" y="{:.1}" width="12" height="10" fill="{c}"/>"#,
             y + 1.0
         );
-        text(&mut s, LEFT + 20.0, y, 11.0, Anchor::Start, "#222", n);
+        text(&mut s, left + 20.0, y, 11.0, Anchor::Start, "#222", n);
     }
     s.push_str("</svg>\n");
     Some(s)

@@ -137,6 +137,9 @@ pub fn fmt_num(v: f64) -> String {
         format!("{}M", trim(v / 1e6))
     } else if a >= 1e4 {
         format!("{}K", trim(v / 1e3))
+    } else if a > 0.0 && a < 0.01 {
+        // Three decimals would print 0 for a log axis' lower decades.
+        format!("{v:e}")
     } else {
         trim(v)
     }

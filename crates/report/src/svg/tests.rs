@@ -110,5 +110,7 @@ fn ticks_are_round_and_cover_the_range() {
     assert!(t.len() <= 7);
     assert_eq!(fmt_num(2_500_000.0), "2.5M");
     assert_eq!(fmt_num(0.25), "0.25");
+    assert_eq!(fmt_num(0.0001), "1e-4", "small ticks are not 0");
+    assert_eq!(fmt_num(0.0), "0");
     assert_eq!(log_ticks(0.1, 100.0).first(), Some(&0.1));
 }
