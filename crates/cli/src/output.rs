@@ -118,6 +118,40 @@ pub fn say(text: impl std::fmt::Display) {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_failed_atomic_write_leaves_no_file_aside() {
+        // A full disk: a 64 KiB tmpfs (root only; skipped elsewhere).
+        if !kvbench_meter::is_root() {
+            eprintln!("skipped: needs root to mount a small tmpfs");
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let dir = t.path().to_str().expect("utf-8");
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "kvbench-output-test", dir])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: tmpfs mount failed");
+            return;
+        }
+        let path = t.path().join("results.json");
+        std::fs::write(&path, b"{\"runs\": []}").expect("first results");
+        let e = super::write_atomic(&path, &vec![b'x'; 1 << 20]).expect_err("disk full");
+        let names: Vec<_> = std::fs::read_dir(t.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        let _ = std::process::Command::new("umount").arg(dir).status();
+        assert!(e.to_string().contains("results.json"), "{e}");
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("results.json")],
+            "no .tmp left"
+        );
+    }
+
+    #[test]
     fn an_os_error_is_said_once() {
         // As the thiserror errors of the other crates are shaped.
         #[derive(Debug)]

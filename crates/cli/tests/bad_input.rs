@@ -104,6 +104,11 @@ fn exporting_an_interrupted_run_says_there_is_nothing_instead_of_writing_braces(
     );
     assert!(err.contains("nothing to export"), "{err}");
     assert!(!t.path().join("b.json").exists());
+    // Its report counts what the finished batches ingested, not `n/a`.
+    let o = kvbench(&["report", "r.json", "--out", "rep"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(t.path().join("rep/report.md")).expect("report");
+    assert!(md.contains("40 (in 4 finished batches)"), "{md}");
 }
 
 #[test]
@@ -266,6 +271,15 @@ fn stellar_flags_are_checked_before_anything_runs() {
             "{args:?} left its run directory"
         );
     }
+    // A bad value in a run file names the file and the key.
+    std::fs::write(t.path().join("run.toml"), "engine_memory = \"lots\"\n").expect("write");
+    let o = smoke_run(&["--config", "run.toml", "--out", "o"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("run file run.toml: engine_memory: `lots` is not a size"),
+        "{}",
+        stderr(&o)
+    );
     let help = stdout(&kvbench(&["run", "stellar", "--help"], t.path()));
     assert!(
         help.contains("--set") && help.contains("outgrow-memory"),
@@ -294,6 +308,12 @@ fn forced_runs_into_a_used_directory_get_their_own_and_never_collide() {
     first.extend(["--out", "out"]);
     let o = smoke_run(&first, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
+    // The per-batch table says which batches it shows.
+    let summary = std::fs::read_to_string(t.path().join("out/summary.md")).expect("summary");
+    assert!(
+        summary.contains("batches 1, 3, 4 of 4 shown, every batch in batches.jsonl"),
+        "{summary}"
+    );
     let original = std::fs::read(t.path().join("out/results.json")).expect("results");
     let batches = std::fs::read(t.path().join("out/batches.jsonl")).expect("batches");
     // Two forced runs at once: each its own subdirectory, both complete.

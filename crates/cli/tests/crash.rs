@@ -324,3 +324,56 @@ fn stop_with(sig: libc::c_int, name: &str) {
     assert!(err.contains("removed 4 device(s) and cgroup(s)"), "{err}");
     assert_no_devices_under(t.path());
 }
+
+#[test]
+fn an_interrupted_run_without_devices_removes_its_stores_and_says_so() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args([
+            "run",
+            "stellar",
+            "--preset",
+            "quick",
+            "--backends",
+            "lmdb",
+            "--device",
+            "none",
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            "stop",
+        ])
+        .current_dir(t.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let jsonl = t.path().join("stop/batches.jsonl");
+    for _ in 0..600 {
+        if std::fs::read_to_string(&jsonl).is_ok_and(|s| !s.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        t.path().join("stop/stores").is_dir(),
+        "the run placed its stores in the run directory"
+    );
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().expect("wait");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("unfinished stores (") && err.contains("were removed"),
+        "{err}"
+    );
+    assert!(!t.path().join("stop/stores").exists(), "stores left behind");
+    assert!(
+        t.path().join("stop/results.json").is_file(),
+        "what finished is kept"
+    );
+}

@@ -270,3 +270,28 @@ fn results_of_different_durability_are_refused_unless_forced() {
     };
     compare::compare(&[base], &[other], &forced).expect("forced");
 }
+
+#[test]
+fn the_machines_table_names_the_engines_of_every_file() {
+    // Two files of one machine and build, each running other engines.
+    let a = edited(&smoke(), |j| {
+        j["env"]["engine_versions"] = serde_json::json!({ "lmdb": "0.9.70" })
+    });
+    let b = edited(&smoke(), |j| {
+        j["env"]["engine_versions"] = serde_json::json!({ "pebble": "1.1.5" })
+    });
+    let t = tempfile::tempdir().expect("tempdir");
+    render::render(&[a, b], t.path()).expect("render");
+    let md = std::fs::read_to_string(t.path().join("report.md")).expect("report");
+    let machines: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != "## Machines")
+        .take_while(|l| *l != "## Results files")
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| machine"))
+        .collect();
+    assert_eq!(machines.len(), 1, "{machines:?}");
+    assert!(
+        machines[0].contains("lmdb 0.9.70, pebble 1.1.5"),
+        "{machines:?}"
+    );
+}
