@@ -87,9 +87,13 @@ impl RunDir {
             return Self::mark(out, false);
         }
         if !force {
+            let what = if out.join(RUN_MARKER).exists() {
+                "holds an earlier kvbench run, whose files are its own"
+            } else {
+                "already exists and is not empty; kvbench does not write into directories it did not create"
+            };
             return Err(DriverError::Config(format!(
-                "output directory {} already exists and is not empty; kvbench does not write into \
-                 directories it did not create. Give a new --out path, or pass --force to write this \
+                "output directory {} {what}. Give a new --out path, or pass --force to write this \
                  run into a new subdirectory of it (nothing there is replaced or deleted)",
                 out.display()
             )));
