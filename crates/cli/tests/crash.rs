@@ -274,37 +274,46 @@ fn a_stopped_run_is_recorded_and_cleaned_up() {
     stop_with(libc::SIGTERM, "SIGTERM");
 }
 
-fn stop_with(sig: libc::c_int, name: &str) {
-    let t = tempfile::tempdir().expect("tempdir");
+/// `kvbench run stellar --preset quick ARGS --streaming-ledgers 0 --out
+/// stop` in `dir`, returned once it has finished `batches` batches.
+fn stellar_until(dir: &Path, args: &[&str], batches: usize) -> std::process::Child {
+    let mut all = vec![
+        "run",
+        "stellar",
+        "--preset",
+        "quick",
+        "--streaming-ledgers",
+        "0",
+        "--out",
+        "stop",
+    ];
+    all.extend_from_slice(args);
     let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
-        .args([
-            "run",
-            "stellar",
-            "--preset",
-            "quick",
-            "--backends",
-            "mdbx",
-            "--memory-limit",
-            "512MiB",
-            "--streaming-ledgers",
-            "0",
-            "--out",
-            "stop",
-        ])
-        .current_dir(t.path())
+        .args(&all)
+        .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let pid = child.id();
-    // Stop it once it has finished a batch or two.
-    let jsonl = t.path().join("stop/batches.jsonl");
+    let jsonl = dir.join("stop/batches.jsonl");
     for _ in 0..600 {
-        if std::fs::read_to_string(&jsonl).is_ok_and(|s| s.lines().count() >= 2) {
+        if std::fs::read_to_string(&jsonl).is_ok_and(|s| s.lines().count() >= batches) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    child
+}
+
+fn stop_with(sig: libc::c_int, name: &str) {
+    let t = tempfile::tempdir().expect("tempdir");
+    // Stopped once it has finished a batch or two.
+    let child = stellar_until(
+        t.path(),
+        &["--backends", "mdbx", "--memory-limit", "512MiB"],
+        2,
+    );
+    let pid = child.id();
     // SAFETY: kill has no memory preconditions; `pid` is our child.
     unsafe { libc::kill(pid as i32, sig) };
     let o = child.wait_with_output().expect("wait");
@@ -331,33 +340,7 @@ fn an_interrupted_run_without_devices_removes_its_stores_and_says_so() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
-        .args([
-            "run",
-            "stellar",
-            "--preset",
-            "quick",
-            "--backends",
-            "lmdb",
-            "--device",
-            "none",
-            "--streaming-ledgers",
-            "0",
-            "--out",
-            "stop",
-        ])
-        .current_dir(t.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let jsonl = t.path().join("stop/batches.jsonl");
-    for _ in 0..600 {
-        if std::fs::read_to_string(&jsonl).is_ok_and(|s| !s.is_empty()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let child = stellar_until(t.path(), &["--backends", "lmdb", "--device", "none"], 1);
     assert!(
         t.path().join("stop/stores").is_dir(),
         "the run placed its stores in the run directory"

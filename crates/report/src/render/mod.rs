@@ -7,14 +7,17 @@ use std::path::{Path, PathBuf};
 
 mod openloop;
 mod points;
+mod replay;
 mod stellar;
 mod verdict;
 
 pub use openloop::open_loop_table;
 use points::point_section;
 pub use points::{point_summary, point_table};
-pub use stellar::{ingested, peak_mib, replay_tables, run_note};
-use stellar::{replay_section, stellar_section};
+use replay::replay_section;
+pub use replay::replay_tables;
+use stellar::stellar_section;
+pub use stellar::{ingested, peak_mib, run_note};
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;
 

@@ -9,8 +9,15 @@ use std::fmt::Write;
 
 use kvbench_results::BackendRun;
 
-use super::{Candidate, harness_wait, secs};
+use super::recommend::Candidate;
+use super::{harness_wait, secs};
 use crate::model::Point;
+
+/// The smallest and largest of `v`, when it has any.
+fn range(v: &[f64]) -> Option<(f64, f64)> {
+    let lo = v.iter().copied().reduce(f64::min)?;
+    Some((lo, v.iter().copied().fold(lo, f64::max)))
+}
 
 /// One store's recommendation.
 pub struct StoreAnswer {
@@ -82,15 +89,10 @@ impl Growth {
         let ratios: Vec<f64> = runs
             .filter_map(|p| Some(p.last()?.secs / p.first()?.secs.max(1e-9)))
             .collect();
-        let range = ratios
-            .iter()
-            .copied()
-            .reduce(f64::min)
-            .zip(ratios.iter().copied().reduce(f64::max));
         Self {
             store,
             config: config.to_string(),
-            range,
+            range: range(&ratios),
         }
     }
 }
@@ -124,18 +126,13 @@ impl Answer {
                 ratios.push(p.total / p.memory);
             }
         }
-        let ratio = ratios
-            .iter()
-            .copied()
-            .reduce(f64::min)
-            .zip(ratios.iter().copied().reduce(f64::max));
         Self {
             stores: Vec::new(),
             growth: Vec::new(),
             runs: limited.len(),
             durability,
             limits,
-            ratio,
+            ratio: range(&ratios),
             harness_bound: limited
                 .iter()
                 .filter(|(_, r)| harness_wait(r).is_some())

@@ -1,0 +1,151 @@
+//! Replayed and generated operation streams: one row per run, then per
+//! run and store, and a chart of time per segment.
+
+use std::fmt::Write;
+
+use super::stellar::phases_table;
+use super::*;
+
+pub(super) fn replay_section(
+    out: &mut Out<'_>,
+    runs: &[(String, &BackendRun)],
+) -> Result<(), ReportError> {
+    out.md.push_str("## Replayed operations\n\nEach run replays the same operations (a trace, or a generator's stream); a segment ends at each mark of the stream (a batch).\n\n");
+    out.md.push_str(&replay_tables(runs));
+    out.md.push('\n');
+    phases_table(&mut out.md, runs);
+    let series: Vec<Series> = runs
+        .iter()
+        .map(|(l, r)| Series {
+            name: l.clone(),
+            points: r
+                .replay
+                .iter()
+                .flat_map(|x| x.segments.iter())
+                .map(|g| (f64::from(g.segment), g.total_secs))
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    out.chart(
+        "Replay: time per segment",
+        svg::line_chart("Time per segment", "segment", "seconds", &series),
+    )
+}
+
+/// Tables of replayed runs: one row per run, then one per run and store.
+pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| run | segments | puts | deletes | gets | scans | mismatches | wall s | ops/s | WA engine | WA device | space amp | stall s | drift: segment time / RSS, last vs first quarter | error |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    );
+    for (label, run) in runs {
+        let sum = run.replay.as_ref().and_then(|x| x.summary.as_ref());
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            sum.map_or("n/a".into(), |x| x.segments.to_string()),
+            sum.map_or("n/a".into(), |x| x.puts.to_string()),
+            sum.map_or("n/a".into(), |x| x.deletes.to_string()),
+            sum.map_or("n/a".into(), |x| x.gets.to_string()),
+            sum.map_or("n/a".into(), |x| x.scans.to_string()),
+            sum.map_or("n/a".into(), |x| x.mismatches.to_string()),
+            opt(sum.map(|x| x.wall_secs), 1),
+            opt(sum.map(|x| x.ops_per_sec), 0),
+            opt(sum.and_then(|x| x.total.write_amp_engine), 2),
+            opt(sum.and_then(|x| x.total.write_amp_device), 2),
+            opt(sum.map(|x| x.total.space_amp), 2),
+            opt(sum.and_then(|x| x.total.stall_secs), 2),
+            sum.and_then(|x| x.drift.as_ref())
+                .map_or("n/a".into(), |d| format!(
+                    "{:.2}x / {}{}",
+                    d.segment_secs_ratio,
+                    d.rss_first
+                        .zip(d.rss_last)
+                        .map_or("n/a".into(), |(a, b)| format!(
+                            "{:.2}x",
+                            b as f64 / a.max(1) as f64
+                        )),
+                    if d.drifted { " (drifts)" } else { "" }
+                )),
+            run.error.as_deref().unwrap_or("")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), the part of its time spent producing the operations (reading the trace or running the generator, inside the throughput's time), and latency in microseconds (p50 / p99; commits include the load's; a paced run's gets also from when each was due, `get corrected`).\n\n| run | load s | run-phase ops | run-phase ops/s | of which producing ops, s | get | get corrected | scan | commit |\n|---|---:|---:|---:|---:|---|---|---|---|"
+    );
+    for (label, run) in runs {
+        let Some(rp) = &run.replay else { continue };
+        let segs = &rp.segments;
+        let loaded = segs
+            .first()
+            .filter(|g| g.mark == "load" || g.mark == "genesis");
+        let rest = &segs[usize::from(loaded.is_some())..];
+        let (ops, secs) = rest
+            .iter()
+            .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
+        // Absent when any segment predates the measurement.
+        let source: Option<f64> = rest.iter().map(|g| g.source_secs).sum();
+        let lat = |f: fn(&kvbench_results::OpLatency) -> &Option<Latency>| {
+            rp.summary
+                .as_ref()
+                .map(|x| {
+                    x.stores
+                        .values()
+                        .filter_map(|st| f(&st.latency).as_ref())
+                        .map(|l| format!("{:.0} / {:.0}", l.p50_us, l.p99_us))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "n/a".into())
+        };
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {ops} | {} | {} | {} | {} | {} | {} |",
+            loaded.map_or("n/a".into(), |g| format!("{:.1}", g.total_secs)),
+            if secs > 0.0 {
+                format!("{:.0}", ops as f64 / secs)
+            } else {
+                "n/a".into()
+            },
+            opt(source, 2),
+            lat(|l| &l.get),
+            lat(|l| &l.get_corrected),
+            lat(|l| &l.scan),
+            lat(|l| &l.commit),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n| run | store | entries | logical MiB | disk MiB | space amp | WA engine | WA device | compaction s | commit p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for (label, run) in runs {
+        let Some(sum) = run.replay.as_ref().and_then(|x| x.summary.as_ref()) else {
+            continue;
+        };
+        for (name, st) in &sum.stores {
+            let entries: u64 = run
+                .replay
+                .iter()
+                .flat_map(|x| x.segments.iter())
+                .flat_map(|g| g.stores.iter().filter(|b| &b.store == name))
+                .map(|b| b.entries)
+                .sum();
+            let _ = writeln!(
+                s,
+                "| {label} | {name} | {entries} | {} | {} | {:.2} | {} | {} | {} | {} |",
+                mib(st.logical_bytes),
+                mib(st.disk_allocated_bytes),
+                st.space_amp,
+                opt(st.write_amp_engine, 2),
+                opt(st.write_amp_device, 2),
+                opt(st.compact_secs, 2),
+                opt(st.latency.commit.as_ref().map(|l| l.p99_us / 1e3), 2),
+            );
+        }
+    }
+    s
+}
