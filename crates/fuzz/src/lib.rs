@@ -12,6 +12,8 @@
 //! The budget comes from the environment, so CI and a one-off long run use
 //! the same tests: `KVBENCH_FUZZ_INPUTS=N` runs exactly N inputs per target,
 //! else `KVBENCH_FUZZ_SECS=S` (default 5) runs for S seconds.
+//! `KVBENCH_FUZZ_SAVE=DIR` writes each input to `DIR/TARGET.current` before
+//! running it, to catch one that kills the process rather than panics.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -120,6 +122,7 @@ pub fn fuzz(
         seeds.len() as u64,
     ));
     let (mut inputs, mut accepted) = (0u64, 0u64);
+    let save = std::env::var_os("KVBENCH_FUZZ_SAVE").map(std::path::PathBuf::from);
     // The seeds themselves first: they must not panic either.
     let mut queue: Vec<Vec<u8>> = seeds.to_vec();
     loop {
@@ -134,6 +137,12 @@ pub fn fuzz(
             Some(i) => i,
             None => mutate(&mut rng, seeds),
         };
+        // An input that ends the process (an abort, the OOM killer) leaves
+        // no panic to report: with KVBENCH_FUZZ_SAVE=DIR each input is
+        // written there first, so the last one is the culprit.
+        if let Some(dir) = &save {
+            let _ = std::fs::write(dir.join(format!("{name}.current")), &input);
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| target(&input)));
         match outcome {
             Ok(ok) => accepted += u64::from(ok),

@@ -45,6 +45,13 @@ fn results_loading_report_compare_and_export() {
     for s in &seeds {
         doc::parse(Path::new("seed.json"), s).expect("every seed loads");
     }
+    // Inputs that once broke a target, kept so they never do again: a
+    // batch time of 1e-300 beside 1e300 made the log axis ask for billions
+    // of ticks (an abort on allocation, not a panic).
+    let mut seeds = seeds;
+    seeds.push(
+        std::fs::read(repo("fixtures/fuzz/results-600-decades.json")).expect("regression input"),
+    );
     let out = tempfile::tempdir().expect("tempdir");
     let rendered = Cell::new(0u64);
     let r = fuzz("results", &seeds, Budget::from_env(), |bytes| {

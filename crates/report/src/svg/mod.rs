@@ -116,8 +116,12 @@ pub(crate) fn ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {
 pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     let steps: &[f64] = if b - a > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    // At most about ten decades labelled, however wide the range (a
+    // results file can hold 1e-300 and 1e300; one tick per decade of that
+    // was a vector of billions, found by the fuzzer).
+    let every = ((b - a) / 10).max(1) as usize;
     let mut out = Vec::new();
-    for e in a..=b {
+    for e in (a..=b).step_by(every) {
         for m in steps {
             let v = m * 10f64.powi(e);
             if v >= lo / 1.0001 && v <= hi * 1.0001 {
