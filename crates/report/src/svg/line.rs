@@ -129,8 +129,10 @@ impl Scale {
         let log = ymin > 0.0 && ymin < f64::MAX && ymax / ymin > 10.0;
         let ymin_pos = ymin;
         let (y0, y1, yt) = if log {
-            let lo = 10f64.powf(ymin_pos.log10().floor());
-            let hi = 10f64.powf(ymax.log10().ceil());
+            // Whole decades, within what f64 holds (a decade past 1e308
+            // is inf, one below 1e-308 underflows to 0).
+            let lo = 10f64.powf(ymin_pos.log10().floor().max(-300.0));
+            let hi = 10f64.powf(ymax.log10().ceil().min(300.0));
             (lo.log10(), hi.log10(), log_ticks(lo, hi))
         } else {
             let yt = ticks(0.0, if ymax > 0.0 { ymax } else { 1.0 }, 5);

@@ -114,7 +114,10 @@ pub(crate) fn ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {
 /// Ticks of a log axis over [lo, hi] (both > 0): 1, 2, 5 per decade,
 /// thinned to whole decades when the range is wide.
 pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    // Exponents kept within what f64 holds both ways: a subnormal low end
+    // has a log of -inf, and a cast of that to i32 once wrapped the range.
+    let exp = |v: f64| v.log10().clamp(-300.0, 300.0);
+    let (a, b) = (exp(lo).floor() as i32, exp(hi).ceil() as i32);
     let steps: &[f64] = if b - a > 3 { &[1.0] } else { &[1.0, 2.0, 5.0] };
     // At most about ten decades labelled, however wide the range (a
     // results file can hold 1e-300 and 1e300; one tick per decade of that
