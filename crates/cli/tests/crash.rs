@@ -360,3 +360,36 @@ fn an_interrupted_run_without_devices_removes_its_stores_and_says_so() {
         "what finished is kept"
     );
 }
+
+#[test]
+fn a_full_private_device_asks_for_a_larger_device() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    // The smoke preset writes tens of MiB per store: 16 MiB devices fill.
+    let o = kvbench(
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "lmdb",
+            "--device",
+            "loop",
+            "--device-size",
+            "16MiB",
+            "--streaming-ledgers",
+            "0",
+            "--out",
+            "full",
+        ],
+        t.path(),
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("raise --device-size"), "{err}");
+    assert!(!err.contains("free disk"), "{err}");
+    assert_no_devices_under(t.path());
+}
