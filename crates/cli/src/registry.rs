@@ -11,7 +11,9 @@ use kvbench_lmdb::{Lmdb, LmdbConfig};
 use kvbench_mdbx::{Mdbx, MdbxConfig};
 use kvbench_mem::{Mem, MemConfig, Null, NullConfig};
 use kvbench_redb::{Redb, RedbConfig};
-use kvbench_rocksdb::{Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig};
+use kvbench_rocksdb::{
+    Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig, Sharded, ShardedConfig,
+};
 use serde::{Deserialize, Serialize};
 
 /// Every engine kvbench links, once: `Variant(Config) => Backend`. The
@@ -72,6 +74,8 @@ engines! {
     Rocksdb(RocksConfig) => Rocks,
     /// RocksDB, a new database every N batches (range partitions).
     RocksdbPartitioned(PartitionedConfig) => Partitioned,
+    /// RocksDB, a column family per leading key bits (hash-prefix shards).
+    RocksdbSharded(ShardedConfig) => Sharded,
     /// LMDB through heed.
     Lmdb(LmdbConfig) => Lmdb,
     /// MDBX through libmdbx.
@@ -95,6 +99,7 @@ impl EngineConfig {
         match self {
             EngineConfig::Rocksdb(c) => Some(c),
             EngineConfig::RocksdbPartitioned(p) => Some(&mut p.base),
+            EngineConfig::RocksdbSharded(p) => Some(&mut p.base),
             _ => None,
         }
     }
@@ -104,7 +109,8 @@ impl EngineConfig {
     pub fn read_mode(&self) -> &'static str {
         match self {
             EngineConfig::Rocksdb(c)
-            | EngineConfig::RocksdbPartitioned(PartitionedConfig { base: c, .. }) => {
+            | EngineConfig::RocksdbPartitioned(PartitionedConfig { base: c, .. })
+            | EngineConfig::RocksdbSharded(ShardedConfig { base: c, .. }) => {
                 if c.use_direct_reads {
                     "direct"
                 } else {
@@ -151,6 +157,9 @@ const NAMED: &[Named] = &[
     }),
     ("rocksdb-partitioned", || {
         EngineConfig::RocksdbPartitioned(PartitionedConfig::default())
+    }),
+    ("rocksdb-sharded", || {
+        EngineConfig::RocksdbSharded(ShardedConfig::default())
     }),
     ("lmdb", || EngineConfig::Lmdb(LmdbConfig::default())),
     ("mdbx", || EngineConfig::Mdbx(MdbxConfig::default())),

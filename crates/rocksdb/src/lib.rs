@@ -14,13 +14,15 @@ use kvbench_core::{
     fsutil,
 };
 use rocksdb::statistics::Ticker;
-use rocksdb::{CompactOptions, DB, Options, WriteBatch, WriteOptions};
+use rocksdb::{ColumnFamily, CompactOptions, DB, Options, WriteBatch, WriteOptions};
 
 mod config;
 mod partitioned;
+mod sharded;
 
 pub use config::{Blob, Compaction, Compression, RocksConfig};
 pub use partitioned::{Partitioned, PartitionedConfig, PartitionedStore};
+pub use sharded::{Sharded, ShardedConfig, ShardedStore};
 
 const ENGINE: &str = "rocksdb";
 const MIB: u64 = 1 << 20;
@@ -202,17 +204,26 @@ pub(crate) fn stats_of(
     cfg: &RocksConfig,
     path: &Path,
 ) -> Result<EngineStats> {
-    let mut s = gauges_of(db, cfg, path)?;
+    let mut s = gauges_of(db, None, cfg, path)?;
     add_counters(&mut s, opts, cfg);
     Ok(s)
 }
 
-/// What one database holds now (files, sizes, memtables, pending work),
-/// read from its properties; counters stay absent.
-pub(crate) fn gauges_of(db: &DB, cfg: &RocksConfig, path: &Path) -> Result<EngineStats> {
+/// What one database (or one of its column families, `cf`) holds now
+/// (files, sizes, memtables, pending work), read from its properties;
+/// counters stay absent.
+pub(crate) fn gauges_of(
+    db: &DB,
+    cf: Option<&ColumnFamily>,
+    cfg: &RocksConfig,
+    path: &Path,
+) -> Result<EngineStats> {
     let prop = |name: &str| -> Result<Option<u64>> {
-        db.property_int_value(name)
-            .map_err(|e| engine_err(Op::Stats, path, e))
+        match cf {
+            Some(cf) => db.property_int_value_cf(cf, name),
+            None => db.property_int_value(name),
+        }
+        .map_err(|e| engine_err(Op::Stats, path, e))
     };
     let levels = match cfg.compaction {
         Compaction::Fifo { .. } => 1,
@@ -270,6 +281,22 @@ pub(crate) fn add_counters(s: &mut EngineStats, opts: &Options, cfg: &RocksConfi
     s.stall_micros = t(Ticker::StallMicros);
     s.block_cache_misses = t(Ticker::BlockCacheMiss);
     s.block_cache_hits = t(Ticker::BlockCacheHit);
+    // What a lookup's fan-out costs: filters that ruled a table out, that
+    // let a lookup through (true or false positive), and which kind of
+    // block missed the cache.
+    for (name, ticker) in [
+        ("bloom_useful", Ticker::BloomFilterUseful),
+        ("bloom_full_positive", Ticker::BloomFilterFullPositive),
+        (
+            "bloom_full_true_positive",
+            Ticker::BloomFilterFullTruePositive,
+        ),
+        ("block_cache_filter_misses", Ticker::BlockCacheFilterMiss),
+        ("block_cache_index_misses", Ticker::BlockCacheIndexMiss),
+        ("block_cache_data_misses", Ticker::BlockCacheDataMiss),
+    ] {
+        s.extra.insert(name.into(), opts.get_ticker_count(ticker));
+    }
     if cfg.blob.is_some() {
         s.extra.insert(
             "blob_file_bytes_written".into(),
@@ -279,5 +306,38 @@ pub(crate) fn add_counters(s: &mut EngineStats, opts: &Options, cfg: &RocksConfi
             "blob_gc_bytes_relocated".into(),
             opts.get_ticker_count(Ticker::BlobDbGcBytesRelocated),
         );
+    }
+}
+
+/// Figures of one block cache that several databases or column families
+/// share: each reports the whole of it, so they are kept, not summed.
+const SHARED: [&str; 2] = ["block_cache_capacity_bytes", "block_cache_usage_bytes"];
+
+/// Two databases' (or column families') gauges summed; a figure absent in
+/// either is absent in the sum (a partial sum would pass for the whole).
+pub(crate) fn sum_gauges(a: EngineStats, b: EngineStats) -> EngineStats {
+    let sum = |x: Option<u64>, y: Option<u64>| x.zip(y).map(|(x, y)| x + y);
+    let files = a
+        .files_per_level
+        .zip(b.files_per_level)
+        .map(|(x, y)| x.iter().zip(&y).map(|(p, q)| p + q).collect());
+    let mut extra = a.extra;
+    extra.retain(|k, _| b.extra.contains_key(k));
+    for (k, v) in b.extra {
+        if let Some(x) = extra.get_mut(&k)
+            && !SHARED.contains(&k.as_str())
+        {
+            *x += v;
+        }
+    }
+    EngineStats {
+        write_stopped: a.write_stopped.zip(b.write_stopped).map(|(x, y)| x || y),
+        files_per_level: files,
+        pending_compaction_bytes: sum(a.pending_compaction_bytes, b.pending_compaction_bytes),
+        sst_bytes: sum(a.sst_bytes, b.sst_bytes),
+        memtable_bytes: sum(a.memtable_bytes, b.memtable_bytes),
+        running_compactions: sum(a.running_compactions, b.running_compactions),
+        extra,
+        ..a
     }
 }

@@ -23,7 +23,7 @@ use rocksdb::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{ENGINE, Rocks, RocksConfig, add_counters, engine_err, gauges_of};
+use crate::{ENGINE, Rocks, RocksConfig, add_counters, engine_err, gauges_of, sum_gauges};
 
 const DELETED: &str = "deleted";
 
@@ -356,10 +356,10 @@ impl KvStore for PartitionedStore {
         let parts = self.parts.read().expect("not poisoned");
         let mut total: Option<EngineStats> = None;
         for p in parts.iter() {
-            let s = gauges_of(&p.db, &self.cfg.base, &self.dir)?;
+            let s = gauges_of(&p.db, None, &self.cfg.base, &self.dir)?;
             total = Some(match total {
                 None => s,
-                Some(t) => add(t, s),
+                Some(t) => sum_gauges(t, s),
             });
         }
         let mut t = total.unwrap_or_default();
@@ -394,38 +394,5 @@ impl KvStore for PartitionedStore {
         p.db.flush_cf(p.deleted())
             .map_err(|e| self.err(Op::Close, e))?;
         Ok(())
-    }
-}
-
-/// Figures of the one block cache every partition shares: each partition
-/// reports the whole of it, so they are kept, not summed.
-const SHARED: [&str; 2] = ["block_cache_capacity_bytes", "block_cache_usage_bytes"];
-
-/// Two partitions' gauges summed; a figure absent in either is absent in
-/// the sum (a partial sum would pass for the whole).
-fn add(a: EngineStats, b: EngineStats) -> EngineStats {
-    let sum = |x: Option<u64>, y: Option<u64>| x.zip(y).map(|(x, y)| x + y);
-    let files = a
-        .files_per_level
-        .zip(b.files_per_level)
-        .map(|(x, y)| x.iter().zip(&y).map(|(p, q)| p + q).collect());
-    let mut extra = a.extra;
-    extra.retain(|k, _| b.extra.contains_key(k));
-    for (k, v) in b.extra {
-        if let Some(x) = extra.get_mut(&k)
-            && !SHARED.contains(&k.as_str())
-        {
-            *x += v;
-        }
-    }
-    EngineStats {
-        write_stopped: a.write_stopped.zip(b.write_stopped).map(|(x, y)| x || y),
-        files_per_level: files,
-        pending_compaction_bytes: sum(a.pending_compaction_bytes, b.pending_compaction_bytes),
-        sst_bytes: sum(a.sst_bytes, b.sst_bytes),
-        memtable_bytes: sum(a.memtable_bytes, b.memtable_bytes),
-        running_compactions: sum(a.running_compactions, b.running_compactions),
-        extra,
-        ..a
     }
 }
