@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod crash;
+mod fanout_cmd;
 mod flags;
 mod harness;
 mod import_cmd;
@@ -74,6 +75,9 @@ enum Command {
     /// A process `kvbench run crash` starts and crashes (not for direct use).
     #[command(hide = true)]
     CrashWorker(crash::worker::Args),
+    /// A process `kvbench run fan-out` starts to measure a checkpoint (not for direct use).
+    #[command(hide = true)]
+    FanOutProbe(fanout_cmd::probe::Args),
 }
 
 #[derive(Subcommand)]
@@ -82,6 +86,8 @@ enum Workload {
     Stellar(Box<stellar_cmd::Args>),
     /// Point reads of random 32-byte keys: device IO per GET before and after a full compaction.
     PointReads(Box<pointreads_cmd::Args>),
+    /// Lookup fan-out: a store grown batch by batch (a partition per batch), random-hash GETs, memory and open time at chosen batch counts.
+    FanOut(Box<fanout_cmd::Args>),
     /// Replay a trace file (from `kvbench record` or `kvbench import`) on each backend.
     Replay(Box<replay_cmd::ReplayArgs>),
     /// YCSB core workloads A to F (--param workload=a..f, records, operations, ...).
@@ -120,6 +126,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => report_cmd::compare(a),
         Command::Export(a) => report_cmd::export(a),
         Command::CrashWorker(a) => crash::worker::run(a),
+        Command::FanOutProbe(a) => fanout_cmd::probe::run(a),
         Command::Clean { dry_run } => clean(dry_run),
         Command::Completions { shell } => {
             // Into a buffer, then printed: clap_complete panics on a
@@ -132,6 +139,7 @@ fn main() -> ExitCode {
         Command::Run { workload } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
+            Workload::FanOut(args) => fanout_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
             Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args, 1),
             Workload::Solana(args) => replay_cmd::generated("solana", *args, 1),
@@ -163,6 +171,7 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
     Some(match workload {
         Workload::Stellar(a) => ("stellar", a.output()),
         Workload::PointReads(a) => ("point-reads", a.output()),
+        Workload::FanOut(a) => ("fan-out", a.output()),
         Workload::Replay(a) => ("replay", a.output()),
         Workload::Ycsb(a) => ("ycsb", a.output()),
         Workload::Solana(a) => ("solana", a.output()),

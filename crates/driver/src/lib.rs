@@ -9,6 +9,7 @@ pub use kvbench_results as results;
 
 pub mod crash;
 pub mod env;
+pub mod fanout;
 pub mod interrupt;
 pub mod observe;
 pub mod ops;

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use kvbench_results::crash::CrashResults;
 use kvbench_results::env::EnvInfo;
+use kvbench_results::fanout::FanOutResults;
 use kvbench_results::points::PointResults;
-use kvbench_results::{RunResult, SCHEMA_VERSION};
+use kvbench_results::{RunHeader, RunResult, SCHEMA_VERSION};
 
 use crate::ReportError;
 
@@ -18,6 +19,8 @@ pub enum Doc {
     PointReads(Box<PointResults>),
     /// `kvbench run crash`.
     Crash(Box<CrashResults>),
+    /// `kvbench run fan-out`.
+    FanOut(Box<FanOutResults>),
 }
 
 /// A results file as loaded.
@@ -32,49 +35,42 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Schema, workload, seed, time, command, machine.
+    pub fn header(&self) -> &RunHeader {
+        match &self.doc {
+            Doc::Stellar(r) => &r.header,
+            Doc::PointReads(r) => &r.header,
+            Doc::Crash(r) => &r.header,
+            Doc::FanOut(r) => &r.header,
+        }
+    }
+
     /// The workload name.
     pub fn workload(&self) -> &str {
-        match &self.doc {
-            Doc::Stellar(r) => &r.header.workload,
-            Doc::PointReads(r) => &r.header.workload,
-            Doc::Crash(r) => &r.header.workload,
-        }
+        &self.header().workload
     }
 
     /// Where it ran.
     pub fn env(&self) -> &EnvInfo {
-        match &self.doc {
-            Doc::Stellar(r) => &r.header.env,
-            Doc::PointReads(r) => &r.header.env,
-            Doc::Crash(r) => &r.header.env,
-        }
+        &self.header().env
     }
 
     /// The seed.
     pub fn seed(&self) -> u64 {
-        match &self.doc {
-            Doc::Stellar(r) => r.header.seed,
-            Doc::PointReads(r) => r.header.seed,
-            Doc::Crash(r) => r.header.seed,
-        }
+        self.header().seed
     }
 
     /// The command that produced it.
     pub fn command(&self) -> &str {
-        match &self.doc {
-            Doc::Stellar(r) => &r.header.command,
-            Doc::PointReads(r) => &r.header.command,
-            Doc::Crash(r) => &r.header.command,
-        }
+        &self.header().command
     }
 
     /// The durability level the run was made at; absent in older results.
     pub fn durability(&self) -> Option<kvbench_core::Durability> {
         match &self.doc {
-            Doc::Stellar(r) => r.header.durability,
-            Doc::PointReads(r) => r.header.durability,
             // Each crash run names its own level.
             Doc::Crash(_) => None,
+            _ => self.header().durability,
         }
     }
 
@@ -83,6 +79,7 @@ impl Loaded {
         match &self.doc {
             Doc::Stellar(r) => r.config.clone(),
             Doc::PointReads(r) => serde_json::to_value(&r.config).unwrap_or_default(),
+            Doc::FanOut(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::Crash(r) => serde_json::json!({
                 "shape": r.shape,
                 "batches_per_cycle": r.batches_per_cycle
@@ -141,6 +138,7 @@ pub fn parse(file: &Path, bytes: &[u8]) -> Result<Loaded, ReportError> {
     let typed = |e: serde_json::Error| bad(format!("{e} (a field of the wrong type or missing)"));
     let doc = match workload.as_str() {
         "point-reads" => Doc::PointReads(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
+        "fan-out" => Doc::FanOut(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "crash" => Doc::Crash(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "" => return Err(bad("no `workload` field".into())),
         _ => Doc::Stellar(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),

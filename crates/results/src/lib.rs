@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod crash;
 pub mod env;
+pub mod fanout;
 mod header;
 mod memory;
 pub mod points;

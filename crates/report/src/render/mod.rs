@@ -5,12 +5,14 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+mod fanout;
 mod openloop;
 mod points;
 mod replay;
 mod stellar;
 mod verdict;
 
+pub use fanout::{fanout_summary, held_per_batch};
 pub use openloop::open_loop_table;
 use points::point_section;
 pub use points::{point_summary, point_table};
@@ -21,6 +23,7 @@ pub use stellar::{ingested, peak_mib, run_note};
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;
 
+use kvbench_results::fanout::FanOutResults;
 use kvbench_results::points::PointResults;
 use kvbench_results::{BackendRun, Latency, RunResult};
 
@@ -233,7 +236,7 @@ fn render_into(
         .iter()
         .filter_map(|d| match &d.doc {
             Doc::Stellar(r) => Some((d, r.as_ref())),
-            Doc::PointReads(_) | Doc::Crash(_) => None,
+            _ => None,
         })
         .collect();
     let all: Vec<(String, &BackendRun)> = stellar
@@ -270,6 +273,16 @@ fn render_into(
     }
     for (_, members) in &groups {
         point_section(&mut out, members, &label)?;
+    }
+    let fanouts: Vec<(&Loaded, &FanOutResults)> = docs
+        .iter()
+        .filter_map(|d| match &d.doc {
+            Doc::FanOut(f) => Some((d, f.as_ref())),
+            _ => None,
+        })
+        .collect();
+    if !fanouts.is_empty() {
+        fanout::fanout_section(&mut out, &fanouts, &label)?;
     }
     for d in docs {
         if let Doc::Crash(c) = &d.doc {
@@ -350,11 +363,7 @@ pub(super) fn as_typed(command: &str) -> String {
 fn sources_table(md: &mut String, docs: &[Loaded]) {
     md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
     for d in docs {
-        let started = match &d.doc {
-            Doc::Stellar(r) => r.header.started_at.clone(),
-            Doc::PointReads(p) => p.header.started_at.clone(),
-            Doc::Crash(c) => c.header.started_at.clone(),
-        };
+        let started = d.header().started_at.clone();
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | `{}` |",

@@ -15,7 +15,7 @@ pub(super) fn point_section(
         .iter()
         .filter_map(|d| match &d.doc {
             Doc::PointReads(p) => Some((*d, p.as_ref())),
-            Doc::Stellar(_) | Doc::Crash(_) => None,
+            _ => None,
         })
         .collect();
     let Some((_, p)) = points.first() else {
