@@ -24,6 +24,11 @@ pub struct ReportArgs {
     /// on (the report does not state its machines').
     #[arg(long, value_name = "SIZE", default_value = "64GiB")]
     predict_memory: String,
+    /// The verdict's lookup bound: with `kvbench run fan-out` results among
+    /// the inputs, a `txdata` design whose GET p99 (existing or missing
+    /// key) at the month's 234 batches is over this is not recommended.
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    lookup_bound_ms: f64,
     /// Render into an --out directory that already holds files, replacing
     /// those of the same name (e.g. a published report rendered again).
     #[arg(long)]
@@ -98,10 +103,17 @@ fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
 
 /// Runs `kvbench report`.
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    if !(args.lookup_bound_ms.is_finite() && args.lookup_bound_ms > 0.0) {
+        anyhow::bail!(
+            "--lookup-bound-ms {}: must be a positive number of milliseconds",
+            args.lookup_bound_ms
+        );
+    }
     let docs = load_all(&args.results)?;
     let verdict = render::VerdictOptions {
         predict_memory: crate::size::parse(&args.predict_memory)
             .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
+        lookup_bound_us: args.lookup_bound_ms * 1e3,
     };
     if args.summary {
         let Some(text) = render::summary(&docs, &verdict)? else {

@@ -26,6 +26,14 @@ fn commands() -> Vec<Vec<String>> {
     vec![
         s(&["run", "stellar", "--preset", "smoke"]),
         s(&["run", "point-reads", "--keys", "1000"]),
+        s(&[
+            "run",
+            "fan-out",
+            "--keys-per-batch",
+            "1000",
+            "--batches",
+            "1",
+        ]),
         s(&["run", "replay", "seed.kvtrace"]),
         s(&["run", "ycsb"]),
         s(&["run", "solana"]),

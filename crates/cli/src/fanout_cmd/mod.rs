@@ -204,6 +204,13 @@ impl Grow<'_> {
         }
         let mut view = ProgressView::new(name);
         let mut store = Some(self.spec.open(&dir)?);
+        if let Some(s) = &store
+            && !s.capabilities().persistent
+        {
+            anyhow::bail!(
+                "`{name}` keeps nothing across a reopen (it lives in memory), and each checkpoint reopens the store: choose a persistent backend"
+            );
+        }
         for batch in 0..self.cfg.last() {
             let s = match &store {
                 Some(s) => s,

@@ -248,10 +248,21 @@ fn render_into(
         })
         .collect();
     let (replays, runs): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, r)| r.replay.is_some());
+    let fanouts: Vec<(&Loaded, &FanOutResults)> = docs
+        .iter()
+        .filter_map(|d| match &d.doc {
+            Doc::FanOut(f) => Some((d, f.as_ref())),
+            _ => None,
+        })
+        .collect();
+    let fanout_runs: Vec<(String, &kvbench_results::fanout::FanOutRun)> = fanouts
+        .iter()
+        .flat_map(|(d, f)| f.runs.iter().map(move |r| (label(d, &r.backend), r)))
+        .collect();
     let mut answer = None;
     if !runs.is_empty() {
         stellar_section(&mut out, &runs)?;
-        answer = verdict_section(&mut out, &runs, verdict)?;
+        answer = verdict_section(&mut out, &runs, verdict, &fanout_runs)?;
     }
     if !replays.is_empty() {
         replay_section(&mut out, &replays)?;
@@ -274,13 +285,6 @@ fn render_into(
     for (_, members) in &groups {
         point_section(&mut out, members, &label)?;
     }
-    let fanouts: Vec<(&Loaded, &FanOutResults)> = docs
-        .iter()
-        .filter_map(|d| match &d.doc {
-            Doc::FanOut(f) => Some((d, f.as_ref())),
-            _ => None,
-        })
-        .collect();
     if !fanouts.is_empty() {
         fanout::fanout_section(&mut out, &fanouts, &label)?;
     }

@@ -108,6 +108,8 @@ pub struct Answer {
     limits: BTreeSet<u64>,
     ratio: Option<(f64, f64)>,
     harness_bound: usize,
+    /// The lookup bound, microseconds, when fan-out runs were weighed.
+    pub(super) lookup_bound_us: Option<f64>,
 }
 
 impl Answer {
@@ -137,6 +139,7 @@ impl Answer {
                 .iter()
                 .filter(|(_, r)| harness_wait(r).is_some())
                 .count(),
+            lookup_bound_us: None,
         }
     }
 
@@ -169,13 +172,28 @@ impl Answer {
             )),
             self.harness_bound
         );
-        s.push_str("| store | recommended | month predicted | runner-up | margin | held-out error | reading |\n|---|---|---:|---|---:|---:|---|\n");
+        if let Some(b) = self.lookup_bound_us {
+            let _ = writeln!(
+                s,
+                "Lookup bound: a `txdata` design is recommended only if a GET of an existing and of a missing hash stays within {:.0} ms p99 \
+                 at the month's {} batches (`kvbench run fan-out`); the column gives the recommended design's measured p99, existing / missing.\n",
+                b / 1e3,
+                super::MONTH_BATCHES
+            );
+        }
+        let lookups = self.lookup_bound_us.is_some();
+        s.push_str("| store | recommended | month predicted | runner-up | margin | held-out error | reading |");
+        s.push_str(if lookups {
+            " GET p99 at a month |\n|---|---|---:|---|---:|---:|---|---:|\n"
+        } else {
+            "\n|---|---|---:|---|---:|---:|---|\n"
+        });
         for a in &self.stores {
             let name = |c: &Option<Candidate>| {
                 c.as_ref()
                     .map_or("none".into(), |c| format!("`{}`", c.label))
             };
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "| `{}` | {} | {} | {} | {} | {} | {} |",
                 a.store,
@@ -186,6 +204,11 @@ impl Answer {
                 a.error().map_or("n/a".into(), |e| format!("{e:.0}%")),
                 a.reading()
             );
+            if lookups {
+                let cell = a.best.as_ref().map_or("n/a".into(), |c| c.lookup.cell());
+                let _ = write!(s, " {cell} |");
+            }
+            s.push('\n');
         }
         s.push_str("\nHow much a batch grew, last batch over first (range over the memory limits; flat is 1.0x):\n\n");
         s.push_str("| config | ledgers | txdata | txindex |\n|---|---:|---:|---:|\n");

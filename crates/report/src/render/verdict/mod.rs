@@ -13,9 +13,12 @@ use crate::model::{self, Fit, Point, Scenario};
 use crate::table::Table;
 
 mod answer;
+mod lookup;
 mod recommend;
 pub use answer::Answer;
 use answer::Growth;
+use kvbench_results::fanout::FanOutRun;
+use lookup::{Standing, month_lookup};
 use recommend::{Candidate, recommend};
 
 /// The Stellar report's month: 234 batches of about 550,000 transactions.
@@ -30,12 +33,20 @@ pub struct VerdictOptions {
     /// report does not state its machines'; `kvbench report
     /// --predict-memory` sets it).
     pub predict_memory: u64,
+    /// The lookup bound, microseconds: a `txdata` design whose GET p99
+    /// (existing or missing key) at the month's batch count, measured by a
+    /// fan-out run among the results, is over it is not recommended
+    /// (`kvbench report --lookup-bound-ms`).
+    pub lookup_bound_us: f64,
 }
 
 impl Default for VerdictOptions {
+    /// 64 GiB; 10 ms: an RPC lookup's budget of ten device reads at about
+    /// a millisecond each, the cost of a read on this VM's virtual disk.
     fn default() -> Self {
         Self {
             predict_memory: 64 << 30,
+            lookup_bound_us: 10_000.0,
         }
     }
 }
@@ -151,6 +162,7 @@ pub(super) fn verdict_section(
     out: &mut Out<'_>,
     runs: &[(String, &BackendRun)],
     opts: &VerdictOptions,
+    fanouts: &[(String, &FanOutRun)],
 ) -> Result<Option<Answer>, ReportError> {
     let limited: Vec<&(String, &BackendRun)> = runs
         .iter()
@@ -160,6 +172,9 @@ pub(super) fn verdict_section(
         return Ok(None);
     }
     let mut answer = Answer::of(&limited);
+    // The bound is weighed only when fan-out runs are among the results.
+    let bound = (!fanouts.is_empty()).then_some(opts.lookup_bound_us);
+    answer.lookup_bound_us = bound;
     let _ = writeln!(
         out.md,
         "## Verdict: ingestion once data outgrows memory\n\n\
@@ -299,6 +314,12 @@ pub(super) fn verdict_section(
                     .stores
                     .iter()
                     .any(|s| s.store == store && s.config["compaction"]["style"] == "fifo");
+                let backend = r.stores.iter().find(|s| s.store == store);
+                let lookup = Standing::of(
+                    bound.is_some() && store == "txdata",
+                    backend.and_then(|b| month_lookup(fanouts, b)),
+                    opts.lookup_bound_us,
+                );
                 eligible.push(
                     month
                         .filter(|_| r.error.is_none() && r.stopped_early.is_none() && !evicts)
@@ -310,6 +331,7 @@ pub(super) fn verdict_section(
                             error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
                             runs: members.len(),
                             harness_bound: harness_wait(r).is_some(),
+                            lookup: lookup.clone(),
                         }),
                 );
                 series.push(Series {
@@ -341,7 +363,7 @@ pub(super) fn verdict_section(
             .push_str("\nLookups, and the model fitted to each config:\n\n");
         out.md.push_str(&t.columns(&[0, 6, 7, 9, 10, 11]).render());
         out.md.push('\n');
-        let (text, picked) = recommend(store, candidates);
+        let (text, picked) = recommend(store, candidates, bound);
         out.md.push_str(&text);
         answer.stores.push(picked);
         out.chart(

@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use super::answer::StoreAnswer;
-use super::secs;
+use super::lookup::Standing;
+use super::{MONTH_BATCHES, secs};
 use crate::render::opt;
 
 /// A run that finished, with what the recommendation weighs.
@@ -23,16 +24,34 @@ pub(super) struct Candidate {
     /// The engine waited for the generator (its background work got that
     /// time free).
     pub(super) harness_bound: bool,
+    /// Its lookups at the month's batch count against the bound.
+    pub(super) lookup: Standing,
 }
 
 /// The recommended run for `store`: the lowest predicted month among runs
-/// that finished, beside the next one, and what would change the choice.
-pub(super) fn recommend(store: &'static str, mut c: Vec<Candidate>) -> (String, StoreAnswer) {
+/// that finished and meet the lookup bound (`bound_us`, when weighed),
+/// beside the next one, and what would change the choice.
+pub(super) fn recommend(
+    store: &'static str,
+    mut c: Vec<Candidate>,
+    bound_us: Option<f64>,
+) -> (String, StoreAnswer) {
     c.sort_by(|a, b| a.month.total_cmp(&b.month));
+    let (over, c): (Vec<Candidate>, Vec<Candidate>) = c
+        .into_iter()
+        .partition(|x| matches!(x.lookup, Standing::Over(_)));
     let picked = StoreAnswer::of(store, &c);
+    let overs = over_bound(&over, bound_us);
     let Some(best) = c.first() else {
         return (
-            format!("No recommendation for `{store}`: no run finished with a fitted model.\n\n"),
+            format!(
+                "No recommendation for `{store}`: no run finished with a fitted model{}.{overs}\n\n",
+                if over.is_empty() {
+                    ""
+                } else {
+                    " within the lookup bound"
+                }
+            ),
             picked,
         );
     };
@@ -97,8 +116,62 @@ pub(super) fn recommend(store: &'static str, mut c: Vec<Candidate>) -> (String, 
             );
         }
     }
+    s.push_str(&lookup_text(best, bound_us));
+    s.push_str(&overs);
     s.push_str("\n\n");
     (s, picked)
+}
+
+/// What the recommended config's lookups cost at the month's count.
+fn lookup_text(best: &Candidate, bound_us: Option<f64>) -> String {
+    let Some(bound) = bound_us else {
+        return String::new();
+    };
+    let head = format!(
+        " Lookup bound: a GET p99 of at most {:.0} ms, existing and missing keys, at the month's {MONTH_BATCHES} batches",
+        bound / 1e3
+    );
+    match &best.lookup {
+        Standing::NotApplied => String::new(),
+        Standing::NotMeasured => format!(
+            "{head}: `{}` was not measured there (no fan-out run of its backend with its settings), so the bound does not decide it.",
+            best.label
+        ),
+        Standing::Within(l) | Standing::Over(l) => format!(
+            "{head}: `{}` measured {} (existing / missing{}, `{}`), within it.",
+            best.label,
+            l.text(),
+            l.probes.map_or(String::new(), |p| format!(
+                "; {p:.0} databases probed per GET"
+            )),
+            l.source
+        ),
+    }
+}
+
+/// The configs the lookup bound ruled out, with what they measured.
+fn over_bound(over: &[Candidate], bound_us: Option<f64>) -> String {
+    let (Some(bound), false) = (bound_us, over.is_empty()) else {
+        return String::new();
+    };
+    let each: Vec<String> = over
+        .iter()
+        .filter_map(|x| match &x.lookup {
+            Standing::Over(l) => Some(format!(
+                "`{}` (predicted month {}; GET p99 {} at {MONTH_BATCHES} batches, `{}`)",
+                x.label,
+                secs(x.month),
+                l.text(),
+                l.source
+            )),
+            _ => None,
+        })
+        .collect();
+    format!(
+        " Not recommended, over the lookup bound of {:.0} ms: {}.",
+        bound / 1e3,
+        each.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -114,6 +187,7 @@ mod tests {
             error_pct,
             runs: 1,
             harness_bound: false,
+            lookup: Standing::NotApplied,
         }
     }
 
@@ -122,6 +196,7 @@ mod tests {
         let (r, a) = recommend(
             "txdata",
             vec![cand("b", 105.0, Some(10.0)), cand("a", 100.0, None)],
+            None,
         );
         assert_eq!(a.best.as_ref().map(|b| b.label.as_str()), Some("a"));
         assert!(a.reading().contains("not told apart"), "{}", a.reading());
@@ -132,6 +207,7 @@ mod tests {
         let (r, _) = recommend(
             "txdata",
             vec![cand("a", 100.0, Some(80.0)), cand("b", 1000.0, None)],
+            None,
         );
         assert!(
             r.contains("Weak evidence") && r.contains("would change"),
@@ -139,13 +215,54 @@ mod tests {
         );
         let mut fast = cand("fast", 10.0, None);
         fast.harness_bound = true;
-        let (r, a) = recommend("txdata", vec![fast]);
+        let (r, a) = recommend("txdata", vec![fast], None);
         assert!(a.reading().contains("harness-bound"), "{}", a.reading());
         assert!(
             r.contains("harness-bound, so background work had idle time"),
             "{r}"
         );
-        let (r, _) = recommend("ledgers", Vec::new());
+        let (r, _) = recommend("ledgers", Vec::new(), None);
         assert!(r.contains("No recommendation for `ledgers`"), "{r}");
+    }
+
+    #[test]
+    fn a_design_over_the_lookup_bound_is_not_recommended_however_fast_it_ingests() {
+        use super::super::lookup::MonthLookup;
+        let at = |found: f64, missing: f64| MonthLookup {
+            found_p99_us: found,
+            missing_p99_us: missing,
+            probes: Some(118.0),
+            source: "fan/rocksdb-partitioned".into(),
+        };
+        let mut fast = cand("partitioned", 100.0, None);
+        fast.lookup = Standing::Over(at(4_000.0, 25_000.0));
+        let mut slow = cand("leveled", 300.0, None);
+        slow.lookup = Standing::Within(at(1_500.0, 900.0));
+        let (r, a) = recommend("txdata", vec![fast.clone(), slow], Some(10_000.0));
+        assert_eq!(a.best.as_ref().map(|b| b.label.as_str()), Some("leveled"));
+        assert!(r.contains("`txdata`: `leveled`**"), "{r}");
+        assert!(
+            r.contains("`leveled` measured 1.5 / 0.9 ms") && r.contains("within it"),
+            "{r}"
+        );
+        assert!(
+            r.contains("Not recommended, over the lookup bound of 10 ms: `partitioned`")
+                && r.contains("4.0 / 25.0 ms"),
+            "{r}"
+        );
+        // Without a bound (no fan-out results) the same candidates rank by
+        // ingestion alone.
+        let mut plain = fast.clone();
+        plain.lookup = Standing::NotApplied;
+        let (r, a) = recommend("txdata", vec![plain, cand("leveled", 300.0, None)], None);
+        assert_eq!(
+            a.best.as_ref().map(|b| b.label.as_str()),
+            Some("partitioned")
+        );
+        assert!(!r.contains("Lookup bound"), "{r}");
+        // Nothing within the bound: no recommendation, and why.
+        let (r, a) = recommend("txdata", vec![fast], Some(10_000.0));
+        assert!(a.best.is_none());
+        assert!(r.contains("within the lookup bound"), "{r}");
     }
 }
