@@ -109,9 +109,9 @@ fn lookups_fan_out_with_the_partitions_and_every_answer_is_checked() {
         assert!(md.contains(&format!("| {run} | 5 |")), "{run} row in\n{md}");
     }
     for chart in [
-        "get-p99-of-existing-keys",
-        "get-p99-of-missing-keys",
-        "resident-memory",
+        "get-p99-existing-keys",
+        "get-p99-missing-keys",
+        "memory-outside-the-block-cache",
     ] {
         let found = std::fs::read_dir(t.path().join("r/charts"))
             .expect("charts")

@@ -212,11 +212,11 @@ pub(super) fn fanout_section(
     let p99 = |p: &PassCost| p.latency.as_ref().map(|l| l.p99_us);
     for (title, pick) in [
         (
-            "GET p99 of existing keys against batches (partitions)",
+            "GET p99, existing keys, by batches held",
             &(|c: &Checkpoint| p99(&c.passes.steady_found)) as &dyn Fn(&Checkpoint) -> Option<f64>,
         ),
         (
-            "GET p99 of missing keys against batches (partitions)",
+            "GET p99, missing keys, by batches held",
             &|c: &Checkpoint| p99(&c.passes.steady_missing),
         ),
     ] {
@@ -225,7 +225,7 @@ pub(super) fn fanout_section(
             svg::line_chart(title, "batches", "p99 us", &series(pick)),
         )?;
     }
-    let title = "Resident memory outside the block cache per batch against batches (partitions)";
+    let title = "Memory outside the block cache per batch held";
     out.chart(
         title,
         svg::line_chart(
