@@ -153,6 +153,11 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         opts.thresholds.push(compare::parse_threshold(t)?);
     }
     if let Some(only) = &args.only {
+        // An empty list would judge every class: the opposite of what
+        // `--only` asks, so it is refused rather than read as "all".
+        if only.split(',').all(|c| c.trim().is_empty()) {
+            anyhow::bail!("--only is empty: give one or more of counter, exact, timing");
+        }
         for c in only.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             opts.only.push(match c {
                 "counter" | "counters" => Class::Counter,
