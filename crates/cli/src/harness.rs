@@ -298,6 +298,24 @@ impl Placed {
         self.devices.first().and_then(LoopFs::read_ahead_kb)
     }
 
+    /// How a store's GETs reach these devices: the engine's read mode,
+    /// the first device's read-ahead and where it came from, the page size.
+    pub fn read_path(
+        &self,
+        spec: &crate::registry::BackendSpec,
+        place: &Placement,
+    ) -> kvbench_driver::results::points::ReadPath {
+        kvbench_driver::results::points::ReadPath {
+            reads: spec.config.read_mode().into(),
+            read_ahead_kb: self.read_ahead_kb(),
+            read_ahead_source: match place.read_ahead_kb {
+                Some(_) => "--read-ahead-kb".into(),
+                None => "the kernel's default".into(),
+            },
+            page_size_bytes: kvbench_meter::page_size(),
+        }
+    }
+
     /// The private device of each store, in store order.
     pub fn devices(&self) -> Vec<Option<&Device>> {
         (0..self.dirs.len())

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use kvbench_driver::pointreads::{
     self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
 };
-use kvbench_driver::results::points::ReadPath;
 use kvbench_driver::rundir::RunDir;
 use kvbench_meter::cgroup::{self, MemoryLimit};
 
@@ -206,15 +205,7 @@ fn one_backend(
     let placed = harness::place_stores(place, &spec.name, &["points".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
     run.device_meter = placed.meter.clone();
-    run.read_path = Some(ReadPath {
-        reads: spec.config.read_mode().into(),
-        read_ahead_kb: placed.read_ahead_kb(),
-        read_ahead_source: match place.read_ahead_kb {
-            Some(_) => "--read-ahead-kb".into(),
-            None => "the kernel's default".into(),
-        },
-        page_size_bytes: kvbench_meter::page_size(),
-    });
+    run.read_path = Some(placed.read_path(spec, place));
     let store_dir = placed.dirs[0].clone();
     let dev = placed.devices()[0];
     let device = || dev.and_then(|d| d.stat().ok());

@@ -121,18 +121,19 @@ pub fn pass(
     let secs = t0.elapsed().as_secs_f64();
     let (dev1, ru1) = (device(), Usage::now());
     let engine1 = store.stats().map_err(store_err)?;
-    let n = gets.max(1) as f64;
-    let dev = dev0.zip(dev1).map(|(a, b)| b.since(&a));
+    // Per-GET figures of a pass that made none are absent, not 0.
+    let n = (gets > 0).then_some(gets as f64);
+    let dev = dev0.zip(dev1).map(|(a, b)| b.since(&a)).zip(n);
     let cpu = ru1.since(&ru0);
-    let per = |name: &str| per_get(&engine0, &engine1, name, n);
+    let per = |name: &str| per_get(&engine0, &engine1, name, n?);
     Ok(PassCost {
         gets,
         secs,
         stopped_early,
         latency: Latency::from_histogram(&hist),
-        cpu_us_per_get: (cpu.user_secs + cpu.sys_secs) * 1e6 / n,
-        device_reads_per_get: dev.map(|d| d.read_ios as f64 / n),
-        device_kib_per_get: dev.map(|d| d.read_bytes() as f64 / 1024.0 / n),
+        cpu_us_per_get: n.map(|n| (cpu.user_secs + cpu.sys_secs) * 1e6 / n),
+        device_reads_per_get: dev.map(|(d, n)| d.read_ios as f64 / n),
+        device_kib_per_get: dev.map(|(d, n)| d.read_bytes() as f64 / 1024.0 / n),
         probes_per_get: per("partition_probes"),
         filter_negatives_per_get: per("bloom_useful"),
         filter_positives_per_get: per("bloom_full_positive"),
@@ -229,5 +230,8 @@ mod tests {
         };
         let h = pass(&hurried, loaded, &store, &none, found).expect("pass");
         assert!(h.stopped_early && h.gets < 300, "{h:?}");
+        if h.gets == 0 {
+            assert!(h.cpu_us_per_get.is_none() && h.latency.is_none(), "{h:?}");
+        }
     }
 }

@@ -115,8 +115,10 @@ pub struct PassCost {
     /// Latency of each GET; absent when none was made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<Latency>,
-    /// CPU microseconds (user + system, the whole process) per GET.
-    pub cpu_us_per_get: f64,
+    /// CPU microseconds (user + system, the whole process) per GET; absent
+    /// when the pass made no GET.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_get: Option<f64>,
     /// Device read requests per GET; absent without a private device.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_reads_per_get: Option<f64>,
@@ -163,24 +165,45 @@ pub struct Passes {
     pub steady_missing: PassCost,
 }
 
-/// Memory and handles the open store held, measured in its own process.
+/// Memory and handles the open store held, measured in its own process;
+/// each figure absent where `/proc` could not be read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Held {
     /// Anonymous resident bytes (engine heaps and caches, kvbench's own
     /// heap) before the store was opened.
-    pub anon_before_open: u64,
+    pub anon_before_open: Option<u64>,
     /// The same right after the open.
-    pub anon_after_open: u64,
+    pub anon_after_open: Option<u64>,
     /// The same after every pass.
-    pub anon_after_reads: u64,
+    pub anon_after_reads: Option<u64>,
     /// File descriptors open in the process before the open.
-    pub fds_before_open: u64,
+    pub fds_before_open: Option<u64>,
     /// File descriptors once open.
-    pub fds_after_open: u64,
+    pub fds_after_open: Option<u64>,
     /// Memory cgroup's peak charge (anonymous and page cache), bytes;
     /// absent without a limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup_peak_bytes: Option<u64>,
+}
+
+impl Held {
+    /// Resident bytes the open store added after its reads.
+    pub fn added_after_reads(&self) -> Option<u64> {
+        Some(
+            self.anon_after_reads?
+                .saturating_sub(self.anon_before_open?),
+        )
+    }
+
+    /// Resident bytes the open itself added.
+    pub fn added_at_open(&self) -> Option<u64> {
+        Some(self.anon_after_open?.saturating_sub(self.anon_before_open?))
+    }
+
+    /// File descriptors the open store holds.
+    pub fn fds_added(&self) -> Option<u64> {
+        Some(self.fds_after_open?.saturating_sub(self.fds_before_open?))
+    }
 }
 
 /// One checkpoint: the store at `batches` batches, closed, the page cache

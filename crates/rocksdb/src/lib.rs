@@ -128,14 +128,8 @@ impl KvStore for RocksStore {
     }
 
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        match self.db.get_pinned(key).map_err(|e| self.err(Op::Get, e))? {
-            Some(v) => {
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        let v = self.db.get_pinned(key).map_err(|e| self.err(Op::Get, e))?;
+        Ok(copy_found(v, out))
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
@@ -193,6 +187,19 @@ impl KvStore for RocksStore {
         self.db.flush().map_err(|e| self.err(Op::Close, e))?;
         drop(self);
         Ok(())
+    }
+}
+
+/// Copies a GET's pinned value into `out` (emptied either way); true when
+/// the key was found.
+pub(crate) fn copy_found(v: Option<rocksdb::DBPinnableSlice<'_>>, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    match v {
+        Some(v) => {
+            out.extend_from_slice(&v);
+            true
+        }
+        None => false,
     }
 }
 

@@ -19,7 +19,9 @@ use rocksdb::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{ENGINE, Rocks, RocksConfig, add_counters, engine_err, gauges_of, sum_gauges};
+use crate::{
+    ENGINE, Rocks, RocksConfig, add_counters, copy_found, engine_err, gauges_of, sum_gauges,
+};
 
 /// Settings of a sharded store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +58,9 @@ pub struct ShardedStore {
     cfg: ShardedConfig,
     write_opts: WriteOptions,
     path: PathBuf,
+    /// Each shard's family name, made once: a GET or a put looks its
+    /// family up by name, and formatting it there would allocate per key.
+    names: Vec<String>,
 }
 
 fn shard_name(i: usize) -> String {
@@ -104,9 +109,10 @@ impl KvBackend for Sharded {
         // store's budget, so sharding does not multiply the memory.
         let budget = cfg.base.write_buffer_size * cfg.base.max_write_buffer_number.max(1) as u64;
         opts.set_db_write_buffer_size(budget as usize);
-        let names = std::iter::once(DEFAULT_COLUMN_FAMILY_NAME.to_string())
-            .chain((0..1usize << cfg.shard_bits).map(shard_name));
-        let cfs = names.map(|n| ColumnFamilyDescriptor::new(n, opts.clone()));
+        let names: Vec<String> = (0..1usize << cfg.shard_bits).map(shard_name).collect();
+        let cfs = std::iter::once(DEFAULT_COLUMN_FAMILY_NAME.to_string())
+            .chain(names.iter().cloned())
+            .map(|n| ColumnFamilyDescriptor::new(n, opts.clone()));
         let db =
             DB::open_cf_descriptors(&opts, dir, cfs).map_err(|e| engine_err(Op::Open, dir, e))?;
         let mut write_opts = WriteOptions::default();
@@ -118,13 +124,14 @@ impl KvBackend for Sharded {
             cfg: cfg.clone(),
             write_opts,
             path: dir.to_path_buf(),
+            names,
         })
     }
 }
 
 impl ShardedStore {
     fn shards(&self) -> usize {
-        1 << self.cfg.shard_bits
+        self.names.len()
     }
 
     /// The shard of `key`: its leading `shard_bits` bits (an empty key is
@@ -138,7 +145,7 @@ impl ShardedStore {
 
     fn cf(&self, i: usize) -> &ColumnFamily {
         self.db
-            .cf_handle(&shard_name(i))
+            .cf_handle(&self.names[i])
             .expect("opened with every shard's family")
     }
 
@@ -161,19 +168,9 @@ impl KvStore for ShardedStore {
     }
 
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
         let cf = self.cf(self.shard_of(key));
-        match self
-            .db
-            .get_pinned_cf(cf, key)
-            .map_err(|e| self.err(Op::Get, e))?
-        {
-            Some(v) => {
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        let v = self.db.get_pinned_cf(cf, key);
+        Ok(copy_found(v.map_err(|e| self.err(Op::Get, e))?, out))
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use kvbench_driver::fanout::{self, Checkpoint, FanOutConfig, FanOutResults, FanOutRun};
 use kvbench_driver::observe::Observer;
-use kvbench_driver::results::points::ReadPath;
 use kvbench_driver::rundir::RunDir;
 use kvbench_meter::cgroup;
 
@@ -192,15 +191,7 @@ impl Grow<'_> {
         {
             let run = results.runs.last_mut().expect("pushed before");
             run.device_meter = placed.meter.clone();
-            run.read_path = Some(ReadPath {
-                reads: self.spec.config.read_mode().into(),
-                read_ahead_kb: placed.read_ahead_kb(),
-                read_ahead_source: match place.read_ahead_kb {
-                    Some(_) => "--read-ahead-kb".into(),
-                    None => "the kernel's default".into(),
-                },
-                page_size_bytes: kvbench_meter::page_size(),
-            });
+            run.read_path = Some(placed.read_path(self.spec, place));
         }
         let mut view = ProgressView::new(name);
         let mut store = Some(self.spec.open(&dir)?);

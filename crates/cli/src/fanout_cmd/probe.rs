@@ -55,8 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn measure(job: &Job) -> anyhow::Result<Checkpoint> {
-    let resident = || Resident::now().map_or(0, |r| r.anon);
-    let fds = || fanout::open_fds().unwrap_or(0);
+    let resident = || Resident::now().map(|r| r.anon);
+    let fds = fanout::open_fds;
     let (anon_before_open, fds_before_open) = (resident(), fds());
     let t = Instant::now();
     let store = job.spec.open(&job.dir)?;

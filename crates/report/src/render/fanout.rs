@@ -33,6 +33,10 @@ fn f1(v: f64) -> String {
     format!("{v:.1}")
 }
 
+fn f1o(v: Option<f64>) -> String {
+    v.map_or(String::new(), f1)
+}
+
 fn f2(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| format!("{v:.2}"))
 }
@@ -92,8 +96,8 @@ pub fn lookup_table(runs: &[(String, &FanOutRun)]) -> String {
                 f2(p.steady_found.device_kib_per_get),
                 format!(
                     "{} / {}",
-                    f1(p.steady_found.cpu_us_per_get),
-                    f1(p.steady_missing.cpu_us_per_get)
+                    f1o(p.steady_found.cpu_us_per_get),
+                    f1o(p.steady_missing.cpu_us_per_get)
                 ),
             ]);
         }
@@ -103,19 +107,16 @@ pub fn lookup_table(runs: &[(String, &FanOutRun)]) -> String {
 
 /// Resident bytes the open store added after reads, outside its block
 /// cache (which a budget bounds), per batch it holds: what grows with the
-/// partitions.
-pub fn held_per_batch(c: &Checkpoint) -> f64 {
+/// partitions. Absent when resident memory was not read.
+pub fn held_per_batch(c: &Checkpoint) -> Option<f64> {
     let cache = c
         .engine
         .extra
         .get("block_cache_usage_bytes")
         .copied()
         .unwrap_or(0);
-    let added = c
-        .held
-        .anon_after_reads
-        .saturating_sub(c.held.anon_before_open);
-    added.saturating_sub(cache) as f64 / f64::from(c.batches.max(1))
+    let added = c.held.added_after_reads()?;
+    Some(added.saturating_sub(cache) as f64 / f64::from(c.batches.max(1)))
 }
 
 /// Memory, handles and open time per checkpoint of labelled runs.
@@ -142,14 +143,12 @@ pub fn held_table(runs: &[(String, &FanOutRun)]) -> String {
                 label.clone(),
                 c.batches.to_string(),
                 format!("{:.2}", c.open_secs),
-                f1(h.anon_after_open.saturating_sub(h.anon_before_open) as f64 / MIB),
-                f1(h.anon_after_reads.saturating_sub(h.anon_before_open) as f64 / MIB),
-                format!("{:.0}", held_per_batch(c) / 1024.0),
+                f1o(h.added_at_open().map(|b| b as f64 / MIB)),
+                f1o(h.added_after_reads().map(|b| b as f64 / MIB)),
+                held_per_batch(c).map_or(String::new(), |b| format!("{:.0}", b / 1024.0)),
                 extra("block_cache_usage_bytes").unwrap_or_default(),
                 extra("table_readers_bytes").unwrap_or_default(),
-                h.fds_after_open
-                    .saturating_sub(h.fds_before_open)
-                    .to_string(),
+                h.fds_added().map_or(String::new(), |n| n.to_string()),
                 h.cgroup_peak_bytes
                     .map_or(String::new(), |b| f1(b as f64 / MIB)),
                 format!("{:.2}", c.disk_allocated_bytes as f64 / (MIB * 1024.0)),
@@ -232,7 +231,7 @@ pub(super) fn fanout_section(
             title,
             "batches",
             "KiB per batch",
-            &series(&|c| Some(held_per_batch(c) / 1024.0)),
+            &series(&|c| held_per_batch(c).map(|b| b / 1024.0)),
         ),
     )
 }

@@ -132,12 +132,13 @@ fn lookup_text(best: &Candidate, bound_us: Option<f64>) -> String {
         bound / 1e3
     );
     match &best.lookup {
-        Standing::NotApplied => String::new(),
+        // Over-bound candidates never reach here: they were set aside.
+        Standing::NotApplied | Standing::Over(_) => String::new(),
         Standing::NotMeasured => format!(
             "{head}: `{}` was not measured there (no fan-out run of its backend with its settings), so the bound does not decide it.",
             best.label
         ),
-        Standing::Within(l) | Standing::Over(l) => format!(
+        Standing::Within(l) => format!(
             "{head}: `{}` measured {} (existing / missing{}, `{}`), within it.",
             best.label,
             l.text(),
