@@ -4,15 +4,15 @@
 
 use std::path::Path;
 
-use kvbench_core::{KvBackend, KvStore};
-use kvbench_lmdb::{Lmdb, LmdbConfig};
-use kvbench_mdbx::{Mdbx, MdbxConfig};
-use kvbench_mem::{Mem, MemConfig};
-use kvbench_rng::{Rng, stream};
-use kvbench_rocksdb::{Rocks, RocksConfig};
+use ledgerbench_core::{KvBackend, KvStore};
+use ledgerbench_lmdb::{Lmdb, LmdbConfig};
+use ledgerbench_mdbx::{Mdbx, MdbxConfig};
+use ledgerbench_mem::{Mem, MemConfig};
+use ledgerbench_rng::{Rng, stream};
+use ledgerbench_rocksdb::{Rocks, RocksConfig};
 
 /// A backend under benchmark: name and opener with bench-sized memory.
-pub type Opener = fn(&Path) -> kvbench_core::Result<Box<dyn KvStore>>;
+pub type Opener = fn(&Path) -> ledgerbench_core::Result<Box<dyn KvStore>>;
 
 /// Every backend config, with memtables sized for a micro-benchmark.
 pub fn backends() -> Vec<(&'static str, Opener)> {
@@ -39,7 +39,7 @@ pub fn backends() -> Vec<(&'static str, Opener)> {
                 d,
                 &MemConfig {
                     persist: false,
-                    log: kvbench_mem::MemLog::Off,
+                    log: ledgerbench_mem::MemLog::Off,
                 },
             )
         }),

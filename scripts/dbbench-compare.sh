@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A benchmark, not a test: RocksDB's own db_bench (the distribution's
-# rocksdb-tools) and kvbench's rocksdb-leveled on the same data shape, the
+# rocksdb-tools) and ledgerbench's rocksdb-leveled on the same data shape, the
 # same options, the same kind of private device and the same memory limit,
 # side by side; prints device reads per GET, KiB per GET and write
 # amplification of each (from RocksDB's own tickers, which both read, and
-# at the device), and kvbench / db_bench.
+# at the device), and ledgerbench / db_bench.
 #
 #   scripts/dbbench-compare.sh [KEYS] [LIMIT] [READS] [IO]
 #     KEYS   keys loaded (default 20000000: the IO-per-GET study's shape)
@@ -14,7 +14,7 @@
 #
 # Both load every key once in random order (db_bench `filluniquerandom`;
 # `fillrandom` draws keys with repeats, which would load fewer distinct
-# keys than kvbench), with background compaction off, then compact fully,
+# keys than ledgerbench), with background compaction off, then compact fully,
 # then read random existing keys after dropping the page cache, inside a
 # memory cgroup of LIMIT. Each tool gets its own ext4 image on a loop device
 # attached with direct I/O, read-ahead as the kernel leaves it. Needs root.
@@ -32,9 +32,9 @@ if ! command -v db_bench > /dev/null; then
 fi
 limit_bytes=$(numfmt --from=iec-i "${LIMIT%B}")
 cargo build --release --workspace --locked --quiet
-BIN="${CARGO_TARGET_DIR:-target}/release/kvbench"
+BIN="${CARGO_TARGET_DIR:-target}/release/ledgerbench"
 
-work=$(mktemp -d /var/tmp/kvbench-dbbench.XXXXXX)
+work=$(mktemp -d /var/tmp/ledgerbench-dbbench.XXXXXX)
 dev="" cg=""
 cleanup() {
     mountpoint -q "$work/mnt" && umount "$work/mnt"
@@ -44,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# kvbench's rocksdb-leveled at --engine-memory 128MiB, as point-reads runs
+# ledgerbench's rocksdb-leveled at --engine-memory 128MiB, as point-reads runs
 # it: memtables of 128 MiB / 6, a 32 MiB block cache, 4 background jobs,
 # 4 KiB blocks, 10-bit bloom filters, no compression, WAL on and unsynced,
 # background compaction off during the load.
@@ -70,10 +70,10 @@ sync -f "$work/mnt"
 w1=$(stat 7)
 sync; echo 3 > /proc/sys/vm/drop_caches
 if [[ -d /sys/fs/cgroup/memory ]]; then
-    cg=/sys/fs/cgroup/memory/kvbench-dbbench-$$
+    cg=/sys/fs/cgroup/memory/ledgerbench-dbbench-$$
     mkdir "$cg"; echo "$limit_bytes" > "$cg/memory.limit_in_bytes"
 else
-    cg=/sys/fs/cgroup/kvbench-dbbench-$$
+    cg=/sys/fs/cgroup/ledgerbench-dbbench-$$
     mkdir "$cg"; echo "$limit_bytes" > "$cg/memory.max"
 fi
 r0=$(stat 1); s0=$(stat 3)
@@ -85,13 +85,13 @@ umount "$work/mnt"; losetup -d "$dev"; dev=""
 db_reads=$(awk -v a="$r0" -v b="$r1" -v n="$READS" 'BEGIN{printf "%.3f", (b-a)/n}')
 db_kib=$(awk -v a="$s0" -v b="$s1" -v n="$READS" 'BEGIN{printf "%.3f", (b-a)*512/1024/n}')
 db_wa=$(awk -v a="$w0" -v b="$w1" -v n="$KEYS" 'BEGIN{printf "%.3f", (b-a)*512/(n*142)}')
-# RocksDB's tickers, as kvbench reads them: WAL + flush + compaction bytes.
+# RocksDB's tickers, as ledgerbench reads them: WAL + flush + compaction bytes.
 ticker() { awk -v t="rocksdb.$1" '$1 == t {print $4}' "$work/load.log"; }
 db_ewa=$(awk -v w="$(ticker wal.bytes)" -v f="$(ticker flush.write.bytes)" -v c="$(ticker compact.write.bytes)" \
     -v n="$KEYS" 'BEGIN{printf "%.3f", (w+f+c)/(n*142)}')
 grep -E "^readrandom" "$work/read.log" || true
 
-echo "== kvbench point-reads (rocksdb-leveled): the same shape"
+echo "== ledgerbench point-reads (rocksdb-leveled): the same shape"
 kvio=(); [[ "$IO" == direct ]] && kvio=(--io direct)
 "$BIN" run point-reads --keys "$KEYS" --reads "$READS" --missing-reads 0 --memory-limit "$LIMIT" \
     --cache limited --backends rocksdb-leveled --engine-memory 128MiB "${kvio[@]}" \
@@ -109,7 +109,7 @@ EOF
 )
 
 echo
-echo "| $KEYS keys, $LIMIT, $IO | db_bench | kvbench | kvbench / db_bench |"
+echo "| $KEYS keys, $LIMIT, $IO | db_bench | ledgerbench | ledgerbench / db_bench |"
 echo "|---|---:|---:|---:|"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.3f", a/b; else print "n/a" }'; }
 echo "| device reads / GET (after full compaction) | $db_reads | $kv_reads | $(ratio "$kv_reads" "$db_reads") |"

@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --locked --quiet
-BIN="${CARGO_TARGET_DIR:-target}/release/kvbench"
+BIN="${CARGO_TARGET_DIR:-target}/release/ledgerbench"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -39,7 +39,7 @@ gate() {
         --json "$work/$name.json" > "$work/$name.md" || rc=$?
     echo "### $name (--device $device)"
     sed -n '1,/<details>/p' "$work/$name.md"
-    echo "gate: $name: kvbench compare exited $rc"
+    echo "gate: $name: ledgerbench compare exited $rc"
     return "$rc"
 }
 

@@ -2,13 +2,13 @@
 # Re-renders every published report from its committed results and fails
 # on any difference, so a change to the renderer either keeps the published
 # reports or updates them in the same commit; then checks that the README's
-# verdict block is what `kvbench report --summary` prints for the verdict's
+# verdict block is what `ledgerbench report --summary` prints for the verdict's
 # results.
 #
 # A published report is a folder under results/ with a `report.args` file:
 # the results (run directories or files, relative to the folder) given to
-# `kvbench report`, and `--html` where the report has an HTML page too. Its report.md, charts/ and CSV files must be exactly
-# what `kvbench report $(cat report.args) --out .` writes there.
+# `ledgerbench report`, and `--html` where the report has an HTML page too. Its report.md, charts/ and CSV files must be exactly
+# what `ledgerbench report $(cat report.args) --out .` writes there.
 #
 #   scripts/republish.sh            check (exit 1 on a difference)
 #   scripts/republish.sh --update   render every report (and the README
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --locked --quiet
-BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/kvbench"
+BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/ledgerbench"
 UPDATE=0
 [[ "${1:-}" == "--update" ]] && UPDATE=1
 work=$(mktemp -d)
@@ -76,7 +76,7 @@ PY
 else
     current=$(sed -n "/^$begin\$/,/^$end\$/p" README.md)
     if [[ "$current" != "$block" ]]; then
-        echo "republish: README.md's verdict block differs from \`kvbench report --summary\` of $verdict (scripts/republish.sh --update)" >&2
+        echo "republish: README.md's verdict block differs from \`ledgerbench report --summary\` of $verdict (scripts/republish.sh --update)" >&2
         diff <(echo "$current") <(echo "$block") >&2 || true
         status=1
     fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what building kvbench needs on a fresh Debian/Ubuntu machine:
+# Installs what building ledgerbench needs on a fresh Debian/Ubuntu machine:
 # libclang (bindgen, for librocksdb-sys and mdbx-sys) and a C++ compiler.
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
@@ -48,12 +48,12 @@ fi
 # cargo builds with Go 1.26 or newer (sidecar/go.mod). Distributions ship
 # older Go, so when the system has none new enough, the toolchain is fetched
 # from the Go module proxy (what GOTOOLCHAIN=auto would fetch) into
-# ~/.cache/kvbench/go, where the build looks for it. Without Go the Go
+# ~/.cache/ledgerbench/go, where the build looks for it. Without Go the Go
 # backends say they are unavailable and everything else still works.
 GO_WANT=1.26.8
 go_ok() { "$1" version 2>/dev/null | grep -qE 'go1\.(2[6-9]|[3-9][0-9])'; }
 if ! go_ok go; then
-  dest="${XDG_CACHE_HOME:-$HOME/.cache}/kvbench/go"
+  dest="${XDG_CACHE_HOME:-$HOME/.cache}/ledgerbench/go"
   if ! go_ok "$dest/bin/go"; then
     echo "setup: fetching the Go $GO_WANT toolchain from proxy.golang.org into $dest" >&2
     tmp=$(mktemp -d)

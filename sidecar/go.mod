@@ -1,4 +1,4 @@
-module github.com/kvbench/kvbench/sidecar
+module github.com/ledgerbench/ledgerbench/sidecar
 
 go 1.26
 

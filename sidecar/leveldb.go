@@ -65,7 +65,7 @@ func (e *levelEngine) Scan(start []byte, limit int, visit func(k, v []byte)) (bo
 // syncKey is written and deleted in one synced batch by Flush: goleveldb
 // skips an empty batch, and a synced write is its only way to fsync the
 // journal. The net effect is a tombstone no read can see.
-var syncKey = []byte("\xff\xffkvbench-flush")
+var syncKey = []byte("\xff\xffledgerbench-flush")
 
 // Flush makes every commit so far durable by syncing the journal.
 // goleveldb has no memtable flush of its own (CompactRange would compact

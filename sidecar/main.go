@@ -1,9 +1,9 @@
-// Command kvbench-sidecar embeds the Go key-value engines (Pebble, LevelDB,
-// Badger, bbolt) and serves kvbench's operations on one store over its
+// Command ledgerbench-sidecar embeds the Go key-value engines (Pebble, LevelDB,
+// Badger, bbolt) and serves ledgerbench's operations on one store over its
 // standard input and output, so the Rust harness can drive them through the
 // same KvStore trait as the engines it links.
 //
-// Usage: kvbench-sidecar ENGINE DIR CONFIG_JSON
+// Usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON
 //
 // Frames both ways are a little-endian u32 length and a body. A request body
 // starts with an op byte; a response body with a status byte (0 ok, 1 not
@@ -39,7 +39,7 @@ const (
 	stError    = 2
 )
 
-// Config is the engine settings kvbench sends; each engine reads the
+// Config is the engine settings ledgerbench sends; each engine reads the
 // fields that apply to it.
 type Config struct {
 	CacheBytes       int64  `json:"cache_bytes"`
@@ -280,7 +280,7 @@ func main() {
 		out: bufio.NewWriterSize(os.Stdout, 1<<20),
 	}
 	if len(os.Args) != 4 {
-		c.fail(fmt.Errorf("usage: kvbench-sidecar ENGINE DIR CONFIG_JSON"))
+		c.fail(fmt.Errorf("usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON"))
 		os.Exit(2)
 	}
 	var cfg Config
@@ -303,7 +303,7 @@ func main() {
 		os.Exit(1)
 	}
 	if err := serve(e, c); err != nil {
-		fmt.Fprintln(os.Stderr, "kvbench-sidecar:", err)
+		fmt.Fprintln(os.Stderr, "ledgerbench-sidecar:", err)
 		os.Exit(1)
 	}
 }

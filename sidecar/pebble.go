@@ -9,10 +9,10 @@ type pebbleEngine struct {
 	sync *pebble.WriteOptions
 }
 
-// openPebble maps kvbench's durability onto Pebble's WAL: none disables it;
+// openPebble maps ledgerbench's durability onto Pebble's WAL: none disables it;
 // process and power sync it per commit. A NoSync commit waits in Pebble's
 // own WAL buffer until its flush loop writes it, so a kill -9 can lose it
-// (kvbench's conformance suite caught this): unlike RocksDB, Pebble has no
+// (ledgerbench's conformance suite caught this): unlike RocksDB, Pebble has no
 // commit that reaches the OS without an fsync.
 func openPebble(dir string, cfg Config) (Engine, error) {
 	cache := pebble.NewCache(max64(cfg.CacheBytes, 8<<20))
@@ -110,7 +110,7 @@ func (e *pebbleEngine) Compact() error {
 	return e.db.Compact(first, last, true)
 }
 
-// Stats maps Pebble's Metrics onto kvbench's engine counters: WAL bytes
+// Stats maps Pebble's Metrics onto ledgerbench's engine counters: WAL bytes
 // written, bytes flushed and compacted (written and read) summed over
 // levels, the block cache, files per level and the compaction debt.
 func (e *pebbleEngine) Stats() (map[string]any, error) {

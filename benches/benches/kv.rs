@@ -6,8 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use kvbench_benches::{backends, key, value};
-use kvbench_core::{Batch, KvStore};
+use ledgerbench_benches::{backends, key, value};
+use ledgerbench_core::{Batch, KvStore};
 
 const PRELOAD: u64 = 50_000;
 const SCAN: usize = 1000;

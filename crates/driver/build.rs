@@ -14,14 +14,14 @@ fn run(cmd: &str, args: &[&str]) -> Option<String> {
 fn main() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = run(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into());
-    println!("cargo:rustc-env=KVBENCH_RUSTC={version}");
+    println!("cargo:rustc-env=LEDGERBENCH_RUSTC={version}");
     let commit =
         run("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some();
     let suffix = if dirty { "-dirty" } else { "" };
-    println!("cargo:rustc-env=KVBENCH_GIT={commit}{suffix}");
+    println!("cargo:rustc-env=LEDGERBENCH_GIT={commit}{suffix}");
     println!(
-        "cargo:rustc-env=KVBENCH_PROFILE={}",
+        "cargo:rustc-env=LEDGERBENCH_PROFILE={}",
         std::env::var("PROFILE").unwrap_or_default()
     );
     // Rebuild when HEAD moves; the index changes on every commit and staging.

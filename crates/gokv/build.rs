@@ -20,17 +20,17 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={}", root.join(f).display());
     }
-    println!("cargo:rerun-if-env-changed=KVBENCH_GO");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("kvbench-sidecar");
-    // $KVBENCH_GO, the system's go, then the toolchain scripts/setup.sh
+    println!("cargo:rerun-if-env-changed=LEDGERBENCH_GO");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("ledgerbench-sidecar");
+    // $LEDGERBENCH_GO, the system's go, then the toolchain scripts/setup.sh
     // fetches when the system's is too old: the first that builds wins.
-    let mut candidates: Vec<String> = std::env::var("KVBENCH_GO").into_iter().collect();
+    let mut candidates: Vec<String> = std::env::var("LEDGERBENCH_GO").into_iter().collect();
     candidates.push("go".into());
     let cache = std::env::var("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cache")));
     if let Ok(c) = cache {
-        candidates.push(c.join("kvbench/go/bin/go").display().to_string());
+        candidates.push(c.join("ledgerbench/go/bin/go").display().to_string());
     }
     let mut built = Err(std::io::Error::other("no Go toolchain tried"));
     let mut go = String::new();
@@ -48,19 +48,22 @@ fn main() {
     }
     match built {
         Ok(o) if o.status.success() => {
-            println!("cargo:rustc-env=KVBENCH_SIDECAR_BUILT={}", out.display());
+            println!(
+                "cargo:rustc-env=LEDGERBENCH_SIDECAR_BUILT={}",
+                out.display()
+            );
         }
         Ok(o) => {
             let why = String::from_utf8_lossy(&o.stderr).replace('\n', " ");
             println!("cargo:warning=the Go sidecar did not build: {why}");
             println!(
-                "cargo:rustc-env=KVBENCH_SIDECAR_UNAVAILABLE=`go build` of sidecar/ failed: {why}"
+                "cargo:rustc-env=LEDGERBENCH_SIDECAR_UNAVAILABLE=`go build` of sidecar/ failed: {why}"
             );
         }
         Err(e) => {
             println!("cargo:warning=no Go toolchain ({go}: {e}); the Go backends are unavailable");
             println!(
-                "cargo:rustc-env=KVBENCH_SIDECAR_UNAVAILABLE=no Go toolchain to build the sidecar ({go}: {e}); install Go 1.26 (scripts/setup.sh does) and rebuild"
+                "cargo:rustc-env=LEDGERBENCH_SIDECAR_UNAVAILABLE=no Go toolchain to build the sidecar ({go}: {e}); install Go 1.26 (scripts/setup.sh does) and rebuild"
             );
         }
     }

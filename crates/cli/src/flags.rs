@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use kvbench_driver::rundir::RunDir;
+use ledgerbench_driver::rundir::RunDir;
 
 use crate::harness;
 
@@ -11,7 +11,7 @@ use crate::harness;
 #[derive(clap::Args, Clone, Debug)]
 pub struct OutputArgs {
     /// Output directory (must not exist, or be empty); default
-    /// $KVBENCH_RUNS_DIR/WORKLOAD-TIMESTAMP (kvbench-runs/ when unset).
+    /// $LEDGERBENCH_RUNS_DIR/WORKLOAD-TIMESTAMP (ledgerbench-runs/ when unset).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// --out holds files already: write this run into a new subdirectory

@@ -5,14 +5,14 @@
 use std::fs;
 use std::path::PathBuf;
 
-use kvbench_core::{Durability, KvStore};
-use kvbench_driver::DriverError;
-use kvbench_driver::env::EnvInfo;
-use kvbench_driver::results::{BackendRun, StoreSetup};
-use kvbench_driver::rundir::{RunDir, sanitize};
-use kvbench_meter::cgroup::{self, MemoryLimit};
-use kvbench_meter::loopdev::{Device, LoopFs};
-use kvbench_meter::rusage::Usage;
+use ledgerbench_core::{Durability, KvStore};
+use ledgerbench_driver::DriverError;
+use ledgerbench_driver::env::EnvInfo;
+use ledgerbench_driver::results::{BackendRun, StoreSetup};
+use ledgerbench_driver::rundir::{RunDir, sanitize};
+use ledgerbench_meter::cgroup::{self, MemoryLimit};
+use ledgerbench_meter::loopdev::{Device, LoopFs};
+use ledgerbench_meter::rusage::Usage;
 
 use crate::registry::BackendSpec;
 
@@ -241,11 +241,15 @@ pub fn run_on_stores(
 /// What to do when a run ended in an error that may be a full disk. Engines
 /// do not all say ENOSPC (LMDB reports EIO when pwrite finds the disk
 /// full), so the filesystems themselves are looked at too.
-fn full_hint(e: &kvbench_driver::DriverError, placed: &Placed, device_size: Option<u64>) -> String {
+fn full_hint(
+    e: &ledgerbench_driver::DriverError,
+    placed: &Placed,
+    device_size: Option<u64>,
+) -> String {
     let nearly_full = placed
         .dirs
         .iter()
-        .filter_map(|d| kvbench_core::fsutil::free_bytes(d).ok())
+        .filter_map(|d| ledgerbench_core::fsutil::free_bytes(d).ok())
         .min()
         .filter(|free| *free < 64 << 20);
     if nearly_full.is_none() && !e.is_full() {
@@ -280,7 +284,7 @@ pub struct Placed {
 impl Drop for Placed {
     fn drop(&mut self) {
         // The devices first (unmounted, images removed), then the
-        // directories kvbench made for them, only if nothing else is there.
+        // directories ledgerbench made for them, only if nothing else is there.
         self.devices.clear();
         if let Some(root) = &self.root {
             let _ = fs::remove_dir(root);
@@ -304,15 +308,15 @@ impl Placed {
         &self,
         spec: &crate::registry::BackendSpec,
         place: &Placement,
-    ) -> kvbench_driver::results::points::ReadPath {
-        kvbench_driver::results::points::ReadPath {
+    ) -> ledgerbench_driver::results::points::ReadPath {
+        ledgerbench_driver::results::points::ReadPath {
             reads: spec.config.read_mode().into(),
             read_ahead_kb: self.read_ahead_kb(),
             read_ahead_source: match place.read_ahead_kb {
                 Some(_) => "--read-ahead-kb".into(),
                 None => "the kernel's default".into(),
             },
-            page_size_bytes: kvbench_meter::page_size(),
+            page_size_bytes: ledgerbench_meter::page_size(),
         }
     }
 

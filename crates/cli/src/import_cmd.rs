@@ -1,16 +1,16 @@
-//! `kvbench import galexie` (real Stellar ledgers into a trace) and
-//! `kvbench calibrate stellar` (real files' shape beside the generator's).
+//! `ledgerbench import galexie` (real Stellar ledgers into a trace) and
+//! `ledgerbench calibrate stellar` (real files' shape beside the generator's).
 
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use kvbench_galexie::{ImportConfig, LedgerOps, PUBNET};
-use kvbench_workloads::shape::{Shape, ShapeBuilder, Spread};
-use kvbench_workloads::stellar::{StellarGen, StellarProfile};
+use ledgerbench_galexie::{ImportConfig, LedgerOps, PUBNET};
+use ledgerbench_workloads::shape::{Shape, ShapeBuilder, Spread};
+use ledgerbench_workloads::stellar::{StellarGen, StellarProfile};
 
-/// What `kvbench import` reads.
+/// What `ledgerbench import` reads.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ImportFormat {
     /// Stellar ledgers: SEP-54 data-lake files (.xdr.zst) or base64
@@ -18,7 +18,7 @@ pub enum ImportFormat {
     Galexie,
 }
 
-/// Options of `kvbench import`.
+/// Options of `ledgerbench import`.
 #[derive(clap::Args)]
 pub struct ImportArgs {
     /// Source format.
@@ -48,13 +48,13 @@ pub struct ImportArgs {
     zstd_level: i32,
 }
 
-/// Options of `kvbench calibrate`.
+/// Options of `ledgerbench calibrate`.
 #[derive(clap::Args)]
 pub struct CalibrateArgs {
     /// Workload: stellar.
     #[arg(value_name = "WORKLOAD")]
     workload: String,
-    /// Real ledger files or directories (as for `kvbench import galexie`).
+    /// Real ledger files or directories (as for `ledgerbench import galexie`).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Network passphrase; default from .config.json, else pubnet's.
@@ -75,7 +75,7 @@ fn files_and_passphrase(
     paths: &[PathBuf],
     flag: Option<String>,
 ) -> anyhow::Result<(Vec<PathBuf>, String)> {
-    let (files, from_config) = kvbench_galexie::collect(paths)?;
+    let (files, from_config) = ledgerbench_galexie::collect(paths)?;
     if files.is_empty() {
         bail!(
             "no ledger files under {}: expected .xdr.zst / .xdr.zstd data-lake files or base64 LedgerCloseMeta line files",
@@ -89,7 +89,7 @@ fn files_and_passphrase(
     Ok((files, flag.or(from_config).unwrap_or_else(|| PUBNET.into())))
 }
 
-/// Runs `kvbench import`.
+/// Runs `ledgerbench import`.
 pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let ImportFormat::Galexie = args.format;
     let (files, passphrase) = files_and_passphrase(&args.paths, args.passphrase)?;
@@ -102,9 +102,9 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     };
     // Ctrl-C ends the import through its error path, which removes the
     // partial trace.
-    kvbench_driver::interrupt::install();
-    let mut src = kvbench_trace::queue::Queued::new(LedgerOps::new(files, cfg)?);
-    let st = kvbench_driver::ops::record_trace(&mut src, &args.out)
+    ledgerbench_driver::interrupt::install();
+    let mut src = ledgerbench_trace::queue::Queued::new(LedgerOps::new(files, cfg)?);
+    let st = ledgerbench_driver::ops::record_trace(&mut src, &args.out)
         .with_context(|| format!("importing into {}", args.out.display()))?;
     let s = src.inner().stats();
     let range = match (s.first, s.last) {
@@ -130,7 +130,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `kvbench calibrate`.
+/// Runs `ledgerbench calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     if args.workload != "stellar" {
         bail!(
@@ -140,13 +140,13 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     }
     let (files, passphrase) = files_and_passphrase(&args.paths, args.passphrase)?;
     let profile = StellarProfile::default();
-    let network = kvbench_galexie::network_id(&passphrase);
+    let network = ledgerbench_galexie::network_id(&passphrase);
     let mut real = ShapeBuilder::new(profile.zstd_level);
     let mut rec = Vec::new();
     let mut records: Vec<Vec<u8>> = Vec::new();
     for f in &files {
-        for lcm in kvbench_galexie::read_file(f)? {
-            let l = kvbench_galexie::decode(&lcm, network)?;
+        for lcm in ledgerbench_galexie::read_file(f)? {
+            let l = ledgerbench_galexie::decode(&lcm, network)?;
             records.clear();
             for i in 0..l.txs.len() {
                 l.tx_record(i, &mut rec);

@@ -1,4 +1,4 @@
-//! `kvbench`: the command-line front end.
+//! `ledgerbench`: the command-line front end.
 
 use std::process::ExitCode;
 
@@ -23,13 +23,13 @@ mod table;
 
 /// Counts the harness's own heap (Rust allocations; engines in C/C++
 /// allocate with malloc and are not counted), so results can say how much
-/// of a memory limit kvbench itself used.
+/// of a memory limit ledgerbench itself used.
 #[global_allocator]
-static HEAP: kvbench_meter::memory::Counting = kvbench_meter::memory::Counting;
+static HEAP: ledgerbench_meter::memory::Counting = ledgerbench_meter::memory::Counting;
 
 /// Benchmark embedded storage engines under blockchain workloads.
 #[derive(Parser)]
-#[command(name = "kvbench", version, about, long_about = None)]
+#[command(name = "ledgerbench", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,22 +60,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print a shell completion script, e.g. `kvbench completions bash > /etc/bash_completion.d/kvbench`.
+    /// Print a shell completion script, e.g. `ledgerbench completions bash > /etc/bash_completion.d/ledgerbench`.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Remove what a killed kvbench left behind: mounted loop devices, their
+    /// Remove what a killed ledgerbench left behind: mounted loop devices, their
     /// images and memory cgroups of processes that no longer run.
     Clean {
         /// Only list what would be removed.
         #[arg(long)]
         dry_run: bool,
     },
-    /// A process `kvbench run crash` starts and crashes (not for direct use).
+    /// A process `ledgerbench run crash` starts and crashes (not for direct use).
     #[command(hide = true)]
     CrashWorker(crash::worker::Args),
-    /// A process `kvbench run fan-out` starts to measure a checkpoint (not for direct use).
+    /// A process `ledgerbench run fan-out` starts to measure a checkpoint (not for direct use).
     #[command(hide = true)]
     FanOutProbe(fanout_cmd::probe::Args),
 }
@@ -88,7 +88,7 @@ enum Workload {
     PointReads(Box<pointreads_cmd::Args>),
     /// Lookup fan-out: a store grown batch by batch (a partition per batch), random-hash GETs, memory and open time at chosen batch counts.
     FanOut(Box<fanout_cmd::Args>),
-    /// Replay a trace file (from `kvbench record` or `kvbench import`) on each backend.
+    /// Replay a trace file (from `ledgerbench record` or `ledgerbench import`) on each backend.
     Replay(Box<replay_cmd::ReplayArgs>),
     /// YCSB core workloads A to F (--param workload=a..f, records, operations, ...).
     Ycsb(Box<replay_cmd::GenArgs>),
@@ -105,7 +105,7 @@ enum Workload {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    kvbench_mdbx::quiet_notices();
+    ledgerbench_mdbx::quiet_notices();
     if supervise::is_worker() {
         crash::worker::die_with_parent();
     }
@@ -132,7 +132,7 @@ fn main() -> ExitCode {
             // Into a buffer, then printed: clap_complete panics on a
             // closed pipe where `say` ends quietly.
             let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "kvbench", &mut script);
+            clap_complete::generate(shell, &mut Cli::command(), "ledgerbench", &mut script);
             output::say(String::from_utf8_lossy(&script).trim_end());
             Ok(ExitCode::SUCCESS)
         }
@@ -152,7 +152,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {}", output::error_text(&e));
-            // 2, not 1: `kvbench compare` exits 1 for a regression, and a CI
+            // 2, not 1: `ledgerbench compare` exits 1 for a regression, and a CI
             // gate must tell a regression from a broken invocation.
             ExitCode::from(2)
         }
@@ -162,7 +162,7 @@ fn main() -> ExitCode {
 /// For a run that may make loop devices or memory cgroups (root only), the
 /// workload's name and `--out`: it runs as a worker under a supervisor.
 fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
-    if supervise::is_worker() || !kvbench_meter::is_root() {
+    if supervise::is_worker() || !ledgerbench_meter::is_root() {
         return None;
     }
     let Command::Run { workload } = &cli.command else {
@@ -183,13 +183,13 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
 }
 
 fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
-    use kvbench_meter::clean::{Leftover, find, remove};
+    use ledgerbench_meter::clean::{Leftover, find, remove};
     let mut found = find();
     // Cgroups first: killing a dead supervisor's workers frees their mounts.
     found.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
     if found.is_empty() {
         output::say(format_args!(
-            "nothing to clean: no loop device or cgroup of a stopped kvbench"
+            "nothing to clean: no loop device or cgroup of a stopped ledgerbench"
         ));
         return Ok(ExitCode::SUCCESS);
     }
@@ -223,7 +223,7 @@ fn list(json: bool) -> anyhow::Result<()> {
             "backends": registry::names().collect::<Vec<_>>(),
             "default_backends": registry::DEFAULT_BACKENDS,
             "presets": presets,
-            "stores": kvbench_workloads::stellar::STORES,
+            "stores": ledgerbench_workloads::stellar::STORES,
             "workloads": run_workloads(),
             "compaction_strategies": compaction_strategies(),
         });
@@ -239,7 +239,9 @@ fn list(json: bool) -> anyhow::Result<()> {
         };
         output::say(format_args!("  {n}{default}"));
     }
-    output::say(format_args!("presets (kvbench run stellar --preset NAME):"));
+    output::say(format_args!(
+        "presets (ledgerbench run stellar --preset NAME):"
+    ));
     for n in presets::NAMES {
         if let Some(p) = presets::get(n) {
             output::say(format_args!("  {n:<15} {}", p.about));
@@ -247,15 +249,15 @@ fn list(json: bool) -> anyhow::Result<()> {
     }
     output::say(format_args!(
         "stores: {}",
-        kvbench_workloads::stellar::STORES.join(", ")
+        ledgerbench_workloads::stellar::STORES.join(", ")
     ));
     output::say(format_args!(
-        "workloads (kvbench run NAME): {}",
+        "workloads (ledgerbench run NAME): {}",
         run_workloads().join(", ")
     ));
     output::say(format_args!(
         "  generated, with --param KEY=VALUE: {}",
-        kvbench_workloads::NAMES.join(", ")
+        ledgerbench_workloads::NAMES.join(", ")
     ));
     output::say(format_args!(
         "compaction strategies (--compaction): {}",
@@ -264,7 +266,7 @@ fn list(json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Every workload `kvbench run` takes, from its subcommands, so the list
+/// Every workload `ledgerbench run` takes, from its subcommands, so the list
 /// cannot fall behind them.
 fn run_workloads() -> Vec<String> {
     Cli::command()
@@ -278,7 +280,7 @@ fn run_workloads() -> Vec<String> {
 }
 
 fn compaction_strategies() -> Vec<&'static str> {
-    kvbench_driver::stellar::CompactionStrategy::NAMES
+    ledgerbench_driver::stellar::CompactionStrategy::NAMES
         .split(", ")
         .collect()
 }

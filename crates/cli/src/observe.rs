@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kvbench_driver::observe::Observer;
-use kvbench_driver::results::{BatchRecord, SegmentRecord};
+use ledgerbench_driver::observe::Observer;
+use ledgerbench_driver::results::{BatchRecord, SegmentRecord};
 
 /// One line of `segments.jsonl`: a segment and the run it belongs to.
 #[derive(serde::Serialize, serde::Deserialize)]

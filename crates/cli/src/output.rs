@@ -33,7 +33,7 @@ pub fn finish(out: &Path, summary: &str, failed: bool, json: bool) -> anyhow::Re
 pub fn check_build(debug: bool, allow_debug: bool) -> anyhow::Result<()> {
     if debug && !allow_debug {
         bail!(
-            "this kvbench is a debug build: engines and generators run many times slower unoptimised, so its \
+            "this ledgerbench is a debug build: engines and generators run many times slower unoptimised, so its \
              figures would mislead. Build with `cargo build --release --workspace`, or pass --allow-debug to test the harness"
         );
     }
@@ -62,12 +62,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// Writes a new file the user named (`--out`, `--json`): an existing file
-/// is refused unless `force`, since kvbench never replaces what it did not
+/// is refused unless `force`, since ledgerbench never replaces what it did not
 /// create; the file appears whole or not at all.
 pub fn write_new(path: &Path, bytes: &[u8], force: bool, flag: &str) -> anyhow::Result<()> {
     if !force && fs::symlink_metadata(path).is_ok() {
         bail!(
-            "{flag} {}: the file exists and kvbench does not overwrite files it did not create; \
+            "{flag} {}: the file exists and ledgerbench does not overwrite files it did not create; \
              give another path, or pass --overwrite to replace it",
             path.display()
         );
@@ -93,7 +93,7 @@ pub fn error_text(e: &anyhow::Error) -> String {
     text
 }
 
-/// Set once standard output is a closed pipe (`kvbench ... | head -1`).
+/// Set once standard output is a closed pipe (`ledgerbench ... | head -1`).
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Prints `text` and a newline on standard output. A closed pipe (the
@@ -120,14 +120,21 @@ mod tests {
     #[test]
     fn a_failed_atomic_write_leaves_no_file_aside() {
         // A full disk: a 64 KiB tmpfs (root only; skipped elsewhere).
-        if !kvbench_meter::is_root() {
+        if !ledgerbench_meter::is_root() {
             eprintln!("skipped: needs root to mount a small tmpfs");
             return;
         }
         let t = tempfile::tempdir().expect("tempdir");
         let dir = t.path().to_str().expect("utf-8");
         let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "kvbench-output-test", dir])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                "size=64k",
+                "ledgerbench-output-test",
+                dir,
+            ])
             .status()
             .is_ok_and(|s| s.success());
         if !ok {

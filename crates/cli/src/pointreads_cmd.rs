@@ -1,20 +1,20 @@
-//! `kvbench run point-reads`: IO per GET on random 32-byte keys, before and
+//! `ledgerbench run point-reads`: IO per GET on random 32-byte keys, before and
 //! after a full compaction, each store on its own loop device.
 
 use std::process::ExitCode;
 
-use kvbench_driver::pointreads::{
+use ledgerbench_driver::pointreads::{
     self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
 };
-use kvbench_driver::rundir::RunDir;
-use kvbench_meter::cgroup::{self, MemoryLimit};
+use ledgerbench_driver::rundir::RunDir;
+use ledgerbench_meter::cgroup::{self, MemoryLimit};
 
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry;
-use kvbench_driver::observe::Observer;
+use ledgerbench_driver::observe::Observer;
 
-/// Options of `kvbench run point-reads`.
+/// Options of `ledgerbench run point-reads`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Keys loaded (random 32-byte keys).
@@ -82,7 +82,7 @@ enum IoMode {
     Direct,
 }
 
-/// Runs `kvbench run point-reads`.
+/// Runs `ledgerbench run point-reads`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let cfg = PointReadConfig {
@@ -126,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (out, rundir) = args.output.create("point-reads")?;
     let mut results = PointResults {
-        header: kvbench_driver::env::header(
+        header: ledgerbench_driver::env::header(
             "point-reads",
             cfg.seed,
             &out,
@@ -166,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
-    let summary = kvbench_report::render::point_summary(&results);
+    let summary = ledgerbench_report::render::point_summary(&results);
     args.output.finish(&out, &summary, failed)
 }
 
@@ -211,7 +211,7 @@ fn one_backend(
     let device = || dev.and_then(|d| d.stat().ok());
     // Bytes the device took since `from`, after writing back what is dirty.
     let written =
-        |from: &Option<kvbench_meter::blockdev::BlockStat>| -> anyhow::Result<Option<u64>> {
+        |from: &Option<ledgerbench_meter::blockdev::BlockStat>| -> anyhow::Result<Option<u64>> {
             placed.sync()?;
             Ok(from
                 .zip(device())
@@ -219,12 +219,12 @@ fn one_backend(
         };
     let before_load = device();
     let store = spec.open(&store_dir)?;
-    let usage0 = kvbench_meter::rusage::Usage::now();
+    let usage0 = ledgerbench_meter::rusage::Usage::now();
     let mut view = ProgressView::new(&spec.name);
     let mut jsonl = JsonlSink::append(&rundir.path().join("measurements.jsonl"), &spec.name);
     view.phase("load: keys");
     run.load_secs = Some(pointreads::load(cfg, &*store, &mut view)?);
-    run.load_usage = Some(kvbench_meter::rusage::Usage::now().since(&usage0));
+    run.load_usage = Some(ledgerbench_meter::rusage::Usage::now().since(&usage0));
     run.engine_after_load = store.stats()?;
     let can_compact = store.capabilities().manual_compaction;
     store.close()?;

@@ -1,6 +1,6 @@
 //! Named presets: the Stellar workload's shape at several sizes.
 
-use kvbench_driver::stellar::{StellarConfig, StreamingConfig};
+use ledgerbench_driver::stellar::{StellarConfig, StreamingConfig};
 
 /// Preset names, smallest first.
 pub const NAMES: &[&str] = &["smoke", "quick", "month-scaled", "outgrow-memory", "seed"];

@@ -4,19 +4,19 @@
 
 use std::path::Path;
 
-use kvbench_core::{Durability, KvBackend, KvStore};
-use kvbench_fjall::{Fjall, FjallConfig};
-use kvbench_gokv::{Go, GoConfig, GoEngine};
-use kvbench_lmdb::{Lmdb, LmdbConfig};
-use kvbench_mdbx::{Mdbx, MdbxConfig};
-use kvbench_mem::{Mem, MemConfig, Null, NullConfig};
-use kvbench_redb::{Redb, RedbConfig};
-use kvbench_rocksdb::{
+use ledgerbench_core::{Durability, KvBackend, KvStore};
+use ledgerbench_fjall::{Fjall, FjallConfig};
+use ledgerbench_gokv::{Go, GoConfig, GoEngine};
+use ledgerbench_lmdb::{Lmdb, LmdbConfig};
+use ledgerbench_mdbx::{Mdbx, MdbxConfig};
+use ledgerbench_mem::{Mem, MemConfig, Null, NullConfig};
+use ledgerbench_redb::{Redb, RedbConfig};
+use ledgerbench_rocksdb::{
     Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig, Sharded, ShardedConfig,
 };
 use serde::{Deserialize, Serialize};
 
-/// Every engine kvbench links, once: `Variant(Config) => Backend`. The
+/// Every engine ledgerbench links, once: `Variant(Config) => Backend`. The
 /// variant names the engine in results (`"engine": "rocksdb"`); everything
 /// an engine does for the harness is a [`KvBackend`] method, dispatched here.
 macro_rules! engines {
@@ -30,14 +30,14 @@ macro_rules! engines {
 
         impl BackendSpec {
             /// Opens (creating) the store in `dir`.
-            pub fn open(&self, dir: &Path) -> kvbench_core::Result<Box<dyn KvStore>> {
+            pub fn open(&self, dir: &Path) -> ledgerbench_core::Result<Box<dyn KvStore>> {
                 match &self.config {
                     $(EngineConfig::$variant(c) => <$backend>::open_boxed(dir, c),)*
                 }
             }
 
             /// Sets the engine settings that give durability `level`.
-            pub fn set_durability(&mut self, level: Durability) -> kvbench_core::Result<()> {
+            pub fn set_durability(&mut self, level: Durability) -> ledgerbench_core::Result<()> {
                 match &mut self.config {
                     $(EngineConfig::$variant(c) => <$backend>::set_durability(c, level),)*
                 }
@@ -88,7 +88,7 @@ engines! {
     Redb(RedbConfig) => Redb,
     /// fjall, a pure-Rust LSM tree.
     Fjall(FjallConfig) => Fjall,
-    /// A Go engine through kvbench's sidecar.
+    /// A Go engine through ledgerbench's sidecar.
     Go(GoConfig) => Go,
 }
 
@@ -196,7 +196,7 @@ pub const DEFAULT_LIST: &str = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx";
 pub const POINT_READ_LIST: &str = "rocksdb-leveled,lmdb,mdbx";
 
 /// The environment variable that replaces the default backend list.
-pub const BACKENDS_ENV: &str = "KVBENCH_BACKENDS";
+pub const BACKENDS_ENV: &str = "LEDGERBENCH_BACKENDS";
 
 /// A named backend config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

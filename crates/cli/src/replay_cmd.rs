@@ -1,24 +1,24 @@
-//! `kvbench record` (a workload's operations into a trace file) and
-//! `kvbench run replay` (a trace on any backend, with every meter).
+//! `ledgerbench record` (a workload's operations into a trace file) and
+//! `ledgerbench run replay` (a trace on any backend, with every meter).
 
 use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use kvbench_driver::observe::{Fanout, Observer};
-use kvbench_driver::ops::{self, OpSource};
-use kvbench_driver::results::{ReplayResult, RunResult};
-use kvbench_driver::stellar::StellarOps;
-use kvbench_meter::loopdev::Device;
-use kvbench_trace::TraceReader;
+use ledgerbench_driver::observe::{Fanout, Observer};
+use ledgerbench_driver::ops::{self, OpSource};
+use ledgerbench_driver::results::{ReplayResult, RunResult};
+use ledgerbench_driver::stellar::StellarOps;
+use ledgerbench_meter::loopdev::Device;
+use ledgerbench_trace::TraceReader;
 
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::BackendSpec;
 use crate::{presets, stellar_cmd, table};
 
-/// Options of `kvbench record`.
+/// Options of `ledgerbench record`.
 #[derive(clap::Args)]
 pub struct RecordArgs {
     /// Workload to record: stellar, ycsb, solana, blobs, accounts.
@@ -37,17 +37,17 @@ pub struct RecordArgs {
     out: PathBuf,
 }
 
-/// Options of `kvbench run replay`.
+/// Options of `ledgerbench run replay`.
 #[derive(clap::Args)]
 pub struct ReplayArgs {
-    /// Trace file (from `kvbench record` or `kvbench import`).
+    /// Trace file (from `ledgerbench record` or `ledgerbench import`).
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
     #[command(flatten)]
     common: CommonArgs,
 }
 
-/// Options of `kvbench run ycsb|solana|blobs|accounts`.
+/// Options of `ledgerbench run ycsb|solana|blobs|accounts`.
 #[derive(clap::Args)]
 pub struct GenArgs {
     /// Workload setting KEY=VALUE; repeatable, e.g. --param workload=b
@@ -68,7 +68,7 @@ pub struct GenArgs {
     common: CommonArgs,
 }
 
-/// Options of `kvbench run accounts`: a generated workload that can also
+/// Options of `ledgerbench run accounts`: a generated workload that can also
 /// run with concurrent workers.
 #[derive(clap::Args)]
 pub struct AccountsArgs {
@@ -126,14 +126,14 @@ impl GenArgs {
     }
 }
 
-/// Runs `kvbench record`.
+/// Runs `ledgerbench record`.
 pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let stellar = args.workload == "stellar";
-    if !stellar && !kvbench_workloads::NAMES.contains(&args.workload.as_str()) {
+    if !stellar && !ledgerbench_workloads::NAMES.contains(&args.workload.as_str()) {
         bail!(
-            "unknown workload `{}`; kvbench record takes stellar, {}",
+            "unknown workload `{}`; ledgerbench record takes stellar, {}",
             args.workload,
-            kvbench_workloads::NAMES.join(", ")
+            ledgerbench_workloads::NAMES.join(", ")
         );
     }
     let ignored = args.shape.not_for_record(stellar);
@@ -151,11 +151,11 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     }
     // Ctrl-C ends the recording through its error path, which removes
     // the partial trace.
-    kvbench_driver::interrupt::install();
+    ledgerbench_driver::interrupt::install();
     if !stellar {
         let params = parse_params(&args.params)?;
         let mut src =
-            kvbench_workloads::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
+            ledgerbench_workloads::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
                 .map_err(anyhow::Error::msg)?;
         let st = ops::record_trace(&mut *src, &args.out)?;
         eprintln!(
@@ -180,7 +180,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     })?;
     let mut w = preset.workload;
     args.shape.apply(&mut w)?;
-    let mut src = kvbench_trace::queue::Queued::new(StellarOps::new(&w)?);
+    let mut src = ledgerbench_trace::queue::Queued::new(StellarOps::new(&w)?);
     let t = std::time::Instant::now();
     let st = ops::record_trace(&mut src, &args.out)?;
     let size = fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
@@ -213,7 +213,7 @@ pub fn parse_params(params: &[String]) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::to_value(t)?)
 }
 
-/// Runs `kvbench run replay`.
+/// Runs `ledgerbench run replay`.
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     // Read the header first: a foreign or damaged file fails before anything is created.
     let header = TraceReader::open(&args.trace)?.header().clone();
@@ -239,7 +239,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
-/// Runs `kvbench run WORKLOAD` for a generated workload.
+/// Runs `ledgerbench run WORKLOAD` for a generated workload.
 pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<ExitCode> {
     let params = parse_params(&args.params)?;
     let seed = args.seed;
@@ -247,7 +247,7 @@ pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<Exit
         bail!("--workers must be at least 1");
     }
     let make = || -> anyhow::Result<Box<dyn OpSource>> {
-        kvbench_workloads::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
+        ledgerbench_workloads::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
     };
     let header = make()?.header().clone();
     let pace = match args.op_rate {
@@ -271,7 +271,7 @@ pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<Exit
     }
     if workers > 1 {
         // Refused early for workloads without concurrent workers.
-        kvbench_workloads::workers(name, seed, params.clone(), workers)
+        ledgerbench_workloads::workers(name, seed, params.clone(), workers)
             .map_err(anyhow::Error::msg)?;
     }
     run_stream(
@@ -290,7 +290,7 @@ pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<Exit
                     pace,
                 ));
             }
-            let sources = kvbench_workloads::workers(name, seed, params.clone(), workers)
+            let sources = ledgerbench_workloads::workers(name, seed, params.clone(), workers)
                 .map_err(anyhow::Error::msg)?;
             Ok(ops::replay_parallel(sources, stores, devs))
         },
@@ -299,7 +299,7 @@ pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<Exit
 
 /// Runs the stream on opened stores and devices.
 type Exec<'a> = dyn Fn(
-        &[&dyn kvbench_core::KvStore],
+        &[&dyn ledgerbench_core::KvStore],
         &[Option<&Device>],
         &mut dyn Observer,
     ) -> anyhow::Result<ops::OpsOutcome>
@@ -308,7 +308,7 @@ type Exec<'a> = dyn Fn(
 /// Runs an operation stream on each backend with every meter.
 fn run_stream(
     args: &CommonArgs,
-    header: &kvbench_trace::Header,
+    header: &ledgerbench_trace::Header,
     workload: String,
     config: serde_json::Value,
     default_device: u64,
@@ -325,7 +325,7 @@ fn run_stream(
     let device_size = args.place.size(default_device)?;
     let (out, rundir) = args.output.create(&workload)?;
     let mut result = RunResult {
-        header: kvbench_driver::env::header(
+        header: ledgerbench_driver::env::header(
             &workload,
             header.seed,
             &out,
@@ -370,7 +370,7 @@ fn run_stream(
                     replayed = Some(o);
                     err
                 }
-                Err(e) => Some(kvbench_driver::DriverError::Config(format!("{e:#}"))),
+                Err(e) => Some(ledgerbench_driver::DriverError::Config(format!("{e:#}"))),
             },
         );
         view.finish();

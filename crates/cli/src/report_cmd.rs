@@ -1,16 +1,16 @@
-//! `kvbench report`, `kvbench compare` and `kvbench export`: outputs
+//! `ledgerbench report`, `ledgerbench compare` and `ledgerbench export`: outputs
 //! rendered from results files, never re-running anything.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::output::write_new;
-use kvbench_report::compare::{self, Options};
-use kvbench_report::doc::{self, Loaded};
-use kvbench_report::metrics::Class;
-use kvbench_report::{bencher, render};
+use ledgerbench_report::compare::{self, Options};
+use ledgerbench_report::doc::{self, Loaded};
+use ledgerbench_report::metrics::Class;
+use ledgerbench_report::{bencher, render};
 
-/// Options of `kvbench report`.
+/// Options of `ledgerbench report`.
 #[derive(clap::Args)]
 pub struct ReportArgs {
     /// Results files (`results.json`) or run directories; several machines'
@@ -18,13 +18,13 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "RESULTS")]
     results: Vec<PathBuf>,
     /// Output directory for report.md, charts/ and CSV files.
-    #[arg(long, value_name = "DIR", default_value = "kvbench-report")]
+    #[arg(long, value_name = "DIR", default_value = "ledgerbench-report")]
     out: PathBuf,
     /// Memory of the machine the verdict predicts the report's full month
     /// on (the report does not state its machines').
     #[arg(long, value_name = "SIZE", default_value = "64GiB")]
     predict_memory: String,
-    /// The verdict's lookup bound: with `kvbench run fan-out` results among
+    /// The verdict's lookup bound: with `ledgerbench run fan-out` results among
     /// the inputs, a `txdata` design whose GET p99 (existing or missing
     /// key) at the month's 234 batches is over this is not recommended.
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
@@ -43,7 +43,7 @@ pub struct ReportArgs {
     summary: bool,
 }
 
-/// Options of `kvbench compare`.
+/// Options of `ledgerbench compare`.
 #[derive(clap::Args)]
 pub struct CompareArgs {
     /// Baseline results (repeat the flag, or pass a run made with --repeat K).
@@ -70,14 +70,14 @@ pub struct CompareArgs {
     overwrite: bool,
 }
 
-/// What `kvbench export` writes.
+/// What `ledgerbench export` writes.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ExportFormat {
     /// Bencher Metric Format JSON (bencher.dev).
     Bencher,
 }
 
-/// Options of `kvbench export`.
+/// Options of `ledgerbench export`.
 #[derive(clap::Args)]
 pub struct ExportArgs {
     /// Format of the export.
@@ -101,7 +101,7 @@ fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
         .collect()
 }
 
-/// Runs `kvbench report`.
+/// Runs `ledgerbench report`.
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if !(args.lookup_bound_ms.is_finite() && args.lookup_bound_ms > 0.0) {
         anyhow::bail!(
@@ -143,7 +143,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `kvbench compare`; exit 1 when a metric regressed, 2 on bad input.
+/// Runs `ledgerbench compare`; exit 1 when a metric regressed, 2 on bad input.
 pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut opts = Options {
         force: args.force,
@@ -184,14 +184,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     crate::output::say(compare::markdown(&rows, &machine));
     Ok(if compare::failed(&rows) {
-        eprintln!("kvbench compare: regression past threshold (exit 1)");
+        eprintln!("ledgerbench compare: regression past threshold (exit 1)");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-/// Runs `kvbench export`.
+/// Runs `ledgerbench export`.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let docs = load_all(&args.results)?;
     for why in bencher::empty_runs(&docs) {

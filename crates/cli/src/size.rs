@@ -28,10 +28,10 @@ pub fn parse(s: &str) -> Result<u64, String> {
     };
     let bytes = n * mul as f64;
     // A float past u64 would saturate silently; no device or memory limit
-    // kvbench sets up comes near a pebibyte.
+    // ledgerbench sets up comes near a pebibyte.
     if bytes > MAX as f64 {
         return Err(format!(
-            "`{s}` is over the largest size kvbench takes, 1PiB"
+            "`{s}` is over the largest size ledgerbench takes, 1PiB"
         ));
     }
     Ok(bytes.round() as u64)

@@ -15,18 +15,18 @@ use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
-use kvbench_driver::results::RunResult;
-use kvbench_driver::rundir::RunDir;
-use kvbench_meter::clean::{self, Leftover};
+use ledgerbench_driver::results::RunResult;
+use ledgerbench_driver::rundir::RunDir;
+use ledgerbench_meter::clean::{self, Leftover};
 
 /// Set in the worker's environment: run the command itself.
-pub const WORKER_ENV: &str = "KVBENCH_WORKER";
+pub const WORKER_ENV: &str = "LEDGERBENCH_WORKER";
 /// Set in a worker started again after its predecessor was killed by the
 /// memory limit: keep the runs already in the results and go on with the
 /// rest (one engine's OOM kill is its result, not the end of the others).
-pub const RESUME_ENV: &str = "KVBENCH_RESUME";
+pub const RESUME_ENV: &str = "LEDGERBENCH_RESUME";
 /// The file in the output directory that names the run in progress.
-pub const CURRENT_RUN: &str = ".kvbench-current-run";
+pub const CURRENT_RUN: &str = ".ledgerbench-current-run";
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
@@ -91,7 +91,7 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
             // Each new worker skips what is recorded; one that recorded
             // nothing new would only be killed again.
             Outcome::OomKilled if resumable && recorded() > before => {
-                eprintln!("kvbench: going on with the remaining runs in a new worker");
+                eprintln!("ledgerbench: going on with the remaining runs in a new worker");
                 resume = true;
             }
             Outcome::OomKilled => return Ok(ExitCode::from(2)),
@@ -111,7 +111,7 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env(WORKER_ENV, "1")
-        .env(kvbench_driver::rundir::RUN_DIR_ENV, out);
+        .env(ledgerbench_driver::rundir::RUN_DIR_ENV, out);
     if resume {
         cmd.env(RESUME_ENV, "1");
     }
@@ -143,15 +143,15 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
     left.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
     for l in &left {
         if let Leftover::Cgroup { dir, .. } = l {
-            cgroups.push(kvbench_meter::cgroup::snapshot(dir));
+            cgroups.push(ledgerbench_meter::cgroup::snapshot(dir));
         }
         if let Err(e) = clean::remove(l) {
-            eprintln!("kvbench: could not remove {l}: {e}; run `kvbench clean`");
+            eprintln!("ledgerbench: could not remove {l}: {e}; run `ledgerbench clean`");
         }
     }
     if !left.is_empty() {
         eprintln!(
-            "kvbench: removed {} device(s) and cgroup(s) the worker left",
+            "ledgerbench: removed {} device(s) and cgroup(s) the worker left",
             left.len()
         );
     }
@@ -171,7 +171,7 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
     };
     let why = match (sig, oom) {
         (libc::SIGKILL, Some(c)) => format!(
-            "the run was killed by its memory limit: cgroup limit {} (--memory-limit plus kvbench's harness budget), peak {}, {} OOM kill(s); the engine needed more than its limit: raise --memory-limit or give the engine less (--engine-memory)",
+            "the run was killed by its memory limit: cgroup limit {} (--memory-limit plus ledgerbench's harness budget), peak {}, {} OOM kill(s); the engine needed more than its limit: raise --memory-limit or give the engine less (--engine-memory)",
             mib(c.limit),
             mib(c.peak),
             c.oom_kills.unwrap_or(0)
@@ -236,7 +236,7 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
     let jsonl = std::fs::read_to_string(out.join("batches.jsonl")).unwrap_or_default();
     run.batches = jsonl
         .lines()
-        .filter_map(|l| serde_json::from_str::<kvbench_driver::results::BatchRecord>(l).ok())
+        .filter_map(|l| serde_json::from_str::<ledgerbench_driver::results::BatchRecord>(l).ok())
         .filter(|b| b.label == tag)
         .collect();
     let segments: Vec<_> = std::fs::read_to_string(out.join("segments.jsonl"))
@@ -247,7 +247,7 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
         .map(|s| s.segment)
         .collect();
     if !segments.is_empty() {
-        run.replay = Some(kvbench_driver::results::ReplayResult {
+        run.replay = Some(ledgerbench_driver::results::ReplayResult {
             segments,
             summary: None,
         });
@@ -269,7 +269,7 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
 /// keeps stores; says which it did, with their size.
 fn remove_stores(out: &Path, keep: bool) -> String {
     let stores = out.join("stores");
-    let Ok(usage) = kvbench_core::fsutil::dir_usage(&stores) else {
+    let Ok(usage) = ledgerbench_core::fsutil::dir_usage(&stores) else {
         return String::new();
     };
     let mib = usage.allocated_bytes >> 20;

@@ -2,9 +2,9 @@
 
 use std::fmt::Write;
 
-use kvbench_driver::results::{BackendRun, BatchRecord, RunResult};
+use ledgerbench_driver::results::{BackendRun, BatchRecord, RunResult};
 
-use kvbench_report::table::Table;
+use ledgerbench_report::table::Table;
 
 use crate::size::mib;
 
@@ -46,7 +46,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
     s.push_str(&t.render());
     let _ = writeln!(
         s,
-        "\nMemory (peak over batches, MiB): harness heap (kvbench's own; budget {} MiB, commit chunks of {} ledgers), RSS anonymous (heaps, engine caches) and file-mapped (an mmap engine's store pages), page cache charged to the run's cgroup.\n",
+        "\nMemory (peak over batches, MiB): harness heap (ledgerbench's own; budget {} MiB, commit chunks of {} ledgers), RSS anonymous (heaps, engine caches) and file-mapped (an mmap engine's store pages), page cache charged to the run's cgroup.\n",
         r.config["harness_budget"]
             .as_u64()
             .map_or("n/a".into(), |b| (b >> 20).to_string()),
@@ -60,7 +60,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
         ">cgroup page cache",
     ]);
     for run in &r.runs {
-        let peak = |f| kvbench_report::render::peak_mib(run, f);
+        let peak = |f| ledgerbench_report::render::peak_mib(run, f);
         m.row([
             run.label.clone(),
             peak(|m| m.harness_heap_peak_bytes),
@@ -72,7 +72,7 @@ pub fn stellar_summary(r: &RunResult) -> String {
     s.push_str(&m.render());
     let labelled: Vec<(String, &BackendRun)> =
         r.runs.iter().map(|x| (x.label.clone(), x)).collect();
-    if let Some(t) = kvbench_report::render::open_loop_table(&labelled) {
+    if let Some(t) = ledgerbench_report::render::open_loop_table(&labelled) {
         let _ = write!(s, "\n{t}");
     }
     for run in &r.runs {
@@ -130,10 +130,10 @@ pub fn stellar_summary(r: &RunResult) -> String {
 }
 
 fn row(run: &BackendRun) -> Vec<String> {
-    let err = kvbench_report::render::run_note(run);
+    let err = ledgerbench_report::render::run_note(run);
     let Some(sum) = &run.summary else {
         // Interrupted: what its finished batches ingested, the rest empty.
-        let (ledgers, txs) = kvbench_report::render::ingested(run);
+        let (ledgers, txs) = ledgerbench_report::render::ingested(run);
         let mut cells = vec![run.label.clone(), ledgers, txs];
         cells.resize(13, String::new());
         cells.push(err);
@@ -183,7 +183,7 @@ fn row(run: &BackendRun) -> Vec<String> {
     ]
 }
 
-fn pct(l: &Option<kvbench_driver::results::Latency>) -> String {
+fn pct(l: &Option<ledgerbench_driver::results::Latency>) -> String {
     l.as_ref().map_or("n/a".to_string(), |l| {
         format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
     })
@@ -206,6 +206,6 @@ pub fn replay_summary(r: &RunResult) -> String {
     format!(
         "## {what} (seed {})\n\n{}",
         r.header.seed,
-        kvbench_report::render::replay_tables(&runs)
+        ledgerbench_report::render::replay_tables(&runs)
     )
 }

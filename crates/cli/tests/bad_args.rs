@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{kvbench, stderr};
+use common::{ledgerbench, stderr};
 
 fn fixture(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,7 +64,7 @@ fn value_flags(cmd: &[String], cwd: &Path) -> Vec<(String, String)> {
     let depth = if help.first() == Some(&"run") { 2 } else { 1 };
     help.truncate(depth);
     help.push("--help");
-    let o = kvbench(&help, cwd);
+    let o = ledgerbench(&help, cwd);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let mut flags = Vec::new();
     for line in text.lines() {
@@ -92,8 +92,8 @@ fn value_flags(cmd: &[String], cwd: &Path) -> Vec<(String, String)> {
 fn bad_values(value: &str) -> &'static [&'static str] {
     match value {
         "SIZE" => &["lots", "12 parsecs", "99999999999TiB", "-5MiB"],
-        "FILE" | "RESULTS" | "TRACE" | "PATHS" => &["/nonexistent/kvbench/input"],
-        "DIR" => &["/proc/kvbench-cannot-be-made/out"],
+        "FILE" | "RESULTS" | "TRACE" | "PATHS" => &["/nonexistent/ledgerbench/input"],
+        "DIR" => &["/proc/ledgerbench-cannot-be-made/out"],
         "LIST" => &["nosuch", "lmdb,lmdb", ",", "99999999999TiB"],
         "LEVEL" => &["bogus", ""],
         _ => &["abc", "-1", "18446744073709551616", "nan", "1e400", ""],
@@ -144,7 +144,7 @@ fn every_subcommand_refuses_bad_arguments_cleanly_and_leaves_nothing() {
     let runs = t.path().join("runs");
     std::fs::create_dir(&runs).expect("runs dir");
     // A real trace for `run replay`, made once.
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "record",
             "ycsb",
@@ -159,7 +159,7 @@ fn every_subcommand_refuses_bad_arguments_cleanly_and_leaves_nothing() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let before = tree(t.path());
-    let mut rng = kvbench_rng::Rng::new(2026);
+    let mut rng = ledgerbench_rng::Rng::new(2026);
     let mut cases = 0;
     for cmd in commands() {
         let mut tried: Vec<(Vec<String>, String)> = Vec::new();
@@ -183,15 +183,15 @@ fn every_subcommand_refuses_bad_arguments_cleanly_and_leaves_nothing() {
             }
         }
         for (args, what) in tried {
-            let o = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+            let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
                 .args(&args)
                 .current_dir(t.path())
-                .env("KVBENCH_RUNS_DIR", &runs)
+                .env("LEDGERBENCH_RUNS_DIR", &runs)
                 .stdin(Stdio::null())
                 .output()
-                .expect("run kvbench");
+                .expect("run ledgerbench");
             // The name of the flag or the value must be in the error; a
-            // value clap or kvbench names through its flag counts too.
+            // value clap or ledgerbench names through its flag counts too.
             let flag = args[args.len() - 2].clone();
             let named = if stderr(&o).contains(&flag) {
                 flag
@@ -209,7 +209,7 @@ fn every_subcommand_refuses_bad_arguments_cleanly_and_leaves_nothing() {
         }
     }
     assert!(cases > 150, "only {cases} cases");
-    let o = kvbench(&["clean", "--dry-run"], t.path());
+    let o = ledgerbench(&["clean", "--dry-run"], t.path());
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("nothing to clean"),
         "a loop device or cgroup was left: {}",
@@ -231,17 +231,17 @@ fn printing_into_a_closed_pipe_ends_quietly() {
         vec!["calibrate", "stellar", &pubnet, "--synthetic-ledgers", "5"],
         vec!["clean", "--dry-run"],
     ] {
-        // The reading end is closed before kvbench writes a byte: every
+        // The reading end is closed before ledgerbench writes a byte: every
         // write fails with EPIPE, as under `| head -1` once head is done.
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
-        let o = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
             .args(&args)
             .current_dir(t.path())
             .stdout(writer)
             .stderr(Stdio::piped())
             .output()
-            .expect("run kvbench");
+            .expect("run ledgerbench");
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(0), "{args:?}:\n{err}");
         assert!(

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 mod common;
-use common::{kvbench, read_json, smoke_run, stderr, stdout};
+use common::{ledgerbench, read_json, smoke_run, stderr, stdout};
 
 fn smoke_results() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,14 +20,14 @@ fn report_export_and_compare_never_overwrite_unless_told() {
     let res = smoke_results();
     std::fs::create_dir(t.path().join("rep")).expect("mkdir");
     std::fs::write(t.path().join("rep/report.md"), "mine").expect("write");
-    let o = kvbench(&["report", &res, "--out", "rep"], t.path());
+    let o = ledgerbench(&["report", &res, "--out", "rep"], t.path());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(t.path().join("rep/report.md")).expect("kept"),
         "mine"
     );
-    let o = kvbench(&["report", &res, "--out", "rep", "--overwrite"], t.path());
+    let o = ledgerbench(&["report", &res, "--out", "rep", "--overwrite"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_ne!(
         std::fs::read_to_string(t.path().join("rep/report.md")).expect("new"),
@@ -53,7 +53,7 @@ fn report_export_and_compare_never_overwrite_unless_told() {
         ),
     ] {
         std::fs::write(t.path().join(file), "mine").expect("write");
-        let o = kvbench(&args, t.path());
+        let o = ledgerbench(&args, t.path());
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
         assert_eq!(
@@ -62,7 +62,7 @@ fn report_export_and_compare_never_overwrite_unless_told() {
         );
         let mut forced = args.clone();
         forced.push("--overwrite");
-        let o = kvbench(&forced, t.path());
+        let o = ledgerbench(&forced, t.path());
         assert!(o.status.success(), "{forced:?}: {}", stderr(&o));
         assert_ne!(
             std::fs::read_to_string(t.path().join(file)).expect("new"),
@@ -92,7 +92,7 @@ fn exporting_an_interrupted_run_says_there_is_nothing_instead_of_writing_braces(
         serde_json::to_vec(&j).expect("json"),
     )
     .expect("write");
-    let o = kvbench(
+    let o = ledgerbench(
         &["export", "bencher", "r.json", "--out", "b.json"],
         t.path(),
     );
@@ -105,7 +105,7 @@ fn exporting_an_interrupted_run_says_there_is_nothing_instead_of_writing_braces(
     assert!(err.contains("nothing to export"), "{err}");
     assert!(!t.path().join("b.json").exists());
     // Its report counts what the finished batches ingested, not `n/a`.
-    let o = kvbench(&["report", "r.json", "--out", "rep"], t.path());
+    let o = ledgerbench(&["report", "r.json", "--out", "rep"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(t.path().join("rep/report.md")).expect("report");
     assert!(md.contains("40 (in 4 finished batches)"), "{md}");
@@ -129,7 +129,7 @@ fn compare_of_different_backend_sets_is_not_an_engine_version_change() {
     )
     .expect("write");
     let res = smoke_results();
-    let o = kvbench(
+    let o = ledgerbench(
         &["compare", "--baseline", &res, "--current", "one.json"],
         t.path(),
     );
@@ -141,7 +141,7 @@ fn compare_of_different_backend_sets_is_not_an_engine_version_change() {
         serde_json::to_vec(&j).expect("json"),
     )
     .expect("write");
-    let o = kvbench(
+    let o = ledgerbench(
         &["compare", "--baseline", &res, "--current", "other.json"],
         t.path(),
     );
@@ -152,7 +152,7 @@ fn compare_of_different_backend_sets_is_not_an_engine_version_change() {
         stderr(&o)
     );
     // Integers print whole; verdicts and classes as the flags spell them.
-    let o = kvbench(
+    let o = ledgerbench(
         &["compare", "--baseline", &res, "--current", &res],
         t.path(),
     );
@@ -172,7 +172,7 @@ fn a_results_file_with_a_wrong_type_names_the_line() {
     let broken = text.replacen("\"seed\": 42", "\"seed\": \"forty-two\"", 1);
     assert_ne!(broken, text, "the fixture has a seed field");
     std::fs::write(t.path().join("r.json"), broken).expect("write");
-    let o = kvbench(&["report", "r.json", "--out", "rep"], t.path());
+    let o = ledgerbench(&["report", "r.json", "--out", "rep"], t.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("line "), "{}", stderr(&o));
 }
@@ -180,7 +180,7 @@ fn a_results_file_with_a_wrong_type_names_the_line() {
 #[test]
 fn record_names_every_workload_and_refuses_flags_it_would_ignore() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(&["record", "nosuch", "--out", "x.kvtrace"], t.path());
+    let o = ledgerbench(&["record", "nosuch", "--out", "x.kvtrace"], t.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("stellar, ycsb"), "{}", stderr(&o));
     for args in [
@@ -203,7 +203,7 @@ fn record_names_every_workload_and_refuses_flags_it_would_ignore() {
         ],
         vec!["record", "solana", "--ledgers", "5", "--out", "x.kvtrace"],
     ] {
-        let o = kvbench(&args, t.path());
+        let o = ledgerbench(&args, t.path());
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let flag = args[2];
         assert!(stderr(&o).contains(flag), "{args:?}: {}", stderr(&o));
@@ -214,12 +214,12 @@ fn record_names_every_workload_and_refuses_flags_it_would_ignore() {
 #[test]
 fn list_names_every_workload_and_lists_strategies_as_a_list() {
     let t = tempfile::tempdir().expect("tempdir");
-    let out = stdout(&kvbench(&["list"], t.path()));
+    let out = stdout(&ledgerbench(&["list"], t.path()));
     for w in ["stellar", "point-reads", "replay", "crash", "ycsb"] {
         assert!(out.contains(w), "{w} missing: {out}");
     }
     let j: serde_json::Value =
-        serde_json::from_slice(&kvbench(&["list", "--json"], t.path()).stdout).expect("json");
+        serde_json::from_slice(&ledgerbench(&["list", "--json"], t.path()).stdout).expect("json");
     assert_eq!(
         j["compaction_strategies"],
         serde_json::json!(["manual", "background", "none"])
@@ -280,17 +280,17 @@ fn stellar_flags_are_checked_before_anything_runs() {
         "{}",
         stderr(&o)
     );
-    let help = stdout(&kvbench(&["run", "stellar", "--help"], t.path()));
+    let help = stdout(&ledgerbench(&["run", "stellar", "--help"], t.path()));
     assert!(
         help.contains("--set") && help.contains("outgrow-memory"),
         "{help}"
     );
-    let help = stdout(&kvbench(&["run", "ycsb", "--help"], t.path()));
+    let help = stdout(&ledgerbench(&["run", "ycsb", "--help"], t.path()));
     assert!(
         !help.contains("--workers") && !help.contains("\\\""),
         "{help}"
     );
-    assert!(stdout(&kvbench(&["run", "accounts", "--help"], t.path())).contains("--workers"));
+    assert!(stdout(&ledgerbench(&["run", "accounts", "--help"], t.path())).contains("--workers"));
 }
 
 #[test]
@@ -322,7 +322,7 @@ fn forced_runs_into_a_used_directory_get_their_own_and_never_collide() {
     let spawn = || {
         let mut all = vec!["run", "stellar", "--preset", "smoke"];
         all.extend(forced.iter());
-        std::process::Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        std::process::Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
             .args(&all)
             .current_dir(t.path())
             .output()
@@ -366,7 +366,7 @@ fn forced_runs_into_a_used_directory_get_their_own_and_never_collide() {
 #[test]
 fn an_interrupted_recording_leaves_nothing_and_says_so() {
     let t = tempfile::tempdir().expect("tempdir");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvbench"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args([
             "record",
             "stellar",
@@ -409,7 +409,7 @@ fn an_interrupted_recording_leaves_nothing_and_says_so() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     // The retry is not blocked by anything.
-    let o = kvbench(
+    let o = ledgerbench(
         &["record", "stellar", "--ledgers", "5", "--out", "x.kvtrace"],
         t.path(),
     );

@@ -1,11 +1,11 @@
-//! The `kvbench` binary as a user meets it: Stellar and point-read runs,
+//! The `ledgerbench` binary as a user meets it: Stellar and point-read runs,
 //! outputs, comparisons and bad input.
 
 use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{kvbench, read_json, smoke_run, stderr};
+use common::{ledgerbench, read_json, smoke_run, stderr};
 
 #[test]
 fn smoke_run_on_every_backend_writes_results() {
@@ -65,7 +65,12 @@ fn smoke_run_on_every_backend_writes_results() {
     left.sort();
     assert_eq!(
         left,
-        ["KVBENCH_RUN", "batches.jsonl", "results.json", "summary.md"]
+        [
+            "LEDGERBENCH_RUN",
+            "batches.jsonl",
+            "results.json",
+            "summary.md"
+        ]
     );
 }
 
@@ -92,8 +97,9 @@ fn hybrid_run_puts_each_store_on_its_engine() {
     let stores = t
         .path()
         .join("h/stores/ledgers_rocksdb-leveled_txdata_mdbx_txindex_lmdb");
-    let marker =
-        |s: &str| std::fs::read_to_string(stores.join(s).join("KVBENCH_STORE")).expect("marker");
+    let marker = |s: &str| {
+        std::fs::read_to_string(stores.join(s).join("LEDGERBENCH_STORE")).expect("marker")
+    };
     assert_eq!(marker("ledgers").trim(), "rocksdb");
     assert_eq!(marker("txdata").trim(), "mdbx");
     assert_eq!(marker("txindex").trim(), "lmdb");
@@ -118,13 +124,13 @@ fn bad_names_are_refused_with_what_is_accepted() {
     ] {
         let mut a = vec!["run", "stellar"];
         a.extend(args.iter());
-        let o = kvbench(&a, t.path());
+        let o = ledgerbench(&a, t.path());
         assert_eq!(o.status.code(), Some(2), "{a:?}");
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
     assert!(
-        !t.path().join("kvbench-runs").exists(),
+        !t.path().join("ledgerbench-runs").exists(),
         "nothing written on bad input"
     );
 }
@@ -149,7 +155,7 @@ fn run_file_sets_values_and_refuses_typos() {
         "preset = \"smoke\"\nbackends = [\"mem\"]\n[workload]\nledgers = 12\nbatch_ledgers = 4\n[workload.streaming]\nledgers = 0\n",
     )
     .expect("write");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run", "stellar", "--config", "run.toml", "--seed", "9", "--out", "r",
         ],
@@ -162,7 +168,7 @@ fn run_file_sets_values_and_refuses_typos() {
     assert!(r["runs"][0].get("streaming").is_none());
 
     std::fs::write(t.path().join("typo.toml"), "[workload]\nledgerz = 12\n").expect("write");
-    let o = kvbench(&["run", "stellar", "--config", "typo.toml"], t.path());
+    let o = ledgerbench(&["run", "stellar", "--config", "typo.toml"], t.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("ledgerz"), "{}", stderr(&o));
 }
@@ -170,7 +176,7 @@ fn run_file_sets_values_and_refuses_typos() {
 #[test]
 fn point_reads_measure_every_backend_and_verify_values() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "point-reads",
@@ -200,7 +206,7 @@ fn point_reads_measure_every_backend_and_verify_values() {
         .map(|r| r["measurements"].as_array().expect("measurements").len())
         .sum();
     assert_eq!(lines.lines().count(), measured);
-    let root = kvbench_meter::cgroup::drop_caches().is_ok();
+    let root = ledgerbench_meter::cgroup::drop_caches().is_ok();
     for run in runs {
         let meter = run["device_meter"].as_str().expect("meter");
         let has_device = meter.starts_with("private ext4 loop device");
@@ -250,7 +256,7 @@ fn point_reads_measure_every_backend_and_verify_values() {
 
 #[test]
 fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
-    use kvbench_meter::loopdev::LoopFs;
+    use ledgerbench_meter::loopdev::LoopFs;
     if let Err(e) = LoopFs::available() {
         eprintln!("not run: {e}");
         return;
@@ -264,7 +270,7 @@ fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
     )
     .expect("loop fs");
     let out = fs.path().join("run");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "stellar",
@@ -299,12 +305,12 @@ fn a_full_disk_ends_the_run_with_a_clear_error_and_keeps_results() {
 
 #[test]
 fn memory_limited_runs_record_their_limit_and_leave_no_cgroup() {
-    if let Err(e) = kvbench_meter::cgroup::MemoryLimit::available() {
+    if let Err(e) = ledgerbench_meter::cgroup::MemoryLimit::available() {
         eprintln!("not run: {e}");
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args([
             "run",
             "stellar",
@@ -321,7 +327,7 @@ fn memory_limited_runs_record_their_limit_and_leave_no_cgroup() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("run kvbench");
+        .expect("run ledgerbench");
     let pid = child.id();
     let o = child.wait_with_output().expect("wait");
     assert!(o.status.success(), "{}", stderr(&o));
@@ -330,15 +336,15 @@ fn memory_limited_runs_record_their_limit_and_leave_no_cgroup() {
     assert_eq!(run["memory_limit_bytes"], 512u64 << 20);
     let peak = run["memory_peak_bytes"].as_u64().expect("peak measured");
     assert!(peak > 0 && peak <= 512 << 20, "{peak}");
-    // Only this run's cgroup: other kvbench runs on the machine may hold theirs.
-    let left = Path::new("/sys/fs/cgroup/memory").join(format!("kvbench-{pid}"));
+    // Only this run's cgroup: other ledgerbench runs on the machine may hold theirs.
+    let left = Path::new("/sys/fs/cgroup/memory").join(format!("ledgerbench-{pid}"));
     assert!(!left.exists(), "cgroup left behind: {}", left.display());
 }
 
 #[test]
 fn a_failing_backend_does_not_stop_the_point_reads_of_the_others() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "point-reads",

@@ -1,16 +1,16 @@
-//! Crash safety as a user meets it: `kvbench run crash`, a run killed by its
-//! memory limit, and `kvbench clean`. Each needs root and loop devices and
+//! Crash safety as a user meets it: `ledgerbench run crash`, a run killed by its
+//! memory limit, and `ledgerbench clean`. Each needs root and loop devices and
 //! says "not run" without them.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{kvbench, stderr};
+use common::{ledgerbench, stderr};
 
 fn usable() -> bool {
-    match kvbench_meter::loopdev::LoopFs::available()
-        .and_then(|()| kvbench_meter::cgroup::MemoryLimit::available())
+    match ledgerbench_meter::loopdev::LoopFs::available()
+        .and_then(|()| ledgerbench_meter::cgroup::MemoryLimit::available())
     {
         Ok(()) => true,
         Err(e) => {
@@ -22,15 +22,15 @@ fn usable() -> bool {
 
 /// Loop devices and cgroups whose maker was `pid`.
 fn leftovers_of(pid: u32) -> Vec<String> {
-    let mut v: Vec<String> = kvbench_meter::clean::find()
+    let mut v: Vec<String> = ledgerbench_meter::clean::find()
         .into_iter()
         .map(|l| l.to_string())
         .filter(|l| l.contains(&format!("pid {pid})")))
         .collect();
-    for root in kvbench_meter::cgroup::roots() {
+    for root in ledgerbench_meter::cgroup::roots() {
         for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with(&format!("kvbench-{pid}")) {
+            if name.starts_with(&format!("ledgerbench-{pid}")) {
                 v.push(name);
             }
         }
@@ -61,7 +61,7 @@ fn the_reference_engine_keeps_every_promise_through_kills_and_power_cuts() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "crash",
@@ -115,7 +115,7 @@ fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args([
             "run",
             "stellar",
@@ -164,7 +164,7 @@ fn a_backend_killed_by_its_memory_limit_does_not_stop_the_ones_after_it() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let o = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+    let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args([
             "run",
             "stellar",
@@ -213,7 +213,7 @@ fn clean_removes_what_a_killed_supervisor_left() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args([
             "run",
             "crash",
@@ -254,11 +254,11 @@ fn clean_removes_what_a_killed_supervisor_left() {
         !before.is_empty(),
         "a killed supervisor leaves its device and cgroup"
     );
-    let o = kvbench(&["clean", "--dry-run"], t.path());
+    let o = ledgerbench(&["clean", "--dry-run"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("would remove"));
     assert_eq!(leftovers_of(pid), before, "a dry run removes nothing");
-    let o = kvbench(&["clean"], t.path());
+    let o = ledgerbench(&["clean"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
 }
@@ -274,7 +274,7 @@ fn a_stopped_run_is_recorded_and_cleaned_up() {
     stop_with(libc::SIGTERM, "SIGTERM");
 }
 
-/// `kvbench run stellar --preset quick ARGS --streaming-ledgers 0 --out
+/// `ledgerbench run stellar --preset quick ARGS --streaming-ledgers 0 --out
 /// stop` in `dir`, returned once it has finished `batches` batches.
 fn stellar_until(dir: &Path, args: &[&str], batches: usize) -> std::process::Child {
     let mut all = vec![
@@ -288,7 +288,7 @@ fn stellar_until(dir: &Path, args: &[&str], batches: usize) -> std::process::Chi
         "stop",
     ];
     all.extend_from_slice(args);
-    let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args(&all)
         .current_dir(dir)
         .stdout(Stdio::null())
@@ -368,7 +368,7 @@ fn a_full_private_device_asks_for_a_larger_device() {
     }
     let t = tempfile::tempdir().expect("tempdir");
     // The smoke preset writes tens of MiB per store: 16 MiB devices fill.
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "stellar",

@@ -1,13 +1,13 @@
-//! `kvbench run fan-out`: a store grown batch by batch and read at each
+//! `ledgerbench run fan-out`: a store grown batch by batch and read at each
 //! checkpoint by a probe process, and the report that renders it.
 
 use std::path::Path;
 
 mod common;
-use common::{kvbench, read_json, stderr};
+use common::{ledgerbench, read_json, stderr};
 
 fn root() -> bool {
-    kvbench_meter::cgroup::MemoryLimit::available().is_ok()
+    ledgerbench_meter::cgroup::MemoryLimit::available().is_ok()
 }
 
 /// Tiny batches, two checkpoints, the memory limit where cgroups work.
@@ -33,7 +33,7 @@ fn small_run(dir: &Path, backends: &str, limit: &str) -> std::process::Output {
     if root() {
         args.extend(["--memory-limit", limit]);
     }
-    kvbench(&args, dir)
+    ledgerbench(&args, dir)
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn lookups_fan_out_with_the_partitions_and_every_answer_is_checked() {
     assert!(fds(1) > fds(0), "{} then {}", fds(0), fds(1));
 
     // The report renders the tables and the charts the issue asks for.
-    let o = kvbench(&["report", "f", "--out", "r"], t.path());
+    let o = ledgerbench(&["report", "f", "--out", "r"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(t.path().join("r/report.md")).expect("report");
     assert!(
@@ -124,7 +124,7 @@ fn lookups_fan_out_with_the_partitions_and_every_answer_is_checked() {
 #[test]
 fn a_store_that_keeps_nothing_across_a_reopen_is_refused() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "fan-out",

@@ -1,11 +1,11 @@
-//! `kvbench compare` as the CI gate uses it: exit codes, and the gate
+//! `ledgerbench compare` as the CI gate uses it: exit codes, and the gate
 //! failing on a regression, a fall, a vanished metric and a device meter.
 
 use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{kvbench, read_json, stderr, stdout};
+use common::{ledgerbench, read_json, stderr, stdout};
 
 #[test]
 fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
@@ -20,12 +20,12 @@ fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
     )
     .expect("write");
     let base = root.display().to_string();
-    let same = kvbench(
+    let same = ledgerbench(
         &["compare", "--baseline", &base, "--current", &base],
         t.path(),
     );
     assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
-    let worse = kvbench(
+    let worse = ledgerbench(
         &["compare", "--baseline", &base, "--current", "worse.json"],
         t.path(),
     );
@@ -37,16 +37,16 @@ fn compare_exits_1_on_a_regression_and_2_on_incomparable_results() {
         serde_json::to_vec(&j).expect("json"),
     )
     .expect("write");
-    let other = kvbench(
+    let other = ledgerbench(
         &["compare", "--baseline", &base, "--current", "other.json"],
         t.path(),
     );
     assert_eq!(other.status.code(), Some(2));
     assert!(stderr(&other).contains("--force"), "{}", stderr(&other));
-    let rep = kvbench(&["report", &base, "--out", "rep"], t.path());
+    let rep = ledgerbench(&["report", &base, "--out", "rep"], t.path());
     assert!(rep.status.success(), "{}", stderr(&rep));
     assert!(t.path().join("rep/report.md").exists());
-    let bmf = kvbench(&["export", "bencher", &base], t.path());
+    let bmf = ledgerbench(&["export", "bencher", &base], t.path());
     assert!(bmf.status.success());
     let v: serde_json::Value = serde_json::from_slice(&bmf.stdout).expect("BMF is JSON");
     assert!(v.as_object().is_some_and(|o| !o.is_empty()));
@@ -63,7 +63,7 @@ fn compare_with(
     std::fs::write(dir.join(name), serde_json::to_vec(j).expect("json")).expect("write");
     let mut args = vec!["compare", "--baseline", base, "--current", name];
     args.extend_from_slice(extra);
-    kvbench(&args, dir)
+    ledgerbench(&args, dir)
 }
 
 #[test]

@@ -1,10 +1,10 @@
-//! Operation streams through the `kvbench` binary: recorded traces, real
+//! Operation streams through the `ledgerbench` binary: recorded traces, real
 //! ledgers and the generated workloads.
 
 use std::path::Path;
 
 mod common;
-use common::{kvbench, read_json, stderr};
+use common::{ledgerbench, read_json, stderr};
 
 #[test]
 fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
@@ -26,7 +26,7 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
         "s.kvtrace",
     ];
     rec.extend(shape);
-    let o = kvbench(&rec, t.path());
+    let o = ledgerbench(&rec, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let backends = "lmdb,rocksdb-leveled";
     let replayed = replay(t.path(), backends);
@@ -45,7 +45,7 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
         "d",
     ];
     direct.extend(shape);
-    let o = kvbench(&direct, t.path());
+    let o = ledgerbench(&direct, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let (d, r) = (read_json(&t.path().join("d/results.json")), replayed);
     for (a, b) in d["runs"]
@@ -82,7 +82,7 @@ fn a_recorded_trace_replays_to_the_same_bytes_and_keys_as_the_direct_run() {
     // A cut-short trace ends the run with an error that gives the offset.
     let bytes = std::fs::read(t.path().join("s.kvtrace")).expect("trace");
     std::fs::write(t.path().join("cut.kvtrace"), &bytes[..bytes.len() / 2]).expect("write");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "replay",
@@ -110,7 +110,7 @@ fn real_pubnet_ledgers_import_replay_and_calibrate() {
     );
     let data = data.display().to_string();
     let t = tempfile::tempdir().expect("tempdir");
-    let o = kvbench(
+    let o = ledgerbench(
         &["import", "galexie", &data, "--out", "real.kvtrace"],
         t.path(),
     );
@@ -125,7 +125,7 @@ fn real_pubnet_ledgers_import_replay_and_calibrate() {
     let err = stderr(&o);
     assert!(err.contains("(6154623..=53312000)"), "{err}");
     assert!(err.contains("out of order"), "{err}");
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "replay",
@@ -148,7 +148,7 @@ fn real_pubnet_ledgers_import_replay_and_calibrate() {
         assert_eq!(s["mismatches"], 0);
         assert_eq!(s["segments"], 6);
     }
-    let o = kvbench(
+    let o = ledgerbench(
         &["calibrate", "stellar", &data, "--synthetic-ledgers", "20"],
         t.path(),
     );
@@ -159,7 +159,7 @@ fn real_pubnet_ledgers_import_replay_and_calibrate() {
         "{out}"
     );
     // Nothing there to import: a clear error.
-    let o = kvbench(&["import", "galexie", ".", "--out", "x.kvtrace"], t.path());
+    let o = ledgerbench(&["import", "galexie", ".", "--out", "x.kvtrace"], t.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no ledger files"), "{}", stderr(&o));
 }
@@ -224,7 +224,7 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
         }
     }
     // Concurrent account workers on one store: every read still finds its account.
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "accounts",
@@ -255,7 +255,7 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
         );
         assert_eq!(run["replay"]["summary"]["segments"], 1);
     }
-    let o = kvbench(
+    let o = ledgerbench(
         &["run", "ycsb", "--param", "workload=\"z\"", "--out", "z"],
         t.path(),
     );
@@ -267,7 +267,7 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
 fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
     let t = tempfile::tempdir().expect("tempdir");
     let backends = "pebble,goleveldb,badger,bbolt,redb,fjall";
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "record",
             "stellar",
@@ -321,7 +321,7 @@ fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
 
 /// Replays `s.kvtrace` in `dir` on `backends` into `rp/`; its results.
 fn replay(dir: &std::path::Path, backends: &str) -> serde_json::Value {
-    let o = kvbench(
+    let o = ledgerbench(
         &[
             "run",
             "replay",
@@ -339,7 +339,7 @@ fn replay(dir: &std::path::Path, backends: &str) -> serde_json::Value {
     read_json(&dir.join("rp/results.json"))
 }
 
-/// `kvbench run WORKLOAD` with `--param`s on `backends` into `WORKLOAD/` in
+/// `ledgerbench run WORKLOAD` with `--param`s on `backends` into `WORKLOAD/` in
 /// `dir`; its results.
 fn generated(dir: &std::path::Path, w: &str, backends: &str, params: &[&str]) -> serde_json::Value {
     let mut a = vec![
@@ -355,7 +355,7 @@ fn generated(dir: &std::path::Path, w: &str, backends: &str, params: &[&str]) ->
     for p in params {
         a.extend(["--param", p]);
     }
-    let o = kvbench(&a, dir);
+    let o = ledgerbench(&a, dir);
     assert!(o.status.success(), "{w}: {}", stderr(&o));
     read_json(&dir.join(w).join("results.json"))
 }

@@ -3,11 +3,11 @@
 //! verdict section.
 
 mod common;
-use common::{kvbench, read_json, smoke_run, stderr};
+use common::{ledgerbench, read_json, smoke_run, stderr};
 
 #[test]
 fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() {
-    if let Err(e) = kvbench_meter::cgroup::MemoryLimit::available() {
+    if let Err(e) = ledgerbench_meter::cgroup::MemoryLimit::available() {
         eprintln!("not run: {e}");
         return;
     }
@@ -50,7 +50,7 @@ fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() 
             assert!(m["cgroup_page_cache_bytes"].as_u64().is_some(), "{m}");
         }
     }
-    let o = kvbench(&["report", "s", "--out", "rep"], t.path());
+    let o = ledgerbench(&["report", "s", "--out", "rep"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(t.path().join("rep/report.md")).expect("report");
     assert!(
@@ -107,7 +107,7 @@ fn a_batch_over_the_time_budget_stops_ingestion_as_a_finding() {
 #[test]
 fn a_commit_too_large_for_the_harness_budget_is_refused_before_anything_is_made() {
     let t = tempfile::tempdir().expect("tempdir");
-    // 32 MiB is kvbench's fixed overhead alone: no commit size fits, so
+    // 32 MiB is ledgerbench's fixed overhead alone: no commit size fits, so
     // the advice is a larger budget, not a smaller commit. With room for
     // some ledgers, the advice names the largest commit.
     for (budget, says) in [
@@ -153,7 +153,7 @@ fn a_commit_too_large_for_the_harness_budget_is_refused_before_anything_is_made(
 
 #[test]
 fn verification_lookups_are_metered_per_store() {
-    let on_loop = kvbench_meter::loopdev::LoopFs::available().is_ok();
+    let on_loop = ledgerbench_meter::loopdev::LoopFs::available().is_ok();
     let t = tempfile::tempdir().expect("tempdir");
     let device = if on_loop { "loop" } else { "none" };
     let o = smoke_run(

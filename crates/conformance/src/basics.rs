@@ -1,6 +1,6 @@
 //! Reads, writes, iteration and value sizes.
 
-use kvbench_core::Batch;
+use ledgerbench_core::Batch;
 use rand::Rng;
 
 use crate::{Scratch, Subject, put_all, random_bytes, reopen, rng};

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::{Batch, Error, KvStore};
+use ledgerbench_core::{Batch, Error, KvStore};
 
 use crate::{Scratch, Subject, put_all, random_bytes, reopen, rng};
 

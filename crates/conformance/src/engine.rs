@@ -1,6 +1,6 @@
 //! Statistics, disk usage, FIFO eviction and compaction as the capabilities say.
 
-use kvbench_core::{Error, Op};
+use ledgerbench_core::{Error, Op};
 
 use crate::{Scratch, Subject, put_all, random_bytes, rng};
 
@@ -206,7 +206,7 @@ pub fn counter_deltas_survive_a_reopen(s: &Subject) {
     put_all(&*st, &small);
     st.flush().unwrap();
     let after = st.stats().unwrap().engine_write_bytes();
-    let d = kvbench_core::counter_delta(after, before);
+    let d = ledgerbench_core::counter_delta(after, before);
     assert_ne!(
         d,
         Some(0),

@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use kvbench_core::{Batch, Error, fsutil};
+use ledgerbench_core::{Batch, Error, fsutil};
 
 use crate::{SMALL_CAP, Scratch, Subject, put_all, random_bytes, rng};
 
@@ -23,7 +23,7 @@ pub fn unwritable_directory_is_refused(s: &Subject) {
     // Root writes through permission bits, so as root use a place no one can
     // create files in: procfs.
     let path = if is_root() {
-        PathBuf::from("/proc/kvbench-conformance-store")
+        PathBuf::from("/proc/ledgerbench-conformance-store")
     } else {
         use std::os::unix::fs::PermissionsExt;
         fs::create_dir(&sc.store).unwrap();
@@ -130,7 +130,7 @@ pub fn corrupt_store_is_an_error(s: &Subject) {
     }
 }
 
-/// A directory holding something kvbench did not make, or another engine's
+/// A directory holding something ledgerbench did not make, or another engine's
 /// store, is refused and left untouched.
 pub fn foreign_directory_is_refused(s: &Subject) {
     let sc = Scratch::new();

@@ -21,7 +21,7 @@ pub use reopen::*;
 
 use std::path::{Path, PathBuf};
 
-use kvbench_core::{Batch, Durability, KvStore, Result};
+use ledgerbench_core::{Batch, Durability, KvStore, Result};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -60,7 +60,7 @@ impl Scratch {
     /// Makes a new scratch directory.
     pub fn new() -> Self {
         let dir = tempfile::Builder::new()
-            .prefix("kvbench-conf-")
+            .prefix("ledgerbench-conf-")
             .tempdir()
             .expect("create scratch dir");
         let store = dir.path().join("store");

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::{Batch, Durability, KvStore};
+use ledgerbench_core::{Batch, Durability, KvStore};
 
 use crate::{Opener, Scratch, Subject, put_all, random_bytes, reopen, rng};
 
@@ -153,8 +153,8 @@ pub fn empty_batch_is_a_no_op(s: &Subject) {
     st.close().unwrap();
 }
 
-const CHILD_ENV: &str = "KVBENCH_CONFORMANCE_CHILD";
-const ACK: &str = "kvbench-acked ";
+const CHILD_ENV: &str = "LEDGERBENCH_CONFORMANCE_CHILD";
+const ACK: &str = "ledgerbench-acked ";
 const KILL_AFTER: u64 = 20;
 
 fn child_key(b: u64, j: u64) -> Vec<u8> {

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The mount's source name, which marks the suite's mounts in /proc/mounts.
-const SOURCE: &str = "kvbench-conformance";
+const SOURCE: &str = "ledgerbench-conformance";
 /// Beside the mount point: the pid of the test process that mounted it.
-const OWNER: &str = "kvbench-conformance.pid";
+const OWNER: &str = "ledgerbench-conformance.pid";
 
 /// A private tmpfs, unmounted on drop.
 pub(crate) struct SmallFs {
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn a_dead_owners_mount_is_reaped_and_a_live_ones_kept() {
         let t = tempfile::Builder::new()
-            .prefix("kvbench-conf-")
+            .prefix("ledgerbench-conf-")
             .tempdir()
             .expect("tempdir");
         let store = t.path().join("store");

@@ -1,7 +1,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// Result of every fallible kvbench storage call.
+/// Result of every fallible ledgerbench storage call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The operation that failed, named in every [`Error`].

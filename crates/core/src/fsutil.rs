@@ -7,8 +7,8 @@ use std::path::Path;
 
 use crate::{DiskUsage, Error, Op, Result};
 
-/// Name of the marker file kvbench writes in every store directory it creates.
-pub const STORE_MARKER: &str = "KVBENCH_STORE";
+/// Name of the marker file ledgerbench writes in every store directory it creates.
+pub const STORE_MARKER: &str = "LEDGERBENCH_STORE";
 
 /// Sums allocated and apparent bytes of every regular file below `dir`.
 pub fn dir_usage(dir: &Path) -> io::Result<DiskUsage> {
@@ -45,7 +45,7 @@ pub fn dir_usage(dir: &Path) -> io::Result<DiskUsage> {
 }
 
 /// Makes `dir` ready to hold a store of `engine`, refusing anything that is
-/// not ours: a path that is a file, a non-empty directory without kvbench's
+/// not ours: a path that is a file, a non-empty directory without ledgerbench's
 /// marker, or a store of another engine. Creates `dir` when missing. Returns
 /// true when the store is new.
 pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
@@ -82,7 +82,7 @@ pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
             let found = found.trim();
             if found != engine {
                 return Err(bad(format!(
-                    "it holds a {found} store made by kvbench, not a {engine} store; use another directory"
+                    "it holds a {found} store made by ledgerbench, not a {engine} store; use another directory"
                 )));
             }
             Ok(false)
@@ -95,8 +95,8 @@ pub fn claim_store_dir(engine: &'static str, dir: &Path) -> Result<bool> {
                 .filter(|e| e.as_ref().map_or(true, |e| e.file_name() != tmp.as_str()));
             if entries.next().is_some() {
                 return Err(bad(format!(
-                    "the directory is not empty and has no {STORE_MARKER} marker, so it is not a store kvbench made; \
-                     kvbench never writes into a directory it did not create: give an empty or missing directory"
+                    "the directory is not empty and has no {STORE_MARKER} marker, so it is not a store ledgerbench made; \
+                     ledgerbench never writes into a directory it did not create: give an empty or missing directory"
                 )));
             }
             write_durably(dir, STORE_MARKER, format!("{engine}\n").as_bytes()).map_err(|e| {
@@ -149,7 +149,8 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("kvbench-core-{name}-{}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("ledgerbench-core-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
     }
@@ -182,7 +183,7 @@ mod tests {
     #[test]
     fn free_bytes_of_tmp_is_positive_and_missing_paths_fail() {
         assert!(free_bytes(&std::env::temp_dir()).expect("statvfs") > 0);
-        assert!(free_bytes(Path::new("/no/such/kvbench/path")).is_err());
+        assert!(free_bytes(Path::new("/no/such/ledgerbench/path")).is_err());
     }
 
     #[test]

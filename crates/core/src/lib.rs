@@ -1,4 +1,4 @@
-//! The `KvBackend` trait family shared by every kvbench backend, driver and meter.
+//! The `KvBackend` trait family shared by every ledgerbench backend, driver and meter.
 //!
 //! Dependency rule: this crate names no storage engine and links no native
 //! library. Backends depend on it, never the other way round, so the driver,

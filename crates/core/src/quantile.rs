@@ -1,4 +1,4 @@
-//! Medians and percentiles: one definition for every figure kvbench reports
+//! Medians and percentiles: one definition for every figure ledgerbench reports
 //! from a list of values (HDR histograms keep their own, for latencies).
 //!
 //! The `q` quantile interpolates linearly between the two closest ranks

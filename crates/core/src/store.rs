@@ -181,7 +181,7 @@ pub trait KvStore: Send + Sync {
     fn close(self: Box<Self>) -> Result<()>;
 }
 
-/// A storage engine kvbench can open: the static half of the family, with
+/// A storage engine ledgerbench can open: the static half of the family, with
 /// its typed, serializable config (recorded in every result).
 pub trait KvBackend {
     /// Engine name, e.g. `rocksdb`.

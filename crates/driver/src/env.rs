@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-pub use kvbench_results::env::{EnvInfo, MountInfo};
-use kvbench_results::{RunHeader, SCHEMA_VERSION};
+pub use ledgerbench_results::env::{EnvInfo, MountInfo};
+use ledgerbench_results::{RunHeader, SCHEMA_VERSION};
 
 /// The header of a results file for a run of `workload` starting now, with
 /// its output in `out` (which must exist).
@@ -13,11 +13,11 @@ pub fn header(
     workload: &str,
     seed: u64,
     out: &Path,
-    durability: Option<kvbench_core::Durability>,
+    durability: Option<ledgerbench_core::Durability>,
 ) -> RunHeader {
     RunHeader {
         schema_version: SCHEMA_VERSION,
-        kvbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        ledgerbench_version: env!("CARGO_PKG_VERSION").to_string(),
         workload: workload.to_string(),
         seed,
         started_at: crate::timefmt::now_rfc3339(),
@@ -51,9 +51,9 @@ pub fn capture(data_dir: &Path) -> EnvInfo {
             .ok()
             .map(|s| s.trim().to_string()),
         data_fs: mount_of(data_dir),
-        rustc: env!("KVBENCH_RUSTC").to_string(),
-        git_commit: env!("KVBENCH_GIT").to_string(),
-        build_profile: env!("KVBENCH_PROFILE").to_string(),
+        rustc: env!("LEDGERBENCH_RUSTC").to_string(),
+        git_commit: env!("LEDGERBENCH_GIT").to_string(),
+        build_profile: env!("LEDGERBENCH_PROFILE").to_string(),
         debug_assertions: cfg!(debug_assertions),
         engine_versions: BTreeMap::new(),
     }

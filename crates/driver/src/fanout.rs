@@ -6,23 +6,23 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use kvbench_core::{Batch, EngineStats, KvStore};
-use kvbench_meter::blockdev::BlockStat;
-use kvbench_meter::rusage::Usage;
-use kvbench_rng::{Rng, stream};
+use ledgerbench_core::{Batch, EngineStats, KvStore};
+use ledgerbench_meter::blockdev::BlockStat;
+use ledgerbench_meter::rusage::Usage;
+use ledgerbench_rng::{Rng, stream};
 
 use crate::DriverError;
 use crate::observe::Observer;
 use crate::results::Latency;
 
-pub use kvbench_results::fanout::{
+pub use ledgerbench_results::fanout::{
     Checkpoint, FanOutConfig, FanOutResults, FanOutRun, Held, PassCost, Passes,
 };
 
 const TAG_PICK: u64 = 0x666f;
 const TAG_MISS: u64 = 0x666d;
 
-fn store_err(source: kvbench_core::Error) -> DriverError {
+fn store_err(source: ledgerbench_core::Error) -> DriverError {
     DriverError::Store {
         store: "fan-out".into(),
         source,
@@ -180,7 +180,7 @@ pub fn open_fds() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvbench_mem::{Mem, MemConfig};
+    use ledgerbench_mem::{Mem, MemConfig};
 
     fn small() -> FanOutConfig {
         FanOutConfig {
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn batches_load_their_own_keys_and_passes_check_every_answer() {
-        use kvbench_core::KvBackend;
+        use ledgerbench_core::KvBackend;
         let dir = tempfile::tempdir().expect("tempdir");
         let cfg = small();
         let store = Mem::open(&dir.path().join("s"), &MemConfig::default()).expect("open");

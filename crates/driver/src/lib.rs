@@ -1,11 +1,11 @@
 //! Runs workloads against stores and turns what happened into results.
 //!
-//! The driver knows stores only through `kvbench_core::KvStore`; the CLI
+//! The driver knows stores only through `ledgerbench_core::KvStore`; the CLI
 //! decides which engines those are. Results are data first: every report is
 //! rendered from the files this crate writes, whose schema is the
-//! `kvbench-results` crate (re-exported here as `results`).
+//! `ledgerbench-results` crate (re-exported here as `results`).
 
-pub use kvbench_results as results;
+pub use ledgerbench_results as results;
 
 pub mod crash;
 pub mod env;
@@ -30,7 +30,7 @@ pub enum DriverError {
         store: String,
         /// The backend's error.
         #[source]
-        source: kvbench_core::Error,
+        source: ledgerbench_core::Error,
     },
     /// A filesystem operation of the harness failed (results, run dir).
     #[error("{what} {}: {source}", path.display())]
@@ -50,7 +50,7 @@ pub enum DriverError {
         store: String,
         /// The meter's error.
         #[source]
-        source: kvbench_meter::MeterError,
+        source: ledgerbench_meter::MeterError,
     },
     /// The run's configuration is wrong.
     #[error("{0}")]

@@ -4,7 +4,7 @@
 //! showing stay apart, so a run on a terminal saves exactly what a run in
 //! CI saves.
 
-use kvbench_results::{BatchRecord, SegmentRecord};
+use ledgerbench_results::{BatchRecord, SegmentRecord};
 
 /// Receives a run's events as they happen. Every method has a no-op
 /// default, so an observer implements only what it uses.

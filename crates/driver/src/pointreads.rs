@@ -5,17 +5,17 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use kvbench_core::{Batch, KvStore};
-use kvbench_meter::blockdev::BlockStat;
-use kvbench_meter::proc_io::ProcIo;
-use kvbench_meter::rusage::Usage;
-use kvbench_rng::{Rng, stream};
+use ledgerbench_core::{Batch, KvStore};
+use ledgerbench_meter::blockdev::BlockStat;
+use ledgerbench_meter::proc_io::ProcIo;
+use ledgerbench_meter::rusage::Usage;
+use ledgerbench_rng::{Rng, stream};
 
 use crate::DriverError;
 use crate::observe::Observer;
 use crate::results::Latency;
 
-pub use kvbench_results::points::{
+pub use ledgerbench_results::points::{
     CacheState, GetCost, Measurement, PointReadConfig, PointResults, PointRun,
 };
 

@@ -1,4 +1,4 @@
-//! Run directories: kvbench writes only into directories it created.
+//! Run directories: ledgerbench writes only into directories it created.
 //!
 //! Each run claims a directory of its own, atomically: a fresh one it
 //! creates (`mkdir` fails if another run got there first), or an empty one
@@ -14,18 +14,18 @@ use std::path::{Path, PathBuf};
 
 use crate::DriverError;
 
-/// Marker file kvbench writes in every run directory it creates.
-pub const RUN_MARKER: &str = "KVBENCH_RUN";
+/// Marker file ledgerbench writes in every run directory it creates.
+pub const RUN_MARKER: &str = "LEDGERBENCH_RUN";
 /// Set by a supervisor for its worker: the run directory it claimed.
-pub const RUN_DIR_ENV: &str = "KVBENCH_RUN_DIR";
+pub const RUN_DIR_ENV: &str = "LEDGERBENCH_RUN_DIR";
 
-/// A run directory kvbench owns.
+/// A run directory ledgerbench owns.
 #[derive(Debug)]
 pub struct RunDir {
     path: PathBuf,
     /// This run made the directory itself (not a user's empty one).
     made: bool,
-    /// The runs root this run made for it (`kvbench-runs/` on a first run),
+    /// The runs root this run made for it (`ledgerbench-runs/` on a first run),
     /// removed with the run when it kept nothing and holds nothing else.
     made_root: Option<PathBuf>,
 }
@@ -88,9 +88,9 @@ impl RunDir {
         }
         if !force {
             let what = if out.join(RUN_MARKER).exists() {
-                "holds an earlier kvbench run, whose files are its own"
+                "holds an earlier ledgerbench run, whose files are its own"
             } else {
-                "already exists and is not empty; kvbench does not write into directories it did not create"
+                "already exists and is not empty; ledgerbench does not write into directories it did not create"
             };
             return Err(DriverError::Config(format!(
                 "output directory {} {what}. Give a new --out path, or pass --force to write this \
@@ -100,7 +100,7 @@ impl RunDir {
         }
         let d = Self::fresh_in(out, workload)?;
         eprintln!(
-            "kvbench: {} holds other files; this run writes into {} (--force)",
+            "ledgerbench: {} holds other files; this run writes into {} (--force)",
             out.display(),
             d.path.display()
         );
@@ -148,7 +148,7 @@ impl RunDir {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 return Err(DriverError::Config(format!(
-                    "another kvbench run claimed {} a moment ago; give a new --out path",
+                    "another ledgerbench run claimed {} a moment ago; give a new --out path",
                     path.display()
                 )));
             }
@@ -159,7 +159,7 @@ impl RunDir {
             made,
             made_root: None,
         };
-        if let Err(e) = writeln!(f, "kvbench run directory\npid={}", std::process::id()) {
+        if let Err(e) = writeln!(f, "ledgerbench run directory\npid={}", std::process::id()) {
             // A full disk: the marker stays empty, but must not linger.
             drop(f);
             d.discard_if_empty();
@@ -180,7 +180,7 @@ impl RunDir {
             })
         } else {
             Err(DriverError::Config(format!(
-                "{RUN_DIR_ENV}={} is not a kvbench run directory",
+                "{RUN_DIR_ENV}={} is not a ledgerbench run directory",
                 path.display()
             )))
         })
@@ -234,7 +234,7 @@ impl RunDir {
         Ok(())
     }
 
-    /// When the run kept nothing (no run recorded, no batch, only kvbench's
+    /// When the run kept nothing (no run recorded, no batch, only ledgerbench's
     /// own bookkeeping), removes what it made: its marker, empty results,
     /// files left aside by a failed write, empty folders, and the directory
     /// itself if this run made it. Returns true when it did. A retry into
@@ -247,7 +247,7 @@ impl RunDir {
         for name in [
             RUN_MARKER,
             "results.json",
-            ".kvbench-current-run",
+            ".ledgerbench-current-run",
             "batches.jsonl",
         ] {
             let _ = fs::remove_file(self.path.join(name));
@@ -283,7 +283,7 @@ fn kept_nothing(dir: &Path) -> bool {
         let path = e.path();
         let empty_file = || fs::metadata(&path).is_ok_and(|m| m.len() == 0);
         let ok = match name.as_str() {
-            RUN_MARKER | ".kvbench-current-run" => true,
+            RUN_MARKER | ".ledgerbench-current-run" => true,
             "results.json" => no_runs(&path),
             "batches.jsonl" | "segments.jsonl" | "measurements.jsonl" => empty_file(),
             "stores" => only_empty_dirs(&path),
@@ -338,11 +338,11 @@ fn remove_tmp_files(dir: &Path) {
     }
 }
 
-/// The root of default run directories: `$KVBENCH_RUNS_DIR`, or
-/// `kvbench-runs` in the working directory.
+/// The root of default run directories: `$LEDGERBENCH_RUNS_DIR`, or
+/// `ledgerbench-runs` in the working directory.
 pub fn runs_root() -> PathBuf {
-    std::env::var_os("KVBENCH_RUNS_DIR")
-        .map_or_else(|| PathBuf::from("kvbench-runs"), PathBuf::from)
+    std::env::var_os("LEDGERBENCH_RUNS_DIR")
+        .map_or_else(|| PathBuf::from("ledgerbench-runs"), PathBuf::from)
 }
 
 /// Makes a label safe as one path component.

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use kvbench_rng::Rng;
+use ledgerbench_rng::Rng;
 use serde::{Deserialize, Serialize};
 
 /// How requests arrive.

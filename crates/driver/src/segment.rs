@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use kvbench_core::{EngineStats, KvStore, counter_delta};
-use kvbench_meter::blockdev::BlockStat;
-use kvbench_meter::loopdev::Device;
-use kvbench_meter::proc_io::ProcIo;
+use ledgerbench_core::{EngineStats, KvStore, counter_delta};
+use ledgerbench_meter::blockdev::BlockStat;
+use ledgerbench_meter::loopdev::Device;
+use ledgerbench_meter::proc_io::ProcIo;
 
 use crate::DriverError;
 use crate::results::{
@@ -111,7 +111,7 @@ impl<'a> SegmentMeter<'a> {
     }
 
     /// The error of store `i`.
-    pub fn store_err(&self, i: usize) -> impl Fn(kvbench_core::Error) -> DriverError + use<> {
+    pub fn store_err(&self, i: usize) -> impl Fn(ledgerbench_core::Error) -> DriverError + use<> {
         let store = self.names.get(i).cloned().unwrap_or_default();
         move |source| DriverError::Store {
             store: store.clone(),
@@ -119,7 +119,10 @@ impl<'a> SegmentMeter<'a> {
         }
     }
 
-    fn device_err(&self, i: usize) -> impl Fn(kvbench_meter::MeterError) -> DriverError + use<> {
+    fn device_err(
+        &self,
+        i: usize,
+    ) -> impl Fn(ledgerbench_meter::MeterError) -> DriverError + use<> {
         let store = self.names.get(i).cloned().unwrap_or_default();
         move |source| DriverError::Meter {
             store: store.clone(),
@@ -331,7 +334,7 @@ pub fn sample_every_second(
                 .reduce(|a, b| a || b),
             running_compactions: sum(|s| s.running_compactions),
             rss_bytes: rss_bytes(),
-            harness_heap_bytes: kvbench_meter::memory::heap_bytes(),
+            harness_heap_bytes: ledgerbench_meter::memory::heap_bytes(),
         });
         (pl, pc, pb) = (l, c, b);
     }
@@ -351,7 +354,7 @@ pub fn rss_bytes() -> Option<u64> {
 /// the last call (a new window starts), resident memory by kind, and the
 /// run cgroup's charge. `None` when nothing at all could be read.
 pub fn memory_now() -> Option<MemoryRecord> {
-    use kvbench_meter::{cgroup, memory};
+    use ledgerbench_meter::{cgroup, memory};
     let peak = memory::take_heap_peak();
     let heap = memory::heap_bytes();
     // Freed heap stays resident in malloc's arenas until trimmed; without

@@ -1,9 +1,9 @@
 //! An op stream paced open loop: the run phase keeps its schedule, and
 //! gets timed from when they were due include the time they waited.
 
-use kvbench_core::{KvBackend, KvStore};
-use kvbench_driver::ops::{self, Pace};
-use kvbench_mem::{Mem, MemConfig, MemLog};
+use ledgerbench_core::{KvBackend, KvStore};
+use ledgerbench_driver::ops::{self, Pace};
+use ledgerbench_mem::{Mem, MemConfig, MemLog};
 
 #[test]
 fn a_paced_run_keeps_its_schedule_and_times_gets_from_when_they_were_due() {
@@ -15,7 +15,7 @@ fn a_paced_run_keeps_its_schedule_and_times_gets_from_when_they_were_due() {
     let store = Mem::open(&dir.path().join("usertable"), &cfg).expect("open");
     let stores: [&dyn KvStore; 1] = [&store];
     let params = serde_json::json!({"workload": "c", "records": 2000, "operations": 1000});
-    let mut src = kvbench_workloads::by_name("ycsb", 1, params).expect("ycsb");
+    let mut src = ledgerbench_workloads::by_name("ycsb", 1, params).expect("ycsb");
     let out = ops::replay_paced(
         &mut *src,
         &stores,

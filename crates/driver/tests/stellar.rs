@@ -2,11 +2,13 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use kvbench_core::{Batch, Capabilities, EngineStats, Error, KvBackend, KvStore, Op, Result};
-use kvbench_driver::results::BatchRecord;
-use kvbench_driver::stellar::{self, CompactionStrategy, Observer, StellarConfig, StreamingConfig};
-use kvbench_mem::{Mem, MemConfig, MemStore};
-use kvbench_workloads::stellar::{StellarGen, StellarProfile};
+use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvBackend, KvStore, Op, Result};
+use ledgerbench_driver::results::BatchRecord;
+use ledgerbench_driver::stellar::{
+    self, CompactionStrategy, Observer, StellarConfig, StreamingConfig,
+};
+use ledgerbench_mem::{Mem, MemConfig, MemStore};
+use ledgerbench_workloads::stellar::{StellarGen, StellarProfile};
 
 fn small() -> StellarConfig {
     StellarConfig {
@@ -54,7 +56,7 @@ fn run_mem(cfg: &StellarConfig, s: &[MemStore; 3], seen: &mut Seen) -> stellar::
 fn open3(dir: &std::path::Path) -> [MemStore; 3] {
     let cfg = MemConfig {
         persist: false,
-        log: kvbench_mem::MemLog::Off,
+        log: ledgerbench_mem::MemLog::Off,
     };
     ["ledgers", "txdata", "txindex"].map(|s| Mem::open(&dir.join(s), &cfg).expect("open"))
 }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
@@ -70,7 +70,7 @@ fn engine_err(op: Op, path: &Path, e: impl std::fmt::Display) -> Error {
     Error::engine(ENGINE, op, path, e)
 }
 
-/// The fjall version kvbench was built with.
+/// The fjall version ledgerbench was built with.
 pub fn engine_version() -> &'static str {
     "3.1"
 }

@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on fjall.
 
-use kvbench_conformance::{Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_fjall::{Fjall, FjallConfig};
+use ledgerbench_conformance::{Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_fjall::{Fjall, FjallConfig};
 
 mod fjall {
     use super::*;

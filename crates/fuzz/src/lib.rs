@@ -10,15 +10,15 @@
 //! (numbers at their limits, broken quoting) do what it would find first.
 //!
 //! The budget comes from the environment, so CI and a one-off long run use
-//! the same tests: `KVBENCH_FUZZ_INPUTS=N` runs exactly N inputs per target,
-//! else `KVBENCH_FUZZ_SECS=S` (default 5) runs for S seconds.
-//! `KVBENCH_FUZZ_SAVE=DIR` writes each input to `DIR/TARGET.current` before
+//! the same tests: `LEDGERBENCH_FUZZ_INPUTS=N` runs exactly N inputs per target,
+//! else `LEDGERBENCH_FUZZ_SECS=S` (default 5) runs for S seconds.
+//! `LEDGERBENCH_FUZZ_SAVE=DIR` writes each input to `DIR/TARGET.current` before
 //! running it, to catch one that kills the process rather than panics.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use kvbench_rng::Rng;
+use ledgerbench_rng::Rng;
 
 /// How much to fuzz a target.
 #[derive(Debug, Clone, Copy)]
@@ -30,14 +30,14 @@ pub enum Budget {
 }
 
 impl Budget {
-    /// From `KVBENCH_FUZZ_INPUTS` or `KVBENCH_FUZZ_SECS` (default 5 s).
+    /// From `LEDGERBENCH_FUZZ_INPUTS` or `LEDGERBENCH_FUZZ_SECS` (default 5 s).
     pub fn from_env() -> Self {
         let var = |n: &str| {
             std::env::var(n)
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok())
         };
-        match (var("KVBENCH_FUZZ_INPUTS"), var("KVBENCH_FUZZ_SECS")) {
+        match (var("LEDGERBENCH_FUZZ_INPUTS"), var("LEDGERBENCH_FUZZ_SECS")) {
             (Some(n), _) => Budget::Inputs(n),
             (None, Some(s)) => Budget::Time(Duration::from_secs(s)),
             (None, None) => Budget::Time(Duration::from_secs(5)),
@@ -116,13 +116,13 @@ pub fn fuzz(
 ) -> Report {
     assert!(!seeds.is_empty(), "fuzz {name}: no seed inputs");
     let started = Instant::now();
-    let mut rng = Rng::new(kvbench_rng::stream(
+    let mut rng = Rng::new(ledgerbench_rng::stream(
         0xf022,
         name.len() as u64,
         seeds.len() as u64,
     ));
     let (mut inputs, mut accepted) = (0u64, 0u64);
-    let save = std::env::var_os("KVBENCH_FUZZ_SAVE").map(std::path::PathBuf::from);
+    let save = std::env::var_os("LEDGERBENCH_FUZZ_SAVE").map(std::path::PathBuf::from);
     // The seeds themselves first: they must not panic either.
     let mut queue: Vec<Vec<u8>> = seeds.to_vec();
     loop {
@@ -138,7 +138,7 @@ pub fn fuzz(
             None => mutate(&mut rng, seeds),
         };
         // An input that ends the process (an abort, the OOM killer) leaves
-        // no panic to report: with KVBENCH_FUZZ_SAVE=DIR each input is
+        // no panic to report: with LEDGERBENCH_FUZZ_SAVE=DIR each input is
         // written there first, so the last one is the culprit.
         if let Some(dir) = &save {
             let _ = std::fs::write(dir.join(format!("{name}.current")), &input);

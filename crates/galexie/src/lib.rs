@@ -1,4 +1,4 @@
-//! Real Stellar ledgers for kvbench: reads SEP-54 data-lake files (zstd XDR
+//! Real Stellar ledgers for ledgerbench: reads SEP-54 data-lake files (zstd XDR
 //! `LedgerCloseMetaBatch`, `.xdr.zst` / `.xdr.zstd`, with or without
 //! partition folders and `.config.json`) and base64-per-line
 //! `LedgerCloseMeta` files, recomputes every transaction hash with the
@@ -14,7 +14,7 @@ mod ops;
 pub use files::{collect, read_file, start_seq};
 pub use ops::{ImportConfig, ImportStats, LedgerOps};
 
-use kvbench_trace::queue::{OwnedOp, Refill};
+use ledgerbench_trace::queue::{OwnedOp, Refill};
 use sha2::{Digest, Sha256};
 use stellar_xdr::{
     GeneralizedTransactionSet, LedgerCloseMeta, LedgerCloseMetaBatch, Limits, ReadXdr,

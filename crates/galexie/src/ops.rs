@@ -68,7 +68,7 @@ pub struct LedgerOps {
     pending: std::collections::VecDeque<LedgerCloseMeta>,
     cfg: ImportConfig,
     network: [u8; 32],
-    header: kvbench_trace::Header,
+    header: ledgerbench_trace::Header,
     in_commit: u32,
     in_batch: u32,
     batches: u32,
@@ -86,7 +86,7 @@ impl LedgerOps {
                 path: PathBuf::new(),
                 what: format!("zstd level {}: {e}", cfg.zstd_level),
             })?;
-        let header = kvbench_trace::Header {
+        let header = ledgerbench_trace::Header {
             workload: "galexie".into(),
             seed: 0,
             stores: vec!["ledgers".into(), "txdata".into(), "txindex".into()],
@@ -202,7 +202,7 @@ impl LedgerOps {
 }
 
 impl Refill for LedgerOps {
-    fn header(&self) -> &kvbench_trace::Header {
+    fn header(&self) -> &ledgerbench_trace::Header {
         &self.header
     }
 

@@ -1,11 +1,11 @@
-//! Ledger files as a user may hand them to `kvbench import galexie`:
+//! Ledger files as a user may hand them to `ledgerbench import galexie`:
 //! mutated data-lake batches and base64 line files end in ledgers or an
-//! error, never a panic. Budget: `KVBENCH_FUZZ_INPUTS` / `KVBENCH_FUZZ_SECS`.
+//! error, never a panic. Budget: `LEDGERBENCH_FUZZ_INPUTS` / `LEDGERBENCH_FUZZ_SECS`.
 
 use std::path::PathBuf;
 
-use kvbench_fuzz::{Budget, fuzz};
-use kvbench_galexie::{PUBNET, decode, network_id, read_file};
+use ledgerbench_fuzz::{Budget, fuzz};
+use ledgerbench_galexie::{PUBNET, decode, network_id, read_file};
 use stellar_xdr::{LedgerCloseMeta, LedgerCloseMetaBatch, Limits, WriteXdr};
 
 fn small_ledgers() -> Vec<LedgerCloseMeta> {

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use kvbench_galexie::{
+use ledgerbench_galexie::{
     ImportConfig, LedgerOps, PUBNET, collect, decode, network_id, read_file, start_seq,
 };
-use kvbench_trace::OpSource;
-use kvbench_trace::queue::Queued;
+use ledgerbench_trace::OpSource;
+use ledgerbench_trace::queue::Queued;
 
 fn data() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/stellar-pubnet");
@@ -86,8 +86,8 @@ fn ledgers_become_the_three_stores_operations() {
     let (mut puts, mut marks) = ([0u64; 3], 0);
     while let Some(op) = ops.next_op().expect("op") {
         match op {
-            kvbench_trace::Op::Put { store, .. } => puts[store as usize] += 1,
-            kvbench_trace::Op::Mark { .. } => marks += 1,
+            ledgerbench_trace::Op::Put { store, .. } => puts[store as usize] += 1,
+            ledgerbench_trace::Op::Mark { .. } => marks += 1,
             _ => {}
         }
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use kvbench_core::{Error, Op, Result};
+use ledgerbench_core::{Error, Op, Result};
 
 /// Request ops, as the sidecar numbers them.
 pub(crate) mod op {
@@ -84,7 +84,7 @@ impl Conn {
         unsafe {
             use std::os::unix::process::CommandExt;
             // The sidecar dies with the thread that started it, as an
-            // engine linked into the process would: a kill -9 of kvbench
+            // engine linked into the process would: a kill -9 of ledgerbench
             // is a kill -9 of the engine.
             cmd.pre_exec(|| {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
@@ -151,8 +151,8 @@ impl Conn {
                 None
             }
         });
-        // SIGKILL nobody in kvbench sends: under a memory limit it is the
-        // kernel's OOM killer, as for an engine linked into kvbench.
+        // SIGKILL nobody in ledgerbench sends: under a memory limit it is the
+        // kernel's OOM killer, as for an engine linked into ledgerbench.
         let oom = if status.as_deref().is_some_and(|s| s.contains("SIGKILL")) {
             " (SIGKILL: under --memory-limit, the OOM killer; the engine needs more memory than the limit)"
         } else {

@@ -1,8 +1,8 @@
-//! The Go engines kvbench cannot link: Pebble, goleveldb, Badger and bbolt
-//! run inside `kvbench-sidecar` (a Go program in `sidecar/`, one process per
+//! The Go engines ledgerbench cannot link: Pebble, goleveldb, Badger and bbolt
+//! run inside `ledgerbench-sidecar` (a Go program in `sidecar/`, one process per
 //! open store) and are driven over its standard input and output.
 //!
-//! The pipe costs a round trip per operation, which kvbench measures and
+//! The pipe costs a round trip per operation, which ledgerbench measures and
 //! reports instead of subtracting: every store pings its sidecar at open and
 //! records the mean round trip (`extra.sidecar_rtt_ns`) and the time per MiB
 //! a request carries (`extra.sidecar_ns_per_mib`; a batch of B MiB costs the
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
@@ -62,7 +62,7 @@ impl GoEngine {
         }
     }
 
-    /// The smallest memtable kvbench gives the engine: Badger commits a
+    /// The smallest memtable ledgerbench gives the engine: Badger commits a
     /// batch in one transaction, which must fit in 15% of its memtable, so
     /// it keeps 64 MiB (batches up to about 9.6 MiB) even when asked for less.
     pub fn min_memtable(self) -> u64 {
@@ -144,28 +144,28 @@ impl GoConfig {
     }
 }
 
-/// The sidecar binary: `$KVBENCH_SIDECAR`, else `kvbench-sidecar` beside
+/// The sidecar binary: `$LEDGERBENCH_SIDECAR`, else `ledgerbench-sidecar` beside
 /// the running program (or its parent directory, for test binaries), else
 /// the one this crate's build made; or why there is none.
 pub fn sidecar() -> std::result::Result<PathBuf, String> {
-    if let Ok(p) = std::env::var("KVBENCH_SIDECAR") {
+    if let Ok(p) = std::env::var("LEDGERBENCH_SIDECAR") {
         return Ok(PathBuf::from(p));
     }
     if let Ok(exe) = std::env::current_exe() {
         for dir in exe.ancestors().skip(1).take(2) {
-            let p = dir.join("kvbench-sidecar");
+            let p = dir.join("ledgerbench-sidecar");
             if p.is_file() {
                 return Ok(p);
             }
         }
     }
-    if let Some(p) = option_env!("KVBENCH_SIDECAR_BUILT").map(PathBuf::from)
+    if let Some(p) = option_env!("LEDGERBENCH_SIDECAR_BUILT").map(PathBuf::from)
         && p.is_file()
     {
         return Ok(p);
     }
-    Err(option_env!("KVBENCH_SIDECAR_UNAVAILABLE")
-        .unwrap_or("the kvbench-sidecar binary was built but is gone; rebuild (cargo build --release --workspace)")
+    Err(option_env!("LEDGERBENCH_SIDECAR_UNAVAILABLE")
+        .unwrap_or("the ledgerbench-sidecar binary was built but is gone; rebuild (cargo build --release --workspace)")
         .to_string())
 }
 

@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on every Go engine through the sidecar.
 
-use kvbench_conformance::{Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_gokv::{Go, GoConfig, GoEngine};
+use ledgerbench_conformance::{Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_gokv::{Go, GoConfig, GoEngine};
 
 /// An engine's defaults, scaled down so tests stay small.
 fn small(engine: GoEngine) -> GoConfig {

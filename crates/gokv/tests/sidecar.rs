@@ -1,8 +1,8 @@
 //! The pipe itself: its cost is measured at open and reported, and the null
 //! engine answers through it without storing anything.
 
-use kvbench_core::{Batch, KvBackend, KvStore};
-use kvbench_gokv::{Go, GoConfig, GoEngine};
+use ledgerbench_core::{Batch, KvBackend, KvStore};
+use ledgerbench_gokv::{Go, GoConfig, GoEngine};
 
 #[test]
 fn every_go_store_reports_its_pipe_cost_and_null_keeps_nothing() {

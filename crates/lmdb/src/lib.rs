@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, WithoutTls};
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
@@ -133,7 +133,7 @@ impl KvBackend for Lmdb {
         opts.map_size(cfg.map_size as usize).max_dbs(1);
         // SAFETY: heed requires that the same env is not opened twice in one
         // process with different flags and that the files are not modified by
-        // other means while open; kvbench opens each store directory once and
+        // other means while open; ledgerbench opens each store directory once and
         // claims it with a marker so no one else uses it.
         let env = unsafe {
             opts.flags(flags);

@@ -3,9 +3,9 @@
 //! private device must see about D reads per GET. Needs root and loop
 //! devices; where they are missing the test says it was not run and why.
 
-use kvbench_core::{Batch, KvBackend, KvStore};
-use kvbench_lmdb::{Lmdb, LmdbConfig};
-use kvbench_meter::{cgroup, loopdev::LoopFs, rusage::Usage};
+use ledgerbench_core::{Batch, KvBackend, KvStore};
+use ledgerbench_lmdb::{Lmdb, LmdbConfig};
+use ledgerbench_meter::{cgroup, loopdev::LoopFs, rusage::Usage};
 
 fn key(i: u64) -> [u8; 32] {
     // Spread keys over the whole tree, so each probe walks its own path.

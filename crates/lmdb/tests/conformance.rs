@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on LMDB (plain and write-map).
 
-use kvbench_conformance::{SMALL_CAP, Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_lmdb::{Lmdb, LmdbConfig};
+use ledgerbench_conformance::{SMALL_CAP, Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_lmdb::{Lmdb, LmdbConfig};
 
 fn small() -> LmdbConfig {
     LmdbConfig {
@@ -56,5 +56,5 @@ mod lmdb_write_map {
 
 #[test]
 fn version_is_reported() {
-    assert!(kvbench_lmdb::engine_version().starts_with("0."));
+    assert!(ledgerbench_lmdb::engine_version().starts_with("0."));
 }

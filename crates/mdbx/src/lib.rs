@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, PageOps,
     Result, fsutil,
 };
@@ -80,7 +80,7 @@ impl Default for MdbxConfig {
 
 /// Keeps MDBX's warnings and errors on stderr but drops its notices: at its
 /// default level it prints a line in every child a process forks (its
-/// after-fork handler), which would land in kvbench's output.
+/// after-fork handler), which would land in ledgerbench's output.
 pub fn quiet_notices() {
     // SAFETY: sets global log settings; a null logger keeps MDBX's own stderr writer.
     unsafe {

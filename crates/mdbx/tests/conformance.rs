@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on MDBX (plain and write-map).
 
-use kvbench_conformance::{SMALL_CAP, Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_mdbx::{Geometry, Mdbx, MdbxConfig};
+use ledgerbench_conformance::{SMALL_CAP, Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_mdbx::{Geometry, Mdbx, MdbxConfig};
 
 fn small() -> MdbxConfig {
     MdbxConfig {
@@ -59,7 +59,7 @@ mod mdbx_write_map {
 
 #[test]
 fn version_is_reported() {
-    assert!(kvbench_mdbx::engine_version().starts_with("0.14"));
+    assert!(ledgerbench_mdbx::engine_version().starts_with("0.14"));
 }
 
 #[test]

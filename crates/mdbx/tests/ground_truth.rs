@@ -2,10 +2,10 @@
 //! devices cannot be used (no root, no loop driver) the test prints that it
 //! was not run and why.
 
-use kvbench_core::{Batch, Durability, KvBackend};
-use kvbench_mdbx::{Mdbx, MdbxConfig};
-use kvbench_meter::loopdev::LoopFs;
-use kvbench_rng::Rng;
+use ledgerbench_core::{Batch, Durability, KvBackend};
+use ledgerbench_mdbx::{Mdbx, MdbxConfig};
+use ledgerbench_meter::loopdev::LoopFs;
+use ledgerbench_rng::Rng;
 
 #[test]
 fn page_ops_times_page_size_match_the_device_when_every_commit_is_synced() {

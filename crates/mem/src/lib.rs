@@ -13,7 +13,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
@@ -228,7 +228,7 @@ fn load(path: &Path) -> io::Result<BTreeMap<Vec<u8>, Vec<u8>>> {
     let mut data = Vec::new();
     fs::File::open(path)?.read_to_end(&mut data)?;
     if data.len() < 16 || &data[..8] != MAGIC {
-        return Err(bad("not a kvbench mem snapshot (bad magic)"));
+        return Err(bad("not a ledgerbench mem snapshot (bad magic)"));
     }
     let (body, tail) = data[8..].split_at(data.len() - 16);
     let want = u64::from_le_bytes(tail.try_into().map_err(|_| bad("short file"))?);

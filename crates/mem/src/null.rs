@@ -1,7 +1,7 @@
 //! The `null` backend: writes are thrown away, reads are answered by
 //! regenerating a value from the key. A run on it costs what the harness
 //! costs (generation, compression, packing, bookkeeping), so its rate is the
-//! harness's ceiling: the fastest ingest kvbench can feed any engine.
+//! harness's ceiling: the fastest ingest ledgerbench can feed any engine.
 //!
 //! It keeps nothing, so it promises nothing: only durability `none`, and
 //! lookups on it are not verified ([`Capabilities::discards_writes`]).
@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Result, fsutil,
 };
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on the in-memory backend.
 
-use kvbench_conformance::{Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_mem::{Mem, MemConfig};
+use ledgerbench_conformance::{Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_mem::{Mem, MemConfig};
 
 const MEM: Subject = Subject {
     name: "mem",

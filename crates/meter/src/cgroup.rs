@@ -9,9 +9,9 @@ use crate::{MeterError, Result, is_root, read, write};
 const V1_ROOT: &str = "/sys/fs/cgroup/memory";
 const V2_ROOT: &str = "/sys/fs/cgroup";
 
-/// Every cgroup kvbench makes is named `kvbench-PID` or `kvbench-PID-TAG`
-/// after the process that made it, so `kvbench clean` can tell its own.
-pub const PREFIX: &str = "kvbench-";
+/// Every cgroup ledgerbench makes is named `ledgerbench-PID` or `ledgerbench-PID-TAG`
+/// after the process that made it, so `ledgerbench clean` can tell its own.
+pub const PREFIX: &str = "ledgerbench-";
 
 /// Which cgroup interface this machine offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub struct MemoryLimit {
     version: Version,
 }
 
-/// The roots under which kvbench makes cgroups on this machine.
+/// The roots under which ledgerbench makes cgroups on this machine.
 pub fn roots() -> Vec<PathBuf> {
     [V1_ROOT, V2_ROOT]
         .into_iter()
@@ -225,7 +225,7 @@ pub fn drop_caches() -> Result<()> {
 }
 
 /// What the memory cgroup this process is in holds, when it is one of
-/// kvbench's (a limited run); absent otherwise (the root cgroup's figures
+/// ledgerbench's (a limited run); absent otherwise (the root cgroup's figures
 /// are the whole machine's, not the run's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Charged {
@@ -279,7 +279,7 @@ pub fn own_charged() -> Option<Charged> {
 mod charged_tests {
     #[test]
     fn a_limited_process_sees_its_cgroup_and_others_see_none() {
-        // Outside a kvbench cgroup there is nothing of the run's to report.
+        // Outside a ledgerbench cgroup there is nothing of the run's to report.
         if super::MemoryLimit::available().is_err() {
             assert_eq!(super::own_charged(), None);
             return;
@@ -307,7 +307,7 @@ mod charged_tests {
         let _g = super::MemoryLimit::enter(256 << 20).expect("enter");
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("f"), vec![1u8; 8 << 20]).expect("write");
-        let c = super::own_charged().expect("inside a kvbench cgroup");
+        let c = super::own_charged().expect("inside a ledgerbench cgroup");
         assert!(c.page_cache >= 4 << 20 && c.usage >= c.page_cache, "{c:?}");
         println!("charged ok");
     }

@@ -1,5 +1,5 @@
-//! What a killed kvbench left behind (mounted loop devices, their images,
-//! memory cgroups), found by kvbench's own markers and removed only when
+//! What a killed ledgerbench left behind (mounted loop devices, their images,
+//! memory cgroups), found by ledgerbench's own markers and removed only when
 //! the process that made it is gone.
 
 use std::path::{Path, PathBuf};
@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use crate::loopdev::owner_marker;
 use crate::{Result, run};
 
-/// Something a kvbench process made and did not remove.
+/// Something a ledgerbench process made and did not remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Leftover {
-    /// A loop device over a kvbench image, maybe still mounted.
+    /// A loop device over a ledgerbench image, maybe still mounted.
     Loop {
         /// The device, e.g. `/dev/loop3`.
         device: String,
@@ -75,16 +75,27 @@ fn exited(pid: u32) -> bool {
         .is_some_and(|state| state == "Z" || state == "X")
 }
 
-fn owner_pid(marker: &Path) -> Option<u32> {
-    std::fs::read_to_string(marker)
-        .ok()?
-        .trim()
-        .strip_prefix("kvbench pid=")?
+/// The name this tool had before it became ledgerbench: leftovers of a
+/// killed `kvbench` (its cgroups, its image markers) are still its own.
+const OLD_NAME: &str = "kvbench";
+
+/// The owner marker a `kvbench` of before the rename wrote beside an image.
+fn old_marker(image: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.{OLD_NAME}-owner", image.display()))
+}
+
+fn owner_pid(image: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(owner_marker(image))
+        .or_else(|_| std::fs::read_to_string(old_marker(image)))
+        .ok()?;
+    let text = text.trim();
+    text.strip_prefix("ledgerbench pid=")
+        .or_else(|| text.strip_prefix(&format!("{OLD_NAME} pid=")))?
         .parse()
         .ok()
 }
 
-/// Leftovers of kvbench processes that are no longer running.
+/// Leftovers of ledgerbench processes that are no longer running.
 pub fn find() -> Vec<Leftover> {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     let mut out = Vec::new();
@@ -101,7 +112,7 @@ pub fn find() -> Vec<Leftover> {
             continue;
         };
         let image = PathBuf::from(backing.trim().trim_end_matches(" (deleted)"));
-        let Some(pid) = owner_pid(&owner_marker(&image)) else {
+        let Some(pid) = owner_pid(&image) else {
             continue;
         };
         if alive(pid) {
@@ -124,7 +135,10 @@ pub fn find() -> Vec<Leftover> {
     for root in crate::cgroup::roots() {
         for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().to_string();
-            let Some(rest) = name.strip_prefix(crate::cgroup::PREFIX) else {
+            let Some(rest) = name
+                .strip_prefix(crate::cgroup::PREFIX)
+                .or_else(|| name.strip_prefix(&format!("{OLD_NAME}-")))
+            else {
                 continue;
             };
             let Ok(pid) = rest.split('-').next().unwrap_or("").parse::<u32>() else {
@@ -159,6 +173,7 @@ pub fn remove(l: &Leftover) -> Result<()> {
             run("losetup", &["-d", device])?;
             let _ = std::fs::remove_file(image);
             let _ = std::fs::remove_file(owner_marker(image));
+            let _ = std::fs::remove_file(old_marker(image));
             Ok(())
         }
         Leftover::Cgroup { dir, .. } => {

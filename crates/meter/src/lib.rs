@@ -11,7 +11,7 @@
 //! - [`cgroup`]: a memory cgroup (v1 or v2) capping page cache and heap together.
 //! - [`memory`]: the harness's own heap (a counting allocator) and resident
 //!   memory split into anonymous and file-mapped pages.
-//! - [`clean`]: finds and removes what a killed kvbench left behind.
+//! - [`clean`]: finds and removes what a killed ledgerbench left behind.
 
 pub mod blockdev;
 pub mod cgroup;

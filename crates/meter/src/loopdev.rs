@@ -1,10 +1,10 @@
 //! A private ext4 filesystem on a loop device, so a device's counters
 //! belong to one store alone.
 //!
-//! Created and removed by kvbench: the image file, the loop device and the
+//! Created and removed by ledgerbench: the image file, the loop device and the
 //! mount point are all new, and `Drop` undoes them in reverse order. A
 //! process killed by a signal cannot run `Drop`; beside each image a marker
-//! names the process that made it, and `kvbench clean` removes what a dead
+//! names the process that made it, and `ledgerbench clean` removes what a dead
 //! process left.
 
 use std::path::{Path, PathBuf};
@@ -106,7 +106,7 @@ impl LoopFs {
                 return Err(MeterError::Unavailable {
                     meter: "loop-device meter",
                     why: format!(
-                        "{} already exists; kvbench only uses paths it creates",
+                        "{} already exists; ledgerbench only uses paths it creates",
                         p.display()
                     ),
                 });
@@ -116,10 +116,10 @@ impl LoopFs {
             let path = p.display().to_string();
             move |source| MeterError::Io { what, path, source }
         };
-        // The marker names this process, so `kvbench clean` can tell an
-        // image a killed kvbench left from one a live run still uses.
+        // The marker names this process, so `ledgerbench clean` can tell an
+        // image a killed ledgerbench left from one a live run still uses.
         let owner = owner_marker(image);
-        std::fs::write(&owner, format!("kvbench pid={}\n", std::process::id()))
+        std::fs::write(&owner, format!("ledgerbench pid={}\n", std::process::id()))
             .map_err(io("writing owner marker", &owner))?;
         let f = std::fs::File::create(image).map_err(io("creating image", image))?;
         f.set_len(size).map_err(io("sizing image", image))?;
@@ -244,7 +244,7 @@ impl LoopFs {
             self.mounted = false;
             run("mount", &["-o", "noatime", &self.device, &m])?;
             self.mounted = true;
-            let probe = self.mount.join(".kvbench-probe");
+            let probe = self.mount.join(".ledgerbench-probe");
             if std::fs::write(&probe, b"")
                 .and_then(|()| std::fs::remove_file(&probe))
                 .is_ok()
@@ -276,9 +276,9 @@ impl Drop for LoopFs {
     }
 }
 
-/// The file beside an image that says which kvbench process made it.
+/// The file beside an image that says which ledgerbench process made it.
 pub fn owner_marker(image: &Path) -> PathBuf {
     let mut name = image.as_os_str().to_owned();
-    name.push(".kvbench-owner");
+    name.push(".ledgerbench-owner");
     PathBuf::from(name)
 }

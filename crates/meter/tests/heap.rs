@@ -1,6 +1,6 @@
 //! The counting allocator, installed as this test binary's global allocator.
 
-use kvbench_meter::memory::{Counting, heap_bytes, take_heap_peak};
+use ledgerbench_meter::memory::{Counting, heap_bytes, take_heap_peak};
 
 #[global_allocator]
 static A: Counting = Counting;

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
-use kvbench_meter::loopdev::LoopFs;
+use ledgerbench_meter::loopdev::LoopFs;
 
 fn loopfs(t: &tempfile::TempDir, size: u64) -> Option<LoopFs> {
     if let Err(e) = LoopFs::available() {

@@ -5,13 +5,13 @@
 //! commit returns) and `None` (not persisted until a later `Immediate`
 //! commit; after any crash, kill -9 included, the store reopens at the last
 //! durable commit). It has no mode that survives kill -9 without an fsync,
-//! so kvbench's `process` level costs redb what `power` does: a finding of
+//! so ledgerbench's `process` level costs redb what `power` does: a finding of
 //! the engine's design (`RedbConfig::immediate`).
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };
@@ -114,7 +114,7 @@ impl KvBackend for Redb {
     }
 }
 
-/// The redb version kvbench was built with.
+/// The redb version ledgerbench was built with.
 pub fn engine_version() -> &'static str {
     "4.6"
 }

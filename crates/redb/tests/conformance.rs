@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on redb.
 
-use kvbench_conformance::{Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_redb::{Redb, RedbConfig};
+use ledgerbench_conformance::{Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_redb::{Redb, RedbConfig};
 
 mod redb {
     use super::*;

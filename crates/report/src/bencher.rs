@@ -30,9 +30,9 @@ pub fn export(docs: &[Loaded]) -> Value {
     }
     let mut out = serde_json::Map::new();
     for ((bench, measure), mut v) in values {
-        kvbench_core::quantile::sort(&mut v);
+        ledgerbench_core::quantile::sort(&mut v);
         let n = v.len();
-        let Some(median) = kvbench_core::quantile::quantile_sorted(&v, 0.5) else {
+        let Some(median) = ledgerbench_core::quantile::quantile_sorted(&v, 0.5) else {
             continue;
         };
         let mut m = json!({ "value": median });

@@ -1,7 +1,7 @@
 //! The crash-test table: one row per backend x durability level x crash kind.
 
-use kvbench_core::CrashKind;
-use kvbench_results::crash::{CrashResults, CrashSummary};
+use ledgerbench_core::CrashKind;
+use ledgerbench_results::crash::{CrashResults, CrashSummary};
 
 /// The crash kind as flags and tables spell it.
 pub fn kind_name(k: CrashKind) -> &'static str {

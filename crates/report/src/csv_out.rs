@@ -1,7 +1,7 @@
 //! The CSV series of a report, written by the `csv` crate so that labels
 //! with commas (a hybrid run's `ledgers=...,txdata=...`) are quoted.
 
-use kvbench_results::BackendRun;
+use ledgerbench_results::BackendRun;
 
 fn o(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| x.to_string())
@@ -97,7 +97,7 @@ pub fn series(runs: &[(String, &BackendRun)]) -> Result<(String, String), csv::E
 
 #[cfg(test)]
 mod tests {
-    use kvbench_results::RunResult;
+    use ledgerbench_results::RunResult;
 
     use super::series;
 

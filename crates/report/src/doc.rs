@@ -2,24 +2,24 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_results::crash::CrashResults;
-use kvbench_results::env::EnvInfo;
-use kvbench_results::fanout::FanOutResults;
-use kvbench_results::points::PointResults;
-use kvbench_results::{RunHeader, RunResult, SCHEMA_VERSION};
+use ledgerbench_results::crash::CrashResults;
+use ledgerbench_results::env::EnvInfo;
+use ledgerbench_results::fanout::FanOutResults;
+use ledgerbench_results::points::PointResults;
+use ledgerbench_results::{RunHeader, RunResult, SCHEMA_VERSION};
 
 use crate::ReportError;
 
 /// A results file's content, by workload.
 #[derive(Debug, Clone)]
 pub enum Doc {
-    /// `kvbench run stellar` (and any workload on the batch driver).
+    /// `ledgerbench run stellar` (and any workload on the batch driver).
     Stellar(Box<RunResult>),
-    /// `kvbench run point-reads`.
+    /// `ledgerbench run point-reads`.
     PointReads(Box<PointResults>),
-    /// `kvbench run crash`.
+    /// `ledgerbench run crash`.
     Crash(Box<CrashResults>),
-    /// `kvbench run fan-out`.
+    /// `ledgerbench run fan-out`.
     FanOut(Box<FanOutResults>),
 }
 
@@ -66,7 +66,7 @@ impl Loaded {
     }
 
     /// The durability level the run was made at; absent in older results.
-    pub fn durability(&self) -> Option<kvbench_core::Durability> {
+    pub fn durability(&self) -> Option<ledgerbench_core::Durability> {
         match &self.doc {
             // Each crash run names its own level.
             Doc::Crash(_) => None,
@@ -117,15 +117,18 @@ pub fn parse(file: &Path, bytes: &[u8]) -> Result<Loaded, ReportError> {
         path: file.clone(),
         why,
     };
-    let json: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| bad(format!("not JSON ({e}); expected a kvbench results.json")))?;
+    let json: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        bad(format!(
+            "not JSON ({e}); expected a ledgerbench results.json"
+        ))
+    })?;
     let version = json
         .get("schema_version")
         .and_then(serde_json::Value::as_u64)
-        .ok_or_else(|| bad("no `schema_version`: not a kvbench results file".into()))?;
+        .ok_or_else(|| bad("no `schema_version`: not a ledgerbench results file".into()))?;
     if version != u64::from(SCHEMA_VERSION) {
         return Err(bad(format!(
-            "schema version {version}, this kvbench reads {SCHEMA_VERSION}: render it with the kvbench that wrote it"
+            "schema version {version}, this ledgerbench reads {SCHEMA_VERSION}: render it with the ledgerbench that wrote it"
         )));
     }
     let workload = json

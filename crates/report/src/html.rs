@@ -3,7 +3,7 @@
 //! and a little JavaScript to sort tables and to show one store, one memory
 //! limit or one engine at a time. Nothing is fetched from the network.
 //!
-//! The markdown is kvbench's own (headings, paragraphs, lists, tables,
+//! The markdown is ledgerbench's own (headings, paragraphs, lists, tables,
 //! chart images, `code`, **bold** and links), so a small converter for that
 //! subset does, rather than a markdown crate.
 
@@ -266,7 +266,7 @@ pub fn page(md: &str, svgs: &BTreeMap<String, String>) -> String {
         .map(|s| format!("<option value=\"{s}\">{s}</option>"))
         .collect();
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>kvbench report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ledgerbench report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <nav><label>store <select id=\"f-store\"><option value=\"\">all</option>{stores}</select></label>\
          <label>memory limit <select id=\"f-limit\"><option value=\"\">all</option></select></label>\
          <label>runs containing <input id=\"f-text\" placeholder=\"engine, config\" size=\"24\"></label>\
@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn markdown_subset_becomes_html_with_charts_inline() {
-        let md = "# kvbench report\n\n## The answer\n\nFrom **3** runs, `process`.\n\n| store | recommended |\n|---|---:|\n| `txdata` | a \\| b |\n\n### txindex\n\n![Batch cost: txindex](charts/01-x.svg)\n\n- one\n- two\n";
+        let md = "# ledgerbench report\n\n## The answer\n\nFrom **3** runs, `process`.\n\n| store | recommended |\n|---|---:|\n| `txdata` | a \\| b |\n\n### txindex\n\n![Batch cost: txindex](charts/01-x.svg)\n\n- one\n- two\n";
         let mut svgs = BTreeMap::new();
         svgs.insert(
             "charts/01-x.svg".to_string(),

@@ -1,4 +1,4 @@
-//! Reports, comparisons and exports, rendered from kvbench results files
+//! Reports, comparisons and exports, rendered from ledgerbench results files
 //! alone: nothing here runs a benchmark.
 
 pub mod bencher;
@@ -26,7 +26,7 @@ pub enum ReportError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// A file is not a results file this kvbench reads.
+    /// A file is not a results file this ledgerbench reads.
     #[error("{}: {why}", path.display())]
     BadResults {
         /// The file.

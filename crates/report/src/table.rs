@@ -1,4 +1,4 @@
-//! Markdown tables: one builder for the tables kvbench prints at the end of
+//! Markdown tables: one builder for the tables ledgerbench prints at the end of
 //! a run and renders in reports, escaping cells so that a label or an error
 //! message holding `|` or a line break cannot break a row.
 

@@ -1,13 +1,13 @@
-//! Results files as `kvbench report`, `compare` and `export` meet them:
+//! Results files as `ledgerbench report`, `compare` and `export` meet them:
 //! any mutation of a real results file is loaded or refused with the file
 //! and a line, and whatever loads renders, compares and exports without a
-//! panic. Budget: `KVBENCH_FUZZ_INPUTS` / `KVBENCH_FUZZ_SECS`.
+//! panic. Budget: `LEDGERBENCH_FUZZ_INPUTS` / `LEDGERBENCH_FUZZ_SECS`.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
-use kvbench_fuzz::{Budget, fuzz};
-use kvbench_report::{bencher, compare, doc, metrics, render};
+use ledgerbench_fuzz::{Budget, fuzz};
+use ledgerbench_report::{bencher, compare, doc, metrics, render};
 
 fn repo(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use kvbench_report::{doc, render};
+use ledgerbench_report::{doc, render};
 
 #[test]
 fn the_verdict_page_holds_every_verdict_line_and_series() {

@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_report::doc::{self, Loaded};
-use kvbench_report::render::{VerdictOptions, summary};
-use kvbench_results::fanout::{
+use ledgerbench_report::doc::{self, Loaded};
+use ledgerbench_report::render::{VerdictOptions, summary};
+use ledgerbench_results::fanout::{
     Checkpoint, FanOutConfig, FanOutResults, FanOutRun, Held, PassCost, Passes,
 };
-use kvbench_results::{Latency, RunHeader, SCHEMA_VERSION};
+use ledgerbench_results::{Latency, RunHeader, SCHEMA_VERSION};
 
 fn sweeps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/verdict-sweeps-2026-11-22")
@@ -78,11 +78,11 @@ fn fanout(
     let f = FanOutResults {
         header: RunHeader {
             schema_version: SCHEMA_VERSION,
-            kvbench_version: "test".into(),
+            ledgerbench_version: "test".into(),
             workload: "fan-out".into(),
             seed: 42,
             started_at: "2026-11-23T00:00:00Z".into(),
-            command: "kvbench run fan-out".into(),
+            command: "ledgerbench run fan-out".into(),
             // The sweeps' machine, so labels stay `folder/run`.
             env: serde_json::from_value(sweep_json()["env"].clone()).expect("env"),
             durability: None,

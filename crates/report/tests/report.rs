@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_report::compare::{self, Options, Verdict};
-use kvbench_report::doc::{self, Loaded};
-use kvbench_report::metrics::Class;
-use kvbench_report::{ReportError, bencher, render};
+use ledgerbench_report::compare::{self, Options, Verdict};
+use ledgerbench_report::doc::{self, Loaded};
+use ledgerbench_report::metrics::Class;
+use ledgerbench_report::{ReportError, bencher, render};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,15 +46,15 @@ fn report_matches_its_snapshot_and_links_valid_charts() {
     let written = render::render(&docs, t.path()).expect("render");
     let md = std::fs::read_to_string(t.path().join("report.md")).expect("report.md");
     let snap = Path::new("fixtures/snapshots/report-smoke.md");
-    if std::env::var_os("KVBENCH_UPDATE_SNAPSHOTS").is_some() {
+    if std::env::var_os("LEDGERBENCH_UPDATE_SNAPSHOTS").is_some() {
         std::fs::create_dir_all(snap.parent().expect("parent")).expect("mkdir");
         std::fs::write(snap, &md).expect("write snapshot");
     }
     let want = std::fs::read_to_string(snap)
-        .expect("snapshot exists (KVBENCH_UPDATE_SNAPSHOTS=1 cargo test ... writes it)");
+        .expect("snapshot exists (LEDGERBENCH_UPDATE_SNAPSHOTS=1 cargo test ... writes it)");
     assert_eq!(
         md, want,
-        "report changed: review, then refresh with KVBENCH_UPDATE_SNAPSHOTS=1"
+        "report changed: review, then refresh with LEDGERBENCH_UPDATE_SNAPSHOTS=1"
     );
     let charts: Vec<&str> = md
         .lines()
@@ -220,7 +220,7 @@ fn bad_files_say_what_is_wrong() {
         doc::load(&p)
             .expect_err("foreign")
             .to_string()
-            .contains("not a kvbench results file")
+            .contains("not a ledgerbench results file")
     );
 }
 

@@ -1,12 +1,12 @@
 //! Rewrites crash results files whose stored summaries were counted by an
-//! older rule (see `kvbench_results::crash::SUMMARY_RULE`): every run's
+//! older rule (see `ledgerbench_results::crash::SUMMARY_RULE`): every run's
 //! summary is recounted from its cycles and the file records the rule.
 //!
-//! `cargo run --release -p kvbench-results --example migrate-crash -- FILE...`
+//! `cargo run --release -p ledgerbench-results --example migrate-crash -- FILE...`
 
 use std::process::ExitCode;
 
-use kvbench_results::crash::CrashResults;
+use ledgerbench_results::crash::CrashResults;
 
 fn main() -> ExitCode {
     let files: Vec<String> = std::env::args().skip(1).collect();

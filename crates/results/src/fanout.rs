@@ -1,8 +1,8 @@
-//! Results of `kvbench run fan-out`: what a random-hash lookup costs as a
+//! Results of `ledgerbench run fan-out`: what a random-hash lookup costs as a
 //! store grows batch by batch (partition by partition, for a store that
 //! opens a database per batch), measured at chosen batch counts.
 
-use kvbench_core::EngineStats;
+use ledgerbench_core::EngineStats;
 use serde::{Deserialize, Serialize};
 
 use crate::points::{PointReadConfig, ReadPath};
@@ -169,7 +169,7 @@ pub struct Passes {
 /// each figure absent where `/proc` could not be read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Held {
-    /// Anonymous resident bytes (engine heaps and caches, kvbench's own
+    /// Anonymous resident bytes (engine heaps and caches, ledgerbench's own
     /// heap) before the store was opened.
     pub anon_before_open: Option<u64>,
     /// The same right after the open.
@@ -259,7 +259,7 @@ pub struct FanOutRun {
     pub error: Option<String>,
 }
 
-/// A whole `kvbench run fan-out` invocation: its `results.json`.
+/// A whole `ledgerbench run fan-out` invocation: its `results.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FanOutResults {
     /// Schema, version, workload (`fan-out`), seed, time, command,

@@ -11,9 +11,9 @@ use crate::env::EnvInfo;
 pub struct RunHeader {
     /// [`crate::SCHEMA_VERSION`] at write time.
     pub schema_version: u32,
-    /// kvbench version (absent in point-read results from before it was kept).
+    /// ledgerbench version (absent in point-read results from before it was kept).
     #[serde(default)]
-    pub kvbench_version: String,
+    pub ledgerbench_version: String,
     /// Workload name (`stellar`, `ycsb-a`, `point-reads`, `crash`, ...).
     pub workload: String,
     /// Seed of every generator in the run.
@@ -28,5 +28,5 @@ pub struct RunHeader {
     /// results from before levels existed, and in crash runs, whose level
     /// is per run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub durability: Option<kvbench_core::Durability>,
+    pub durability: Option<ledgerbench_core::Durability>,
 }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::{DiskUsage, EngineStats};
+use ledgerbench_core::{DiskUsage, EngineStats};
 use serde::{Deserialize, Serialize};
 
 pub mod crash;
@@ -64,7 +64,7 @@ pub struct BackendRun {
     /// CPU time, peak RSS and faults of the process during this run
     /// (`getrusage`; peak RSS is the process's peak so far).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<kvbench_meter::rusage::Usage>,
+    pub usage: Option<ledgerbench_meter::rusage::Usage>,
     /// Where each store's device figures come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_meter: Option<String>,
@@ -72,7 +72,7 @@ pub struct BackendRun {
     /// `--memory-limit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit_bytes: Option<u64>,
-    /// Bytes added to the cgroup's limit for kvbench's own bounded heap
+    /// Bytes added to the cgroup's limit for ledgerbench's own bounded heap
     /// (`--harness-budget`), so the harness does not eat the engine's
     /// share; the cgroup's limit is the sum. Absent when nothing was added.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,7 +132,7 @@ pub struct StoreSetup {
     /// The durability level the store's settings give (absent in results
     /// from before levels existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub durability: Option<kvbench_core::Durability>,
+    pub durability: Option<ledgerbench_core::Durability>,
 }
 
 /// One batch of the ingestion protocol.
@@ -225,7 +225,7 @@ pub struct PhaseCost {
     pub wall_secs: f64,
     /// CPU, faults and peak RSS (`getrusage`; the peak is the process's so
     /// far, so a later phase never shows less than an earlier one).
-    pub usage: kvbench_meter::rusage::Usage,
+    pub usage: ledgerbench_meter::rusage::Usage,
 }
 
 /// The lookup phase after ingestion.

@@ -1,8 +1,8 @@
-//! Results of `kvbench run point-reads`: the profile's settings, what each
+//! Results of `ledgerbench run point-reads`: the profile's settings, what each
 //! GET cost under each cache state, and one entry per backend.
 
-use kvbench_meter::rusage::Usage;
-use kvbench_rng::{Rng, stream};
+use ledgerbench_meter::rusage::Usage;
+use ledgerbench_rng::{Rng, stream};
 use serde::{Deserialize, Serialize};
 
 use crate::{Latency, RunHeader};
@@ -62,7 +62,7 @@ impl PointReadConfig {
             .filter(|b| *b <= MAX_BYTES);
         if bytes.is_none() {
             return Err(format!(
-                "--keys {} of {} + {} bytes is over the largest data set kvbench sizes devices for (1 PiB): \
+                "--keys {} of {} + {} bytes is over the largest data set ledgerbench sizes devices for (1 PiB): \
                  at most {} keys of this size",
                 self.keys,
                 self.key_bytes,
@@ -221,18 +221,18 @@ pub struct PointRun {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
     /// Engine state after loading.
-    pub engine_after_load: kvbench_core::EngineStats,
+    pub engine_after_load: ledgerbench_core::EngineStats,
     /// Engine counters of the full compaction's session (the store is
     /// reopened for it, so they count from 0); absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine_after_compaction: Option<kvbench_core::EngineStats>,
+    pub engine_after_compaction: Option<ledgerbench_core::EngineStats>,
     /// What ended this backend's run early, if anything did; the
     /// measurements before it are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-/// A whole `kvbench run point-reads` invocation: its `results.json`.
+/// A whole `ledgerbench run point-reads` invocation: its `results.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PointResults {
     /// Schema, version, workload (`point-reads`), seed, time, command,

@@ -1,7 +1,7 @@
 //! Records of operation-stream runs (replays, generated workloads): one per
 //! segment, the totals, and drift over a soak.
 
-use kvbench_core::quantile::median;
+use ledgerbench_core::quantile::median;
 use serde::{Deserialize, Serialize};
 
 use super::{Sample, StoreBatch, StoreSummary, TotalSummary};

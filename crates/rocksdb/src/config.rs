@@ -2,7 +2,7 @@
 //! the designs a chain would try for a write-once hash-keyed store
 //! (BlobDB's blob files, tuned L0 triggers and dynamic level sizes).
 
-use kvbench_core::{Error, Result};
+use ledgerbench_core::{Error, Result};
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, FifoCompactOptions, Options,
 };

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_core::{
+use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
 };

@@ -1,8 +1,8 @@
 //! The shared conformance suite, run on every RocksDB config.
 
-use kvbench_conformance::{Subject, conformance_suite};
-use kvbench_core::{Durability, KvBackend};
-use kvbench_rocksdb::{
+use ledgerbench_conformance::{Subject, conformance_suite};
+use ledgerbench_core::{Durability, KvBackend};
+use ledgerbench_rocksdb::{
     Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig, Sharded, ShardedConfig,
 };
 
@@ -151,7 +151,7 @@ mod sharded {
 
 #[test]
 fn shards_split_by_leading_bits_and_scan_in_key_order() {
-    use kvbench_core::{Batch, KvStore};
+    use ledgerbench_core::{Batch, KvStore};
     let dir = tempfile::tempdir().expect("tempdir");
     let s = Sharded::open(dir.path(), &sharded()).expect("open");
     let mut b = Batch::new();
@@ -199,7 +199,7 @@ fn shards_split_by_leading_bits_and_scan_in_key_order() {
 
 #[test]
 fn partitions_are_sealed_per_flush_and_lookups_fan_out_newest_first() {
-    use kvbench_core::{Batch, KvStore};
+    use ledgerbench_core::{Batch, KvStore};
     let dir = tempfile::tempdir().expect("tempdir");
     let cache = 3 << 20;
     let cfg = PartitionedConfig {
@@ -298,7 +298,7 @@ fn fifo_needs_unlimited_open_files() {
 fn version_is_read_from_the_store_log() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Rocks::open(dir.path(), &small(Compaction::Leveled)).expect("open");
-    let v = kvbench_rocksdb::engine_version(dir.path()).expect("LOG names the version");
+    let v = ledgerbench_rocksdb::engine_version(dir.path()).expect("LOG names the version");
     assert!(v.starts_with(char::is_numeric), "{v}");
     drop(store);
 }

@@ -2,10 +2,10 @@
 //! private loop device. Where loop devices cannot be used (no root, no loop
 //! driver) each test prints that it was not run and why.
 
-use kvbench_core::{Batch, KvBackend, KvStore, counter_delta};
-use kvbench_meter::loopdev::LoopFs;
-use kvbench_rng::Rng;
-use kvbench_rocksdb::{Rocks, RocksConfig};
+use ledgerbench_core::{Batch, KvBackend, KvStore, counter_delta};
+use ledgerbench_meter::loopdev::LoopFs;
+use ledgerbench_rng::Rng;
+use ledgerbench_rocksdb::{Rocks, RocksConfig};
 
 fn loopfs(t: &tempfile::TempDir) -> Option<LoopFs> {
     if let Err(e) = LoopFs::available() {
@@ -66,7 +66,7 @@ fn wal_plus_one_flush_writes_twice_the_data_by_engine_and_by_device() {
     let before = fs.stat().expect("stat");
     // 32 MiB of 1 KiB entries.
     let n = load(&*store, 1, 32 * 1024, 992);
-    // Written back before the flush, as kvbench's syncfs after each batch
+    // Written back before the flush, as ledgerbench's syncfs after each batch
     // does: without it the WAL, deleted once flushed, may never reach the
     // device although the engine counted it.
     fs.sync().expect("sync");

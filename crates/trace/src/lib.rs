@@ -1,4 +1,4 @@
-//! The kvbench trace: a workload at the key-value level, engine-neutral,
+//! The ledgerbench trace: a workload at the key-value level, engine-neutral,
 //! written and read as a stream in constant memory.
 //!
 //! Layout (all integers little-endian):
@@ -224,7 +224,7 @@ pub enum TraceError {
     Encode(String),
 }
 
-pub use kvbench_rng::{generate, value_hash};
+pub use ledgerbench_rng::{generate, value_hash};
 
 /// Where operations come from: a trace file or a generator.
 pub trait OpSource {

@@ -46,7 +46,7 @@ impl<R: Read> TraceReader<R> {
         if got < 8 || &head[..8] != MAGIC {
             return Err(bad(
                 0,
-                "expected the magic bytes \"KVBTRACE\": this is not a kvbench trace".into(),
+                "expected the magic bytes \"KVBTRACE\": this is not a ledgerbench trace".into(),
             ));
         }
         if got < 10 {
@@ -59,7 +59,7 @@ impl<R: Read> TraceReader<R> {
         if version != VERSION {
             return Err(bad(
                 8,
-                format!("format version {version}; this kvbench reads version {VERSION}"),
+                format!("format version {version}; this ledgerbench reads version {VERSION}"),
             ));
         }
         let mut r = TraceReader {

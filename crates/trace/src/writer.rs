@@ -51,7 +51,7 @@ impl TraceWriter {
                 path: p.clone(),
                 source: std::io::Error::new(
                     std::io::ErrorKind::AlreadyExists,
-                    "the file exists and kvbench does not overwrite files it did not create; give another path",
+                    "the file exists and ledgerbench does not overwrite files it did not create; give another path",
                 ),
             });
         }

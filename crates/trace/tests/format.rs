@@ -3,8 +3,10 @@
 
 use std::io::Cursor;
 
-use kvbench_rng::Rng;
-use kvbench_trace::{Expect, Header, Op, TraceError, TraceReader, TraceWriter, ValueRef, expand};
+use ledgerbench_rng::Rng;
+use ledgerbench_trace::{
+    Expect, Header, Op, TraceError, TraceReader, TraceWriter, ValueRef, expand,
+};
 
 fn header() -> Header {
     Header {
@@ -77,7 +79,7 @@ fn write(dir: &tempfile::TempDir) -> Vec<u8> {
     assert_eq!(w.finish().expect("finish"), 15, "header + 13 ops + end");
     let bytes = std::fs::read(&p).expect("read back");
     // The fuzz corpus's seed is this file: refresh it with the variable set.
-    if std::env::var_os("KVBENCH_WRITE_FUZZ_CORPUS").is_some() {
+    if std::env::var_os("LEDGERBENCH_WRITE_FUZZ_CORPUS").is_some() {
         let seed =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/read/seed.kvtrace");
         std::fs::write(seed, &bytes).expect("write corpus seed");
@@ -116,8 +118,8 @@ fn every_operation_round_trips() {
     assert!(r.next_op().expect("still done").is_none());
     // Generated values are the same bytes every time.
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    kvbench_trace::generate(64, 5, &mut a);
-    kvbench_trace::generate(64, 5, &mut b);
+    ledgerbench_trace::generate(64, 5, &mut a);
+    ledgerbench_trace::generate(64, 5, &mut b);
     assert_eq!(a, b);
     let mut sc = Vec::new();
     assert!(Expect::of(&a).check(Some(&b), &mut sc));
@@ -182,7 +184,7 @@ fn every_truncation_is_an_error_with_an_offset() {
 #[test]
 fn foreign_and_newer_files_are_refused_by_name() {
     let e = read_all(b"PK\x03\x04 a zip file").expect_err("foreign");
-    assert!(e.to_string().contains("not a kvbench trace"), "{e}");
+    assert!(e.to_string().contains("not a ledgerbench trace"), "{e}");
     let mut v = b"KVBTRACE".to_vec();
     v.extend_from_slice(&9u16.to_le_bytes());
     let e = read_all(&v).expect_err("newer");

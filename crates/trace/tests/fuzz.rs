@@ -1,12 +1,12 @@
-//! Trace files as `kvbench run replay` meets them: any mutation of a real
+//! Trace files as `ledgerbench run replay` meets them: any mutation of a real
 //! trace ends in operations or an error with an offset, never a panic.
 //! (The `cargo fuzz` target in crates/trace/fuzz needs nightly; this one
-//! runs in every `cargo test`.) Budget: `KVBENCH_FUZZ_INPUTS` / `KVBENCH_FUZZ_SECS`.
+//! runs in every `cargo test`.) Budget: `LEDGERBENCH_FUZZ_INPUTS` / `LEDGERBENCH_FUZZ_SECS`.
 
 use std::io::Cursor;
 
-use kvbench_fuzz::{Budget, fuzz};
-use kvbench_trace::{Expect, Header, Op, TraceReader, TraceWriter, ValueRef};
+use ledgerbench_fuzz::{Budget, fuzz};
+use ledgerbench_trace::{Expect, Header, Op, TraceReader, TraceWriter, ValueRef};
 
 fn trace(ops: &[Op<'_>]) -> Vec<u8> {
     let t = tempfile::tempdir().expect("tempdir");

@@ -2,9 +2,9 @@
 //! of transactions that create accounts, read them, or read-modify-write
 //! them, each block one atomic commit.
 
-use kvbench_rng::{Rng, stream};
-use kvbench_trace::queue::{OwnedOp, Refill};
-use kvbench_trace::{Expect, Header};
+use ledgerbench_rng::{Rng, stream};
+use ledgerbench_trace::queue::{OwnedOp, Refill};
+use ledgerbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
 use crate::generated::GenError;

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::generated::GenError;
 
-use kvbench_rng::{Rng, stream};
-use kvbench_trace::queue::{OwnedOp, Refill};
-use kvbench_trace::{Expect, Header};
+use ledgerbench_rng::{Rng, stream};
+use ledgerbench_trace::queue::{OwnedOp, Refill};
+use ledgerbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
 /// Settings of a blob-store run.

@@ -33,8 +33,8 @@ impl GenError {
     }
 }
 
-use kvbench_trace::queue::{Queued, Refill};
-use kvbench_trace::{Header, OpSource};
+use ledgerbench_trace::queue::{Queued, Refill};
+use ledgerbench_trace::{Header, OpSource};
 
 /// The workloads, by name.
 pub const NAMES: &[&str] = &["ycsb", "solana", "blobs", "accounts"];

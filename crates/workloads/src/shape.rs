@@ -1,6 +1,6 @@
 //! The measurable shape of Stellar ledger data: transactions per ledger,
 //! record sizes and compression ratios. Computed the same way for real
-//! ledgers (`kvbench calibrate stellar`) and for the synthetic generator, so
+//! ledgers (`ledgerbench calibrate stellar`) and for the synthetic generator, so
 //! the two can be set side by side.
 
 use serde::Serialize;
@@ -27,9 +27,9 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// Percentiles of `v` (see `kvbench_core::quantile`); `None` when empty.
+    /// Percentiles of `v` (see `ledgerbench_core::quantile`); `None` when empty.
     pub fn of(mut v: Vec<f64>) -> Option<Self> {
-        use kvbench_core::quantile::{quantile_sorted, sort};
+        use ledgerbench_core::quantile::{quantile_sorted, sort};
         sort(&mut v);
         let n = v.len();
         let at = |q: f64| quantile_sorted(&v, q);

@@ -3,9 +3,9 @@
 //! rewriting the slot's metadata; retention deletes whole slots behind the
 //! root (for leveled engines) or leaves expiry to a FIFO size cap.
 
-use kvbench_rng::{Rng, stream};
-use kvbench_trace::queue::{OwnedOp, Refill};
-use kvbench_trace::{Expect, Header};
+use ledgerbench_rng::{Rng, stream};
+use ledgerbench_trace::queue::{OwnedOp, Refill};
+use ledgerbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
 use crate::generated::GenError;

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use kvbench_rng::{Rng, stream};
+use ledgerbench_rng::{Rng, stream};
 
 /// Names of the three stores, in write order.
 pub const STORES: [&str; 3] = ["ledgers", "txdata", "txindex"];

@@ -2,9 +2,9 @@
 //! the workload's mix of reads, updates, inserts, scans and
 //! read-modify-writes under its request distribution.
 
-use kvbench_rng::{Rng, mix, stream};
-use kvbench_trace::queue::{OwnedOp, Refill};
-use kvbench_trace::{Expect, Header};
+use ledgerbench_rng::{Rng, mix, stream};
+use ledgerbench_trace::queue::{OwnedOp, Refill};
+use ledgerbench_trace::{Expect, Header};
 use serde::{Deserialize, Serialize};
 
 use crate::generated::GenError;

@@ -2,7 +2,7 @@
 //! billion-record synthetic databases"), scrambled so hot keys spread over
 //! the key space, and uniform.
 
-use kvbench_rng::{Rng, mix};
+use ledgerbench_rng::{Rng, mix};
 
 /// Zipfian over `0..n` with constant `theta` (YCSB's 0.99).
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 //! ledger about 1.4 MB raw. The band is 4 percentage points on the ratios
 //! and 15 % on the sizes.
 
-use kvbench_workloads::stellar::{StellarGen, StellarProfile};
+use ledgerbench_workloads::stellar::{StellarGen, StellarProfile};
 
 struct Shape {
     ledger_raw_mean: f64,

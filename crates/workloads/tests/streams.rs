@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use kvbench_trace::{Op, OpSource, ValueRef, generate};
-use kvbench_workloads::{GenError, by_name};
+use ledgerbench_trace::{Op, OpSource, ValueRef, generate};
+use ledgerbench_workloads::{GenError, by_name};
 use serde_json::json;
 
 /// Writes waiting for a commit: (key, value or None for a delete), per store.
@@ -166,7 +166,7 @@ fn accounts_read_only_committed_accounts() {
 fn account_workers_own_disjoint_accounts_and_split_the_work() {
     let p =
         json!({"accounts": 1000, "operations": 4000, "ops_per_block": 50, "blocks_per_segment": 4});
-    let streams = kvbench_workloads::workers("accounts", 4, p, 4).expect("workers");
+    let streams = ledgerbench_workloads::workers("accounts", 4, p, 4).expect("workers");
     let mut total_gets = 0;
     for mut s in streams {
         // Each worker alone is consistent: it reads only what it committed.
@@ -175,5 +175,5 @@ fn account_workers_own_disjoint_accounts_and_split_the_work() {
         total_gets += c.get("get").copied().unwrap_or(0);
     }
     assert!(total_gets > 0);
-    assert!(kvbench_workloads::workers("ycsb", 1, json!({}), 2).is_err());
+    assert!(ledgerbench_workloads::workers("ycsb", 1, json!({}), 2).is_err());
 }

@@ -1,4 +1,4 @@
-//! `kvbench run crash`: the supervisor. For each backend x durability level
+//! `ledgerbench run crash`: the supervisor. For each backend x durability level
 //! x crash kind it makes a private ext4 loop device, starts writer
 //! processes that commit batches and acknowledge them, ends each at a
 //! random acknowledgement (kill -9, or a power cut: the filesystem shut
@@ -9,10 +9,10 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use kvbench_core::{CrashKind, Durability};
-use kvbench_driver::crash::{CrashResults, CrashShape};
-use kvbench_meter::loopdev::LoopFs;
-use kvbench_rng::stream;
+use ledgerbench_core::{CrashKind, Durability};
+use ledgerbench_driver::crash::{CrashResults, CrashShape};
+use ledgerbench_meter::loopdev::LoopFs;
+use ledgerbench_rng::stream;
 
 use crate::registry::BackendSpec;
 use crate::{registry, size};
@@ -23,7 +23,7 @@ pub mod worker;
 
 use supervisor::Supervisor;
 
-/// Options of `kvbench run crash`.
+/// Options of `ledgerbench run crash`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Backends, comma-separated.
@@ -105,7 +105,7 @@ fn spec(
             // Compactions early and often, so crashes land in them; FIFO's
             // cap above anything a test writes, so eviction is not loss.
             c.level0_file_num_compaction_trigger = 4;
-            if let kvbench_rocksdb::Compaction::Fifo {
+            if let ledgerbench_rocksdb::Compaction::Fifo {
                 max_table_files_size,
             } = &mut c.compaction
             {
@@ -143,11 +143,11 @@ fn progress_bar(cycles: u64, tag: &str) -> indicatif::ProgressBar {
     bar
 }
 
-/// Runs `kvbench run crash`.
+/// Runs `ledgerbench run crash`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     LoopFs::available().map_err(|e| {
-        anyhow::anyhow!("kvbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
+        anyhow::anyhow!("ledgerbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
     })?;
     let shape = CrashShape::by_name(&args.shape).map_err(anyhow::Error::msg)?;
     let kinds: Vec<CrashKind> = args
@@ -185,19 +185,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (out, rundir) = args.output.create("crash")?;
     let mut results = CrashResults {
-        header: kvbench_driver::env::header("crash", args.seed, &out, None),
+        header: ledgerbench_driver::env::header("crash", args.seed, &out, None),
         shape: shape.clone(),
         batches_per_cycle: args.batches_per_cycle,
         runs: Vec::new(),
-        summary_rule: kvbench_results::crash::SUMMARY_RULE,
+        summary_rule: ledgerbench_results::crash::SUMMARY_RULE,
     };
-    let exe = std::env::current_exe().context("finding the kvbench binary")?;
+    let exe = std::env::current_exe().context("finding the ledgerbench binary")?;
     for (n, (spec, level, kind)) in plan.into_iter().enumerate() {
         let tag = format!(
             "{}-{}-{}",
             spec.name,
             level,
-            kvbench_report::crash::kind_name(kind)
+            ledgerbench_report::crash::kind_name(kind)
         );
         let bar = progress_bar(u64::from(args.cycles), &tag);
         if bar.is_hidden() {
@@ -224,11 +224,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bar.finish_and_clear();
         eprintln!(
             "[{tag}] {}",
-            kvbench_report::crash::one_line(&run.summary, run.error.as_deref())
+            ledgerbench_report::crash::one_line(&run.summary, run.error.as_deref())
         );
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
-    let table = kvbench_report::crash::crash_table(&results);
+    let table = ledgerbench_report::crash::crash_table(&results);
     args.output.finish(&out, &table, false)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::Context;
-use kvbench_rng::Rng;
+use ledgerbench_rng::Rng;
 
 /// Makes the worker see `boot_id` as the machine's boot id, in a mount
 /// namespace of its own. A real power cut is also a reboot, and MDBX tells

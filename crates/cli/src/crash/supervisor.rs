@@ -7,13 +7,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use kvbench_core::{CrashKind, Durability};
-use kvbench_driver::crash::{CrashRun, CrashShape, CrashSummary, Cycle};
-use kvbench_driver::results::StoreSetup;
-use kvbench_driver::rundir::{RunDir, sanitize};
-use kvbench_meter::cgroup::MemoryLimit;
-use kvbench_meter::loopdev::LoopFs;
-use kvbench_rng::Rng;
+use ledgerbench_core::{CrashKind, Durability};
+use ledgerbench_driver::crash::{CrashRun, CrashShape, CrashSummary, Cycle};
+use ledgerbench_driver::results::StoreSetup;
+use ledgerbench_driver::rundir::{RunDir, sanitize};
+use ledgerbench_meter::cgroup::MemoryLimit;
+use ledgerbench_meter::loopdev::LoopFs;
+use ledgerbench_rng::Rng;
 
 use super::reboot::{after_reboot, new_boot_id};
 use super::worker::{ACK, Checked, Job, PRIVATE_NS_ENV};
@@ -364,11 +364,14 @@ fn log_tail(log: &Path) -> String {
     }
 }
 
-/// Removes the stores a test made (and only those: each has kvbench's marker).
-fn remove_stores(dir: &Path, stores: &[kvbench_driver::crash::StoreShape]) -> anyhow::Result<()> {
+/// Removes the stores a test made (and only those: each has ledgerbench's marker).
+fn remove_stores(
+    dir: &Path,
+    stores: &[ledgerbench_driver::crash::StoreShape],
+) -> anyhow::Result<()> {
     for s in stores {
         let d = dir.join(&s.name);
-        if d.join(kvbench_core::fsutil::STORE_MARKER).exists() {
+        if d.join(ledgerbench_core::fsutil::STORE_MARKER).exists() {
             std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
         }
     }

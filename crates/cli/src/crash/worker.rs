@@ -1,4 +1,4 @@
-//! The processes `kvbench run crash` starts: a writer that commits numbered
+//! The processes `ledgerbench run crash` starts: a writer that commits numbered
 //! batches and acknowledges each on stdout until it is killed, and a
 //! checker that reopens the stores after the crash and prints what they
 //! hold as one JSON line. Both run the engine; the supervisor never does,
@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use kvbench_core::{Batch, KvStore};
-use kvbench_driver::crash::{self, CrashShape, Recovered};
+use ledgerbench_core::{Batch, KvStore};
+use ledgerbench_driver::crash::{self, CrashShape, Recovered};
 use serde::{Deserialize, Serialize};
 
 use crate::registry::BackendSpec;
@@ -53,7 +53,7 @@ pub struct Checked {
 /// Acknowledgement line prefix: `ack STORE BATCH COMPACTING`.
 pub const ACK: &str = "ack ";
 
-/// `kvbench crash-worker write|check JOB_JSON`.
+/// `ledgerbench crash-worker write|check JOB_JSON`.
 #[derive(clap::Args)]
 pub struct Args {
     /// `write` or `check`.
@@ -64,7 +64,7 @@ pub struct Args {
 
 /// Set when the worker runs in a mount namespace of its own (see the
 /// supervisor's simulated reboot).
-pub const PRIVATE_NS_ENV: &str = "KVBENCH_PRIVATE_MOUNT_NS";
+pub const PRIVATE_NS_ENV: &str = "LEDGERBENCH_PRIVATE_MOUNT_NS";
 
 /// Detaches, in this process's private mount namespace, every loop-device
 /// mount but the one holding `dir`: the namespace copied them all, and a
@@ -90,7 +90,7 @@ fn drop_foreign_loop_mounts(dir: &std::path::Path) {
 }
 
 /// Asks the kernel to kill this process when its parent dies, so a
-/// supervisor killed by -9 leaves no writer running (`kvbench clean` then
+/// supervisor killed by -9 leaves no writer running (`ledgerbench clean` then
 /// removes its device and cgroup).
 pub fn die_with_parent() {
     // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and no pointers.

@@ -1,13 +1,13 @@
-//! `kvbench run fan-out`: a store grown batch by batch (a partition per
+//! `ledgerbench run fan-out`: a store grown batch by batch (a partition per
 //! batch for `rocksdb-partitioned`), with random-hash lookups, memory and
 //! open time measured at chosen batch counts, each store on its own device.
 
 use std::process::ExitCode;
 
-use kvbench_driver::fanout::{self, Checkpoint, FanOutConfig, FanOutResults, FanOutRun};
-use kvbench_driver::observe::Observer;
-use kvbench_driver::rundir::RunDir;
-use kvbench_meter::cgroup;
+use ledgerbench_driver::fanout::{self, Checkpoint, FanOutConfig, FanOutResults, FanOutRun};
+use ledgerbench_driver::observe::Observer;
+use ledgerbench_driver::rundir::RunDir;
+use ledgerbench_meter::cgroup;
 
 use crate::harness::{self, Placed, Placement};
 use crate::observe::ProgressView;
@@ -19,7 +19,7 @@ pub mod probe;
 /// batch, one leveled tree, 16 hash-prefix shards.
 const DEFAULT_BACKENDS: &str = "rocksdb-partitioned,rocksdb-leveled,rocksdb-sharded";
 
-/// Options of `kvbench run fan-out`.
+/// Options of `ledgerbench run fan-out`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Keys per batch (random 32-byte hashes): a partition of
@@ -83,7 +83,7 @@ impl Args {
     }
 }
 
-/// Runs `kvbench run fan-out`.
+/// Runs `ledgerbench run fan-out`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let cfg = FanOutConfig {
@@ -124,7 +124,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let (out, rundir) = args.output.create("fan-out")?;
     let mut results = FanOutResults {
-        header: kvbench_driver::env::header("fan-out", cfg.seed, &out, Some(args.level.durability)),
+        header: ledgerbench_driver::env::header(
+            "fan-out",
+            cfg.seed,
+            &out,
+            Some(args.level.durability),
+        ),
         config: cfg.clone(),
         memory_limit_bytes: limit,
         engine_memory_bytes: engine_memory,
@@ -161,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         save(&results)?;
     }
-    let summary = kvbench_report::render::fanout_summary(&results);
+    let summary = ledgerbench_report::render::fanout_summary(&results);
     args.output.finish(&out, &summary, failed)
 }
 

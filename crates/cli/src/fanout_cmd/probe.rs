@@ -1,7 +1,7 @@
-//! The process that measures one checkpoint of `kvbench run fan-out`:
+//! The process that measures one checkpoint of `ledgerbench run fan-out`:
 //! started by the run, put in the memory cgroup before it opens the store,
 //! it reopens the store, reads it and prints the checkpoint as one JSON
-//! line. Fresh, its resident memory before the open is kvbench's alone, so
+//! line. Fresh, its resident memory before the open is ledgerbench's alone, so
 //! what the open adds is the store's.
 
 use std::io::{BufRead, Read, Write};
@@ -10,10 +10,10 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::Context;
-use kvbench_driver::fanout::{self, Checkpoint, FanOutConfig, Held, PassKind, Passes};
-use kvbench_meter::blockdev::BlockStat;
-use kvbench_meter::cgroup::MemoryLimit;
-use kvbench_meter::memory::Resident;
+use ledgerbench_driver::fanout::{self, Checkpoint, FanOutConfig, Held, PassKind, Passes};
+use ledgerbench_meter::blockdev::BlockStat;
+use ledgerbench_meter::cgroup::MemoryLimit;
+use ledgerbench_meter::memory::Resident;
 use serde::{Deserialize, Serialize};
 
 use crate::registry::BackendSpec;
@@ -33,7 +33,7 @@ pub struct Job {
     pub batches: u32,
 }
 
-/// `kvbench fan-out-probe JOB_JSON`.
+/// `ledgerbench fan-out-probe JOB_JSON`.
 #[derive(clap::Args)]
 pub struct Args {
     /// The job, as JSON.
@@ -113,7 +113,7 @@ fn measure(job: &Job) -> anyhow::Result<Checkpoint> {
 /// given); returns its checkpoint and the cgroup's peak charge. A probe the
 /// limit killed is an error that says so.
 pub fn spawn(job: &Job, limit: Option<u64>) -> anyhow::Result<(Checkpoint, Option<u64>)> {
-    let exe = std::env::current_exe().context("finding the kvbench binary")?;
+    let exe = std::env::current_exe().context("finding the ledgerbench binary")?;
     let group = limit
         .map(|b| MemoryLimit::create(b, &format!("fanout-{}", job.batches)))
         .transpose()?;

@@ -1,10 +1,10 @@
 //! Run files and `--set` values as users write them: any mutation of a
 //! real one is taken or refused with a message, never a panic. Budget:
-//! `KVBENCH_FUZZ_INPUTS` / `KVBENCH_FUZZ_SECS`.
+//! `LEDGERBENCH_FUZZ_INPUTS` / `LEDGERBENCH_FUZZ_SECS`.
 
 use std::path::Path;
 
-use kvbench_fuzz::{Budget, fuzz};
+use ledgerbench_fuzz::{Budget, fuzz};
 
 use super::plan::{file_workload, parse_run_file};
 use crate::presets;
@@ -17,7 +17,7 @@ fn repo_file(rel: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// What `kvbench run stellar --config FILE` does with a run file before
+/// What `ledgerbench run stellar --config FILE` does with a run file before
 /// it runs anything: parse, preset, `[workload]` merged and validated,
 /// `engine_memory` parsed, every `[backend.NAME]` table applied and its
 /// durability checked. True when all of it was accepted.
@@ -49,7 +49,7 @@ fn take_run_file(bytes: &[u8]) -> bool {
         };
         if spec.apply_overrides(table).is_err()
             || spec
-                .check_durability(kvbench_core::Durability::Process)
+                .check_durability(ledgerbench_core::Durability::Process)
                 .is_err()
         {
             return false;

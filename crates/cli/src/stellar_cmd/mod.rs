@@ -1,4 +1,4 @@
-//! `kvbench run stellar`: config assembly, the per-backend loop, output files.
+//! `ledgerbench run stellar`: config assembly, the per-backend loop, output files.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,26 +12,26 @@ use crate::output::write_json;
 use plan::{Plan, plan};
 
 use anyhow::{Context, bail};
-use kvbench_core::{Durability, KvStore};
-use kvbench_driver::env::EnvInfo;
-use kvbench_driver::results::{BackendRun, RunResult};
-use kvbench_driver::rundir::RunDir;
-use kvbench_driver::stellar::{self, CompactionStrategy, StellarConfig};
-use kvbench_workloads::stellar::STORES;
+use ledgerbench_core::{Durability, KvStore};
+use ledgerbench_driver::env::EnvInfo;
+use ledgerbench_driver::results::{BackendRun, RunResult};
+use ledgerbench_driver::rundir::RunDir;
+use ledgerbench_driver::stellar::{self, CompactionStrategy, StellarConfig};
+use ledgerbench_workloads::stellar::STORES;
 use serde::Deserialize;
 
-use kvbench_meter::cgroup::MemoryLimit;
+use ledgerbench_meter::cgroup::MemoryLimit;
 
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::{self, BackendSpec};
 use crate::{presets, size, table};
-use kvbench_driver::observe::Fanout;
+use ledgerbench_driver::observe::Fanout;
 
-/// Options of `kvbench run stellar`. Precedence: flags over the run file over the preset.
+/// Options of `ledgerbench run stellar`. Precedence: flags over the run file over the preset.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Preset (see `kvbench list`): smoke, quick, month-scaled, outgrow-memory or seed.
+    /// Preset (see `ledgerbench list`): smoke, quick, month-scaled, outgrow-memory or seed.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::presets::NAMES))]
     preset: Option<String>,
     /// TOML run file (preset, backends, stores, [workload] and [backend.NAME] tables).
@@ -86,7 +86,7 @@ pub struct Args {
     keep_stores: bool,
     #[command(flatten)]
     place: crate::flags::DeviceArgs,
-    /// Run every backend K times (interleaved), so `kvbench compare` can
+    /// Run every backend K times (interleaved), so `ledgerbench compare` can
     /// judge timings against noise.
     #[arg(long, value_name = "K", default_value_t = 1)]
     repeat: u32,
@@ -115,7 +115,7 @@ pub struct ShapeArgs {
     /// whatever its commits.
     #[arg(long)]
     commit_ledgers: Option<u32>,
-    /// Most heap kvbench may hold for generated data (commit chunks in
+    /// Most heap ledgerbench may hold for generated data (commit chunks in
     /// flight), e.g. 64MiB; recorded with the run.
     #[arg(long, value_name = "SIZE")]
     harness_budget: Option<String>,
@@ -142,7 +142,7 @@ pub struct ShapeArgs {
 }
 
 impl ShapeArgs {
-    /// The flags given that shape a run but not a recorded trace (`kvbench
+    /// The flags given that shape a run but not a recorded trace (`ledgerbench
     /// record` refuses them rather than ignore them); with `stellar` false,
     /// every flag but --seed (a generated workload takes --param).
     pub fn not_for_record(&self, stellar: bool) -> Vec<&'static str> {
@@ -195,7 +195,7 @@ impl ShapeArgs {
     }
 }
 
-/// Runs `kvbench run stellar`.
+/// Runs `ledgerbench run stellar`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     // Every check before anything is created on disk.
@@ -211,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(size) = plan.device_size {
         // Images are sparse, but a store that outgrows the free space under
         // its image gets I/O errors instead of ENOSPC: refuse that setup.
-        let free = kvbench_core::fsutil::free_bytes(&out).unwrap_or(0);
+        let free = ledgerbench_core::fsutil::free_bytes(&out).unwrap_or(0);
         if free < size.saturating_mul(3) {
             let msg = format!(
                 "{} has {} MiB free, less than three private devices of {} MiB",
@@ -223,14 +223,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 bail!("--device loop: {msg}; give --device-size or free disk");
             }
             eprintln!(
-                "kvbench: {msg}; stores share the data directory instead (device figures absent)"
+                "ledgerbench: {msg}; stores share the data directory instead (device figures absent)"
             );
             plan.device_size = None;
         }
     }
     let jsonl_path = out.join("batches.jsonl");
     let mut result = RunResult {
-        header: kvbench_driver::env::header(
+        header: ledgerbench_driver::env::header(
             "stellar",
             plan.workload.seed,
             &out,
@@ -241,7 +241,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runs: Vec::new(),
     };
     eprintln!(
-        "kvbench: stellar preset {} ({} ledgers, batches of {}, compaction {:?}), seed {}, {} run(s); output in {}",
+        "ledgerbench: stellar preset {} ({} ledgers, batches of {}, compaction {:?}), seed {}, {} run(s); output in {}",
         plan.preset,
         plan.workload.ledgers,
         plan.workload.batch_ledgers,

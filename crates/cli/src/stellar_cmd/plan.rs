@@ -104,8 +104,8 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     }
     if let Some(a) = &args.arrival {
         workload.streaming.arrival = match a.as_str() {
-            "poisson" => kvbench_driver::stellar::Arrival::Poisson,
-            _ => kvbench_driver::stellar::Arrival::Fixed,
+            "poisson" => ledgerbench_driver::stellar::Arrival::Poisson,
+            _ => ledgerbench_driver::stellar::Arrival::Fixed,
         };
     }
     if !args.lookup_rates.is_empty() {
@@ -117,7 +117,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
     workload.validate()?;
     // Sized before anything is created, so a commit too large for the
     // harness budget is refused up front; results record the size used.
-    let workload = kvbench_driver::stellar::budget::resolved(&workload)?;
+    let workload = ledgerbench_driver::stellar::budget::resolved(&workload)?;
 
     let memory = match (&args.engine_memory, &file.engine_memory, &args.config) {
         (Some(s), _, _) => Some(size::parse_named("--engine-memory", s)?),
@@ -255,7 +255,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
                 Ok(()) => Some(b),
                 Err(e) => {
                     eprintln!(
-                        "kvbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
+                        "ledgerbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
                         b >> 20
                     );
                     None

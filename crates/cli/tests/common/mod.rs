@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Runs the `kvbench` binary in `cwd`.
-pub fn kvbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+/// Runs the `ledgerbench` binary in `cwd`.
+pub fn ledgerbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args(args)
         .current_dir(cwd)
         .output()
-        .expect("run kvbench")
+        .expect("run ledgerbench")
 }
 
 /// Reads a JSON file.
@@ -29,9 +29,9 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// `kvbench run stellar --preset smoke ARGS` in `cwd`.
+/// `ledgerbench run stellar --preset smoke ARGS` in `cwd`.
 pub fn smoke_run(args: &[&str], cwd: &Path) -> Output {
     let mut all = vec!["run", "stellar", "--preset", "smoke"];
     all.extend_from_slice(args);
-    kvbench(&all, cwd)
+    ledgerbench(&all, cwd)
 }

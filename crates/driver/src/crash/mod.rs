@@ -12,6 +12,6 @@
 pub mod shape;
 mod verify;
 
-pub use kvbench_results::crash::{CrashResults, CrashRun, CrashSummary, Cycle};
+pub use ledgerbench_results::crash::{CrashResults, CrashRun, CrashSummary, Cycle};
 pub use shape::{CrashShape, KeyKind, StoreShape};
 pub use verify::{Recovered, verify};

@@ -1,9 +1,9 @@
 //! What each batch of a crash test writes, regenerated from its position.
 
-use kvbench_core::Batch;
-use kvbench_rng::{Rng, stream};
+use ledgerbench_core::Batch;
+use ledgerbench_rng::{Rng, stream};
 
-pub use kvbench_results::crash::{CrashShape, KeyKind, StoreShape};
+pub use ledgerbench_results::crash::{CrashShape, KeyKind, StoreShape};
 
 /// Key `j` of batch `batch` in store `store` (index into the shape).
 pub fn key(seed: u64, shape: &StoreShape, store: usize, batch: u64, j: u32, out: &mut Vec<u8>) {

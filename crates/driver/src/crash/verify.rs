@@ -1,10 +1,10 @@
 //! What a reopened store holds, checked batch by batch.
 
-use kvbench_core::KvStore;
-use kvbench_rng::{Rng, stream};
+use ledgerbench_core::KvStore;
+use ledgerbench_rng::{Rng, stream};
 
 use super::shape::{StoreShape, key, value};
-pub use kvbench_results::crash::Recovered;
+pub use ledgerbench_results::crash::Recovered;
 
 /// Checks store `st` (shape `store` of the test, index `idx`): every batch
 /// from `window` up to `upto` (exclusive), and `samples` random batches
@@ -78,8 +78,8 @@ pub fn verify(
 
 #[cfg(test)]
 mod tests {
-    use kvbench_core::{Batch, KvBackend, KvStore};
-    use kvbench_mem::{Mem, MemConfig};
+    use ledgerbench_core::{Batch, KvBackend, KvStore};
+    use ledgerbench_mem::{Mem, MemConfig};
 
     use super::*;
     use crate::crash::shape::{CrashShape, batch};

@@ -4,17 +4,17 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use kvbench_core::{Batch, KvStore};
-use kvbench_meter::loopdev::Device;
-use kvbench_trace::{Op, ValueRef, expand};
+use ledgerbench_core::{Batch, KvStore};
+use ledgerbench_meter::loopdev::Device;
+use ledgerbench_trace::{Op, ValueRef, expand};
 
 use crate::DriverError;
 use crate::results::{SegmentRecord, StoreBatch};
 use crate::schedule::{Arrival, Schedule};
 use crate::segment::{Counters, OpHists, SegmentMeter, record};
-use kvbench_rng::Rng;
+use ledgerbench_rng::Rng;
 
-pub use kvbench_trace::OpSource;
+pub use ledgerbench_trace::OpSource;
 
 use super::*;
 
@@ -85,7 +85,10 @@ impl<'a> Applier<'a> {
 
     /// The error of store `i`; builds its name only when there is an error,
     /// so the per-operation path allocates nothing.
-    pub(super) fn err(&self, i: usize) -> impl Fn(kvbench_core::Error) -> DriverError + use<'a> {
+    pub(super) fn err(
+        &self,
+        i: usize,
+    ) -> impl Fn(ledgerbench_core::Error) -> DriverError + use<'a> {
         let names = self.names;
         move |source| DriverError::Store {
             store: names.get(i).cloned().unwrap_or_default(),

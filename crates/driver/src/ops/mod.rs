@@ -6,10 +6,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use kvbench_core::KvStore;
-use kvbench_meter::loopdev::Device;
-use kvbench_meter::rusage::Usage;
-use kvbench_trace::Op;
+use ledgerbench_core::KvStore;
+use ledgerbench_meter::loopdev::Device;
+use ledgerbench_meter::rusage::Usage;
+use ledgerbench_trace::Op;
 
 use crate::DriverError;
 use crate::results::{
@@ -17,7 +17,7 @@ use crate::results::{
 };
 use crate::segment::{Counters, OpHists, SegmentMeter, sample_every_second, summarize_stores};
 
-pub use kvbench_trace::OpSource;
+pub use ledgerbench_trace::OpSource;
 
 mod apply;
 
@@ -299,7 +299,7 @@ pub fn record_trace(
     src: &mut dyn OpSource,
     path: &std::path::Path,
 ) -> Result<RecordStats, DriverError> {
-    let mut w = kvbench_trace::TraceWriter::create(path, src.header())
+    let mut w = ledgerbench_trace::TraceWriter::create(path, src.header())
         .map_err(|e| DriverError::Config(e.to_string()))?;
     let mut st = RecordStats::default();
     while let Some(op) = src
@@ -310,8 +310,8 @@ pub fn record_trace(
             st.puts += 1;
             st.logical_bytes += key.len() as u64
                 + match value {
-                    kvbench_trace::ValueRef::Bytes(b) => b.len() as u64,
-                    kvbench_trace::ValueRef::Generated { len, .. } => u64::from(len),
+                    ledgerbench_trace::ValueRef::Bytes(b) => b.len() as u64,
+                    ledgerbench_trace::ValueRef::Generated { len, .. } => u64::from(len),
                 };
         }
         w.write(&op)

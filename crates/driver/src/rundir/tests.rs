@@ -82,7 +82,7 @@ fn default_directories_never_collide() {
 #[test]
 fn a_runs_root_made_for_a_run_that_kept_nothing_goes_with_it() {
     let t = tempfile::tempdir().expect("tempdir");
-    let root = t.path().join("kvbench-runs");
+    let root = t.path().join("ledgerbench-runs");
     drop(RunDir::fresh_in(&root, "stellar").expect("claim"));
     assert!(!root.exists(), "made for the run, removed with it");
     std::fs::create_dir(&root).expect("the user's");

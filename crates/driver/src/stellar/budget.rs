@@ -4,8 +4,8 @@
 //! many commit chunks, so only the chunk size, never the batch size, sets
 //! what the harness holds.
 
-use kvbench_core::Batch;
-use kvbench_workloads::stellar::{Ledger, StellarGen};
+use ledgerbench_core::Batch;
+use ledgerbench_workloads::stellar::{Ledger, StellarGen};
 
 use super::StellarConfig;
 use super::produce::Packer;
@@ -77,7 +77,7 @@ pub fn plan_chunks(cfg: &StellarConfig, budget: u64) -> Result<ChunkPlan, Driver
         // Not even one ledger fits: no --commit-ledgers helps, only a budget.
         _ if fits == 0 => {
             return Err(DriverError::Config(format!(
-                "a harness budget of {} MiB cannot hold {in_flight} chunks of even one ledger (~{} KiB each) beside kvbench's fixed {} MiB: raise --harness-budget to at least {} MiB",
+                "a harness budget of {} MiB cannot hold {in_flight} chunks of even one ledger (~{} KiB each) beside ledgerbench's fixed {} MiB: raise --harness-budget to at least {} MiB",
                 budget >> 20,
                 per_ledger >> 10,
                 OVERHEAD >> 20,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, bounded};
-use kvbench_workloads::stellar::{Ledger, STORES, StellarGen};
+use ledgerbench_workloads::stellar::{Ledger, STORES, StellarGen};
 
 use super::spool::{SpoolReader, SpoolWriter};
 use super::*;

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use kvbench_core::{Batch, EngineStats, counter_delta};
-use kvbench_meter::blockdev::BlockStat;
-use kvbench_rng::{Rng, stream};
-use kvbench_workloads::stellar::{Ledger, StellarGen, find_tx};
+use ledgerbench_core::{Batch, EngineStats, counter_delta};
+use ledgerbench_meter::blockdev::BlockStat;
+use ledgerbench_rng::{Rng, stream};
+use ledgerbench_workloads::stellar::{Ledger, StellarGen, find_tx};
 
 use super::*;
 use crate::DriverError;

@@ -1,10 +1,10 @@
 //! Stellar full-history ingestion, batch by batch, as the RocksDB report
 //! measured it: generate, compress, write the three stores, flush, compact.
 
-use kvbench_core::KvStore;
-use kvbench_meter::loopdev::Device;
-use kvbench_meter::rusage::Usage;
-use kvbench_workloads::stellar::{STORES, StellarGen, StellarProfile};
+use ledgerbench_core::KvStore;
+use ledgerbench_meter::loopdev::Device;
+use ledgerbench_meter::rusage::Usage;
+use ledgerbench_workloads::stellar::{STORES, StellarGen, StellarProfile};
 use serde::{Deserialize, Serialize};
 
 use crate::DriverError;
@@ -257,7 +257,7 @@ pub type Stores<'a> = [&'a dyn KvStore; 3];
 /// Each store's private device, when it has one, in [`STORES`] order.
 pub type Devices<'a> = [Option<&'a Device>; 3];
 
-pub(super) fn store_err(i: usize) -> impl Fn(kvbench_core::Error) -> DriverError {
+pub(super) fn store_err(i: usize) -> impl Fn(ledgerbench_core::Error) -> DriverError {
     move |source| DriverError::Store {
         store: STORES[i].to_string(),
         source,

@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use crossbeam_channel::{TrySendError, bounded};
 use hdrhistogram::Histogram;
-use kvbench_rng::{Rng, stream};
-use kvbench_workloads::stellar::StellarGen;
+use ledgerbench_rng::{Rng, stream};
+use ledgerbench_workloads::stellar::StellarGen;
 
 use super::lookups::Lookup;
 use super::*;

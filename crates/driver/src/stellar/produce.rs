@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use kvbench_core::Batch;
-use kvbench_workloads::stellar::{Ledger, STORES, StellarGen};
+use ledgerbench_core::Batch;
+use ledgerbench_workloads::stellar::{Ledger, STORES, StellarGen};
 
 use super::*;
 use crate::DriverError;
-use kvbench_trace::queue::{OwnedOp, Refill};
+use ledgerbench_trace::queue::{OwnedOp, Refill};
 
 pub(super) struct Chunk {
     pub(super) batch: u32,
@@ -163,17 +163,17 @@ pub(super) fn produce(
 }
 
 /// The Stellar ingestion protocol as a stream of key-value operations, in
-/// the same order the batch driver writes them (for `kvbench record`): per
+/// the same order the batch driver writes them (for `ledgerbench record`): per
 /// chunk the three stores' puts and a commit; per batch a flush, the manual
 /// compaction when that is the strategy, and a mark. The lookup phase is not
-/// part of it. Wrap it in [`kvbench_trace::queue::Queued`] for an `OpSource`.
+/// part of it. Wrap it in [`ledgerbench_trace::queue::Queued`] for an `OpSource`.
 pub struct StellarOps {
     cfg: StellarConfig,
     gen_: StellarGen,
     plan: Plan,
     packer: Packer,
     ledger: Ledger,
-    header: kvbench_trace::Header,
+    header: ledgerbench_trace::Header,
     next_chunk: u64,
 }
 
@@ -192,7 +192,7 @@ impl StellarOps {
             },
             packer: Packer::new(cfg.profile.zstd_level)?,
             ledger: Ledger::default(),
-            header: kvbench_trace::Header {
+            header: ledgerbench_trace::Header {
                 workload: "stellar".into(),
                 seed: cfg.seed,
                 stores: STORES.iter().map(|s| s.to_string()).collect(),
@@ -213,7 +213,7 @@ impl StellarOps {
         let chunk = produce(&self.gen_, self.plan, k, &mut self.packer, &mut self.ledger)?;
         for (i, w) in chunk.writes.iter().enumerate() {
             for op in w.iter() {
-                if let kvbench_core::BatchOp::Put(key, value) = op {
+                if let ledgerbench_core::BatchOp::Put(key, value) = op {
                     out.push(OwnedOp::Put(i as u8, key.to_vec(), value.to_vec()));
                 }
             }
@@ -233,7 +233,7 @@ impl StellarOps {
 }
 
 impl Refill for StellarOps {
-    fn header(&self) -> &kvbench_trace::Header {
+    fn header(&self) -> &ledgerbench_trace::Header {
         &self.header
     }
 

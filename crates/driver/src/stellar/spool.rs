@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crossbeam_channel::Sender;
-use kvbench_core::Batch;
+use ledgerbench_core::Batch;
 
 use super::produce::Chunk;
 use crate::DriverError;
@@ -51,7 +51,7 @@ pub(super) struct SpoolWriter {
 }
 
 impl SpoolWriter {
-    /// Creates `dir/stellar.spool` (which must not exist: kvbench only
+    /// Creates `dir/stellar.spool` (which must not exist: ledgerbench only
     /// removes files it made).
     pub(super) fn create(dir: &Path) -> Result<Self, DriverError> {
         let path = dir.join("stellar.spool");
@@ -141,7 +141,7 @@ impl SpoolWriter {
         r.read(&mut magic)?;
         if &magic != MAGIC {
             return Err(DriverError::Generator(format!(
-                "spool {}: not a kvbench spool",
+                "spool {}: not a ledgerbench spool",
                 path.display()
             )));
         }

@@ -32,7 +32,7 @@ pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>
             ));
         }
         if d.durability() != b.durability() {
-            let name = |x: Option<kvbench_core::Durability>| {
+            let name = |x: Option<ledgerbench_core::Durability>| {
                 x.map_or("unrecorded".to_string(), |l| l.to_string())
             };
             hard.push(format!(
@@ -84,7 +84,7 @@ pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>
             ));
         }
     }
-    let fs = |e: &kvbench_results::env::EnvInfo| e.data_fs.as_ref().map(|m| m.fs_type.clone());
+    let fs = |e: &ledgerbench_results::env::EnvInfo| e.data_fs.as_ref().map(|m| m.fs_type.clone());
     for (what, x, y) in [
         ("host", be.host.clone(), ce.host.clone()),
         ("cpu", be.cpu_model.clone(), ce.cpu_model.clone()),

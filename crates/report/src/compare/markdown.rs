@@ -59,7 +59,7 @@ fn table_rows(s: &mut String, rows: &[&Row]) {
 pub fn markdown(rows: &[Row], machine_notes: &[String]) -> String {
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let mut s = format!(
-        "## kvbench compare\n\n{} metrics: {} regressed, {} changed (exact), {} fell (counters), {} improved, {} same, {} not judged, {} on one side only (judged).\n\n",
+        "## ledgerbench compare\n\n{} metrics: {} regressed, {} changed (exact), {} fell (counters), {} improved, {} same, {} not judged, {} on one side only (judged).\n\n",
         rows.len(),
         count(Verdict::Regressed),
         count(Verdict::Changed),

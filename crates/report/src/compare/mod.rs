@@ -1,4 +1,4 @@
-//! `kvbench compare`: per-metric deltas between a baseline and a current
+//! `ledgerbench compare`: per-metric deltas between a baseline and a current
 //! set of results, with a verdict a CI job can gate on.
 //!
 //! Counters are judged on a tight threshold of the median ratio, in both
@@ -19,7 +19,7 @@ pub use differences::differences;
 
 pub use markdown::markdown;
 
-use kvbench_rng::Rng;
+use ledgerbench_rng::Rng;
 
 use crate::ReportError;
 use crate::doc::Loaded;
@@ -171,7 +171,7 @@ fn below_floor(name: &str, v: f64) -> bool {
 
 /// The median of a non-empty list (every metric gathered has a value).
 fn median(v: &[f64]) -> f64 {
-    kvbench_core::quantile::median(v).unwrap_or(f64::NAN)
+    ledgerbench_core::quantile::median(v).unwrap_or(f64::NAN)
 }
 
 /// 95% bootstrap interval of median(cur) / median(base), seeded so the
@@ -198,8 +198,8 @@ pub fn bootstrap_ratio(base: &[f64], cur: &[f64]) -> Option<(f64, f64)> {
     if ratios.is_empty() {
         return None;
     }
-    kvbench_core::quantile::sort(&mut ratios);
-    let at = |q: f64| kvbench_core::quantile::quantile_sorted(&ratios, q);
+    ledgerbench_core::quantile::sort(&mut ratios);
+    let at = |q: f64| ledgerbench_core::quantile::quantile_sorted(&ratios, q);
     Some((at(0.025)?, at(0.975)?))
 }
 

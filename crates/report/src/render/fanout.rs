@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use kvbench_results::fanout::{Checkpoint, FanOutResults, FanOutRun, PassCost};
+use ledgerbench_results::fanout::{Checkpoint, FanOutResults, FanOutRun, PassCost};
 
 use super::*;
 use crate::table::Table;
@@ -236,7 +236,7 @@ pub(super) fn fanout_section(
     )
 }
 
-/// The end-of-run summary of `kvbench run fan-out`.
+/// The end-of-run summary of `ledgerbench run fan-out`.
 pub fn fanout_summary(f: &FanOutResults) -> String {
     let runs: Vec<(String, &FanOutRun)> = f.runs.iter().map(|r| (r.backend.clone(), r)).collect();
     let mut s = format!("{}\n\n", fanout_heading(f).trim_start_matches("## "));

@@ -1,4 +1,4 @@
-//! `kvbench report`: markdown with tables and SVG charts, and CSV of the
+//! `ledgerbench report`: markdown with tables and SVG charts, and CSV of the
 //! per-batch and per-second series, rendered from results files alone.
 
 use std::collections::BTreeSet;
@@ -23,9 +23,9 @@ pub use stellar::{ingested, peak_mib, run_note};
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;
 
-use kvbench_results::fanout::FanOutResults;
-use kvbench_results::points::PointResults;
-use kvbench_results::{BackendRun, Latency, RunResult};
+use ledgerbench_results::fanout::FanOutResults;
+use ledgerbench_results::points::PointResults;
+use ledgerbench_results::{BackendRun, Latency, RunResult};
 
 use crate::ReportError;
 use crate::doc::{Doc, Loaded};
@@ -143,7 +143,7 @@ pub fn render_with(
 }
 
 /// [`render_with`], and `report.html` beside `report.md`: one
-/// self-contained page with the charts inline (`kvbench report --html`).
+/// self-contained page with the charts inline (`ledgerbench report --html`).
 pub fn render_html(
     docs: &[Loaded],
     dir: &Path,
@@ -153,7 +153,7 @@ pub fn render_html(
     render_into(docs, Some(dir), verdict, overwrite, true).map(|(w, _)| w)
 }
 
-/// The answer that opens the report, as markdown for a README (`kvbench
+/// The answer that opens the report, as markdown for a README (`ledgerbench
 /// report --summary`), writing nothing; `None` when no run had a memory
 /// limit, so there is no verdict.
 pub fn summary(docs: &[Loaded], verdict: &VerdictOptions) -> Result<Option<String>, ReportError> {
@@ -177,7 +177,7 @@ fn render_into(
         && entries.next().is_some()
     {
         return Err(ReportError::Usage(format!(
-            "report directory {} is not empty and kvbench does not overwrite files it did not create; \
+            "report directory {} is not empty and ledgerbench does not overwrite files it did not create; \
              give a new --out directory, or pass --overwrite to render into it (files of the same name are replaced)",
             dir.display()
         )));
@@ -192,14 +192,14 @@ fn render_into(
     let multi = machines.len() > 1;
     let mut out = Out {
         dir,
-        md: String::from("# kvbench report\n\n"),
+        md: String::from("# ledgerbench report\n\n"),
         written: Written::default(),
         charts: 0,
         svgs: Default::default(),
     };
     let _ = writeln!(
         out.md,
-        "Rendered by kvbench {} from {} results file(s); every figure below comes from them.{}\n",
+        "Rendered by ledgerbench {} from {} results file(s); every figure below comes from them.{}\n",
         env!("CARGO_PKG_VERSION"),
         docs.len(),
         if multi {
@@ -255,7 +255,7 @@ fn render_into(
             _ => None,
         })
         .collect();
-    let fanout_runs: Vec<(String, &kvbench_results::fanout::FanOutRun)> = fanouts
+    let fanout_runs: Vec<(String, &ledgerbench_results::fanout::FanOutRun)> = fanouts
         .iter()
         .flat_map(|(d, f)| f.runs.iter().map(move |r| (label(d, &r.backend), r)))
         .collect();
@@ -354,13 +354,13 @@ fn machines_table(md: &mut String, docs: &[Loaded]) {
     md.push('\n');
 }
 
-/// A recorded command line as a user types it: the program is `kvbench`,
+/// A recorded command line as a user types it: the program is `ledgerbench`,
 /// whatever path or name the binary had on the machine that ran it.
 pub(super) fn as_typed(command: &str) -> String {
     match command.split_once(' ') {
-        Some((_, rest)) => format!("kvbench {rest}"),
+        Some((_, rest)) => format!("ledgerbench {rest}"),
         None if command.is_empty() => String::new(),
-        None => "kvbench".into(),
+        None => "ledgerbench".into(),
     }
 }
 
@@ -386,10 +386,10 @@ mod tests {
     #[test]
     fn commands_read_as_typed() {
         assert_eq!(
-            super::as_typed("/tmp/kvbench-crash run crash --cycles 50"),
-            "kvbench run crash --cycles 50"
+            super::as_typed("/tmp/ledgerbench-crash run crash --cycles 50"),
+            "ledgerbench run crash --cycles 50"
         );
-        assert_eq!(super::as_typed("target/release/kvbench"), "kvbench");
+        assert_eq!(super::as_typed("target/release/ledgerbench"), "ledgerbench");
         assert_eq!(super::as_typed(""), "");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use kvbench_results::{BackendRun, Latency, OpenLoopResult};
+use ledgerbench_results::{BackendRun, Latency, OpenLoopResult};
 
 use crate::table::Table;
 

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::*;
 use crate::table::Table;
-use kvbench_results::points::PointRun;
+use ledgerbench_results::points::PointRun;
 
 pub(super) fn point_section(
     out: &mut Out<'_>,

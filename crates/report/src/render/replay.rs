@@ -88,7 +88,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
         // Absent when any segment predates the measurement.
         let source: Option<f64> = rest.iter().map(|g| g.source_secs).sum();
-        let lat = |f: fn(&kvbench_results::OpLatency) -> &Option<Latency>| {
+        let lat = |f: fn(&ledgerbench_results::OpLatency) -> &Option<Latency>| {
             rp.summary
                 .as_ref()
                 .map(|x| {

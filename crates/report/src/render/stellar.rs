@@ -242,7 +242,7 @@ pub(super) fn stellar_charts(
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     out.md.push_str("## Charts\n\n");
-    let per_batch = |f: &dyn Fn(&kvbench_results::BatchRecord) -> Option<f64>| -> Vec<Series> {
+    let per_batch = |f: &dyn Fn(&ledgerbench_results::BatchRecord) -> Option<f64>| -> Vec<Series> {
         runs.iter()
             .map(|(l, r)| Series {
                 name: l.clone(),
@@ -328,7 +328,7 @@ pub(super) fn stellar_charts(
         ),
     )?;
     for store in &stores {
-        let amp = |f: fn(&kvbench_results::StoreSummary) -> Option<f64>| {
+        let amp = |f: fn(&ledgerbench_results::StoreSummary) -> Option<f64>| {
             lat(&|r| {
                 r.summary
                     .as_ref()
@@ -381,7 +381,10 @@ pub fn run_note(r: &BackendRun) -> String {
 
 /// The largest of a per-batch memory figure over a run, MiB; `n/a` when no
 /// batch has it (older results, or a meter not available).
-pub fn peak_mib(r: &BackendRun, f: fn(&kvbench_results::MemoryRecord) -> Option<u64>) -> String {
+pub fn peak_mib(
+    r: &BackendRun,
+    f: fn(&ledgerbench_results::MemoryRecord) -> Option<u64>,
+) -> String {
     r.batches
         .iter()
         .filter_map(|b| b.memory.as_ref().and_then(f))

@@ -1,6 +1,6 @@
-//! Results of `kvbench run crash`.
+//! Results of `ledgerbench run crash`.
 
-use kvbench_core::{CrashKind, Durability};
+use ledgerbench_core::{CrashKind, Durability};
 use serde::{Deserialize, Serialize};
 
 use crate::RunHeader;
@@ -115,7 +115,7 @@ pub struct CrashRun {
     pub error: Option<String>,
 }
 
-/// Results of `kvbench run crash` (results.json).
+/// Results of `ledgerbench run crash` (results.json).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CrashResults {
     /// Schema, version, workload (`crash`), seed, time, command, machine.
@@ -203,9 +203,9 @@ impl CrashSummary {
             }
             rec.extend(c.recovery_secs);
         }
-        kvbench_core::quantile::sort(&mut rec);
-        s.recovery_p50_secs = kvbench_core::quantile::quantile_sorted(&rec, 0.5);
-        s.recovery_p99_secs = kvbench_core::quantile::quantile_sorted(&rec, 0.99);
+        ledgerbench_core::quantile::sort(&mut rec);
+        s.recovery_p50_secs = ledgerbench_core::quantile::quantile_sorted(&rec, 0.5);
+        s.recovery_p99_secs = ledgerbench_core::quantile::quantile_sorted(&rec, 0.99);
         let intact = s.torn == 0 && s.corrupt == 0 && s.out_of_order == 0 && s.failed_opens == 0;
         s.promise_kept = s.lost_promised == 0 && (level.may_corrupt(kind) || intact);
         s
@@ -214,7 +214,7 @@ impl CrashSummary {
 
 #[cfg(test)]
 mod tests {
-    use kvbench_core::{CrashKind, Durability};
+    use ledgerbench_core::{CrashKind, Durability};
 
     use super::*;
 

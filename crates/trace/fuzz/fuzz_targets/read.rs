@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(mut r) = kvbench_trace::TraceReader::new(std::io::Cursor::new(data), "fuzz".into()) {
+    if let Ok(mut r) = ledgerbench_trace::TraceReader::new(std::io::Cursor::new(data), "fuzz".into()) {
         while let Ok(Some(_)) = r.next_op() {}
     }
 });

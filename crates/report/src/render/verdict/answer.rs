@@ -1,13 +1,13 @@
 //! The answer a reader came for, in one screen: per store the recommended
 //! config, the runner-up and the margin against the model's held-out error,
 //! what the runs rest on (durability, memory limits, data/memory), and how
-//! much each config's batches grew. It opens the report, and `kvbench
+//! much each config's batches grew. It opens the report, and `ledgerbench
 //! report --summary` prints it for the README.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use kvbench_results::BackendRun;
+use ledgerbench_results::BackendRun;
 
 use super::recommend::Candidate;
 use super::{harness_wait, secs};
@@ -176,7 +176,7 @@ impl Answer {
             let _ = writeln!(
                 s,
                 "Lookup bound: a `txdata` design is recommended only if a GET of an existing and of a missing hash stays within {:.0} ms p99 \
-                 at the month's {} batches (`kvbench run fan-out`); the column gives the recommended design's measured p99, existing / missing.\n",
+                 at the month's {} batches (`ledgerbench run fan-out`); the column gives the recommended design's measured p99, existing / missing.\n",
                 b / 1e3,
                 super::MONTH_BATCHES
             );

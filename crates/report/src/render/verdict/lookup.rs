@@ -1,11 +1,11 @@
 //! The lookup bound: a `txdata` design is recommended only if a random-hash
 //! GET, of a transaction that exists and of one that does not (a client
 //! polling for a transaction not yet applied), stays within a stated p99
-//! at the month's batch count, measured by `kvbench run fan-out`. Ingestion
+//! at the month's batch count, measured by `ledgerbench run fan-out`. Ingestion
 //! cost alone would favour a design whose lookups fan out over every batch.
 
-use kvbench_results::StoreSetup;
-use kvbench_results::fanout::FanOutRun;
+use ledgerbench_results::StoreSetup;
+use ledgerbench_results::fanout::FanOutRun;
 
 use super::MONTH_BATCHES;
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use kvbench_results::BackendRun;
+use ledgerbench_results::BackendRun;
 
 use super::stellar::run_note;
 use super::*;
@@ -17,7 +17,7 @@ mod lookup;
 mod recommend;
 pub use answer::Answer;
 use answer::Growth;
-use kvbench_results::fanout::FanOutRun;
+use ledgerbench_results::fanout::FanOutRun;
 use lookup::{Standing, month_lookup};
 use recommend::{Candidate, recommend};
 
@@ -30,13 +30,13 @@ pub const MONTH_TXS: f64 = 550_000.0;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VerdictOptions {
     /// Memory of the machine the month is predicted on, bytes (the
-    /// report does not state its machines'; `kvbench report
+    /// report does not state its machines'; `ledgerbench report
     /// --predict-memory` sets it).
     pub predict_memory: u64,
     /// The lookup bound, microseconds: a `txdata` design whose GET p99
     /// (existing or missing key) at the month's batch count, measured by a
     /// fan-out run among the results, is over it is not recommended
-    /// (`kvbench report --lookup-bound-ms`).
+    /// (`ledgerbench report --lookup-bound-ms`).
     pub lookup_bound_us: f64,
 }
 
@@ -192,7 +192,7 @@ pub(super) fn verdict_section(
         MONTH_TXS as u64,
         opts.predict_memory >> 30
     );
-    for store in kvbench_workloads::stellar::STORES {
+    for store in ledgerbench_workloads::stellar::STORES {
         let mut t = Table::new(&[
             "run",
             ">first -> last batch",
@@ -405,7 +405,7 @@ fn reads_per_get(r: &BackendRun, store: &str) -> String {
 /// that made the run harness-bound.
 fn harness_wait(r: &BackendRun) -> Option<f64> {
     let s = r.summary.as_ref()?;
-    if s.bound != Some(kvbench_results::Bound::Harness) {
+    if s.bound != Some(ledgerbench_results::Bound::Harness) {
         return None;
     }
     Some(s.writer_wait_secs? / s.batch_secs?.max(1e-9))
