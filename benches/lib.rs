@@ -4,46 +4,42 @@
 
 use std::path::Path;
 
-use ledgerbench_core::{KvBackend, KvStore};
-use ledgerbench_lmdb::{Lmdb, LmdbConfig};
-use ledgerbench_mdbx::{Mdbx, MdbxConfig};
-use ledgerbench_mem::{Mem, MemConfig};
+use ledgerbench_core::{Durability, KvStore};
+use ledgerbench_engines::{self as registry, BackendSpec};
 use ledgerbench_rng::{Rng, stream};
-use ledgerbench_rocksdb::{Rocks, RocksConfig};
 
-/// A backend under benchmark: name and opener with bench-sized memory.
-pub type Opener = fn(&Path) -> ledgerbench_core::Result<Box<dyn KvStore>>;
+/// Memory each engine is scaled to (memtables, caches): room for the
+/// preloaded data set, so the benchmarks measure the engines' hot paths.
+pub const MEMORY: u64 = 256 << 20;
 
-/// Every backend config, with memtables sized for a micro-benchmark.
-pub fn backends() -> Vec<(&'static str, Opener)> {
-    fn small(c: RocksConfig) -> RocksConfig {
-        RocksConfig {
-            write_buffer_size: 64 << 20,
-            max_write_buffer_number: 2,
-            max_background_jobs: 2,
-            block_cache_bytes: 64 << 20,
-            ..c
+/// Every backend config in the registry, at durability `process` (the
+/// runs' default, so engines are compared at one promise) and scaled to
+/// [`MEMORY`]; opened in a directory under `root`. A backend that cannot
+/// open here (a Go engine without the sidecar) is left out with its reason
+/// on stderr; one that discards writes (the null engines) has nothing to
+/// read back and is left out.
+pub fn open_all(root: &Path) -> Vec<(String, Box<dyn KvStore>)> {
+    let mut out = Vec::new();
+    for name in registry::names() {
+        match open_one(name, root) {
+            Ok(Some(store)) => out.push((name.to_string(), store)),
+            Ok(None) => {}
+            Err(e) => eprintln!("benches: {name} left out: {e}"),
         }
     }
-    vec![
-        ("rocksdb-leveled", |d| {
-            Rocks::open_boxed(d, &small(RocksConfig::default()))
-        }),
-        ("rocksdb-fifo", |d| {
-            Rocks::open_boxed(d, &small(RocksConfig::fifo(8 << 30)))
-        }),
-        ("lmdb", |d| Lmdb::open_boxed(d, &LmdbConfig::default())),
-        ("mdbx", |d| Mdbx::open_boxed(d, &MdbxConfig::default())),
-        ("mem", |d| {
-            Mem::open_boxed(
-                d,
-                &MemConfig {
-                    persist: false,
-                    log: ledgerbench_mem::MemLog::Off,
-                },
-            )
-        }),
-    ]
+    out
+}
+
+fn open_one(name: &str, root: &Path) -> anyhow::Result<Option<Box<dyn KvStore>>> {
+    let mut spec = BackendSpec::by_name(name)?;
+    spec.set_durability(Durability::Process)?;
+    spec.scale_memory(MEMORY);
+    let store = spec.open(&root.join(name))?;
+    if store.capabilities().discards_writes {
+        store.close()?;
+        return Ok(None);
+    }
+    Ok(Some(store))
 }
 
 /// Key `i`: a 32-byte transaction-hash-like key.
@@ -66,10 +62,18 @@ pub fn value(i: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn every_backend_opens() {
-        for (name, open) in super::backends() {
-            let d = tempfile::tempdir().expect("tempdir");
-            let s = open(&d.path().join("s")).unwrap_or_else(|e| panic!("{name}: {e}"));
+    fn every_backend_of_the_registry_that_keeps_data_opens() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let stores = super::open_all(d.path());
+        let names: Vec<&str> = stores.iter().map(|(n, _)| n.as_str()).collect();
+        // Everything the registry names but the null engines, less those
+        // this machine cannot run (Go engines without the sidecar).
+        for n in ledgerbench_engines::names() {
+            let spec = ledgerbench_engines::BackendSpec::by_name(n).expect("known");
+            let expected = !n.ends_with("null") && spec.unavailable().is_none();
+            assert_eq!(names.contains(&n), expected, "{n}: {names:?}");
+        }
+        for (_, s) in stores {
             s.close().expect("close");
         }
         assert_ne!(super::key(1), super::key(2));

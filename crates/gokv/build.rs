@@ -46,6 +46,10 @@ fn main() {
             break;
         }
     }
+    let ok = matches!(&built, Ok(o) if o.status.success());
+    if !ok {
+        rerun_when_go_appears();
+    }
     match built {
         Ok(o) if o.status.success() => {
             println!(
@@ -66,5 +70,17 @@ fn main() {
                 "cargo:rustc-env=LEDGERBENCH_SIDECAR_UNAVAILABLE=no Go toolchain to build the sidecar ({go}: {e}); install Go 1.26 (scripts/setup.sh does) and rebuild"
             );
         }
+    }
+}
+
+/// Without a Go that builds the sidecar, builds again once one may have
+/// appeared: when `PATH` changes or a file lands in one of its directories
+/// (cargo compares the directories' contents), so installing Go after a
+/// first build is enough, with no `cargo clean`.
+fn rerun_when_go_appears() {
+    println!("cargo:rerun-if-env-changed=PATH");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path).filter(|d| d.is_dir()) {
+        println!("cargo:rerun-if-changed={}", dir.display());
     }
 }

@@ -4,22 +4,13 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-mod crash;
-mod fanout_cmd;
-mod flags;
-mod harness;
-mod import_cmd;
-mod observe;
-mod output;
-mod pointreads_cmd;
-mod presets;
-mod registry;
-mod replay_cmd;
 mod report_cmd;
-mod size;
-mod stellar_cmd;
-mod supervise;
-mod table;
+
+use ledgerbench_engines as registry;
+use ledgerbench_runner::{
+    crash, fanout_cmd, flags, import_cmd, output, pointreads_cmd, presets, replay_cmd,
+    stellar_cmd, supervise,
+};
 
 /// Counts the harness's own heap (Rust allocations; engines in C/C++
 /// allocate with malloc and are not counted), so results can say how much
@@ -105,7 +96,7 @@ enum Workload {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    ledgerbench_mdbx::quiet_notices();
+    registry::init_process();
     if supervise::is_worker() {
         crash::worker::die_with_parent();
     }

@@ -111,7 +111,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let docs = load_all(&args.results)?;
     let verdict = render::VerdictOptions {
-        predict_memory: crate::size::parse(&args.predict_memory)
+        predict_memory: ledgerbench_runner::size::parse(&args.predict_memory)
             .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
         lookup_bound_us: args.lookup_bound_ms * 1e3,
     };

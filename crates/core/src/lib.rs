@@ -10,8 +10,10 @@ pub mod fsutil;
 pub mod quantile;
 mod stats;
 mod store;
+mod tuning;
 
 pub use batch::{Batch, BatchOp};
 pub use error::{Error, Op, Result};
 pub use stats::{DiskUsage, EngineStats, PageOps, counter_delta};
 pub use store::{Capabilities, CrashKind, Durability, KvBackend, KvStore};
+pub use tuning::{ReadPath, Tuning};

@@ -4,7 +4,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::{Batch, DiskUsage, EngineStats, Error, Op, Result, fsutil};
+use crate::{Batch, DiskUsage, EngineStats, Error, Op, ReadPath, Result, Tuning, fsutil};
 
 /// What survives a crash: one promise with the same meaning on every engine,
 /// which each backend maps onto its own settings (see
@@ -211,6 +211,31 @@ pub trait KvBackend {
     /// for presets that shrink a workload; engines that only use the page
     /// cache have nothing to scale.
     fn scale_memory(_cfg: &mut Self::Config, _bytes: u64) {}
+
+    /// How `cfg`'s GETs reach the device.
+    fn read_path(cfg: &Self::Config) -> ReadPath;
+
+    /// Applies `tuning` to `cfg` where the engine has such a setting;
+    /// false when it has none (the config is then unchanged).
+    fn tune(_cfg: &mut Self::Config, _tuning: Tuning) -> bool {
+        false
+    }
+
+    /// Why the engine cannot run on this machine (a helper program that
+    /// did not build, say), or `None` when it can.
+    fn unavailable() -> Option<String> {
+        None
+    }
+
+    /// Process-wide setup the engine needs before anything else runs (e.g.
+    /// quieting a library's log); called once at start for every engine.
+    fn init_process() {}
+
+    /// Whether `cfg` makes the engine drop its oldest data by itself (FIFO
+    /// compaction): such a store does not keep what it was given.
+    fn evicts_oldest(_cfg: &Self::Config) -> bool {
+        false
+    }
 
     /// Opens the store behind a box, for callers that mix engines.
     fn open_boxed(dir: &Path, cfg: &Self::Config) -> Result<Box<dyn KvStore>> {

@@ -144,22 +144,22 @@ impl GoConfig {
     }
 }
 
-/// The sidecar binary: `$LEDGERBENCH_SIDECAR`, else `ledgerbench-sidecar` beside
-/// the running program (or its parent directory, for test binaries), else
-/// the one this crate's build made; or why there is none.
+/// The sidecar binary: `$LEDGERBENCH_SIDECAR`, else the one this crate's
+/// build made (so a stale copy elsewhere never wins over a fresh build),
+/// else `ledgerbench-sidecar` beside the running program (an installed
+/// ledgerbench whose build directory is gone); or why there is none.
 pub fn sidecar() -> std::result::Result<PathBuf, String> {
     if let Ok(p) = std::env::var("LEDGERBENCH_SIDECAR") {
         return Ok(PathBuf::from(p));
     }
-    if let Ok(exe) = std::env::current_exe() {
-        for dir in exe.ancestors().skip(1).take(2) {
-            let p = dir.join("ledgerbench-sidecar");
-            if p.is_file() {
-                return Ok(p);
-            }
-        }
-    }
     if let Some(p) = option_env!("LEDGERBENCH_SIDECAR_BUILT").map(PathBuf::from)
+        && p.is_file()
+    {
+        return Ok(p);
+    }
+    if let Some(p) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("ledgerbench-sidecar")))
         && p.is_file()
     {
         return Ok(p);
@@ -210,6 +210,18 @@ impl KvBackend for Go {
 
     fn durability(cfg: &GoConfig) -> Durability {
         cfg.durability
+    }
+
+    fn read_path(cfg: &GoConfig) -> ledgerbench_core::ReadPath {
+        match cfg.go_engine {
+            GoEngine::Bbolt => ledgerbench_core::ReadPath::Mmap,
+            GoEngine::Null => ledgerbench_core::ReadPath::None,
+            _ => ledgerbench_core::ReadPath::Buffered,
+        }
+    }
+
+    fn unavailable() -> Option<String> {
+        sidecar().err()
     }
 
     fn version(_store_dir: &Path) -> Option<String> {

@@ -104,6 +104,10 @@ impl KvBackend for Lmdb {
         }
     }
 
+    fn read_path(_cfg: &Self::Config) -> ledgerbench_core::ReadPath {
+        ledgerbench_core::ReadPath::Mmap
+    }
+
     fn version(_store_dir: &Path) -> Option<String> {
         Some(engine_version())
     }

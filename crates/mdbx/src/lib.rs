@@ -140,6 +140,14 @@ impl KvBackend for Mdbx {
         }
     }
 
+    fn read_path(_cfg: &Self::Config) -> ledgerbench_core::ReadPath {
+        ledgerbench_core::ReadPath::Mmap
+    }
+
+    fn init_process() {
+        quiet_notices();
+    }
+
     fn version(_store_dir: &Path) -> Option<String> {
         Some(engine_version())
     }

@@ -104,6 +104,10 @@ impl KvBackend for Mem {
         }
     }
 
+    fn read_path(_cfg: &Self::Config) -> ledgerbench_core::ReadPath {
+        ledgerbench_core::ReadPath::Memory
+    }
+
     fn version(_store_dir: &Path) -> Option<String> {
         Some(env!("CARGO_PKG_VERSION").to_string())
     }

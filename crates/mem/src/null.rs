@@ -70,6 +70,10 @@ impl KvBackend for Null {
         Durability::None
     }
 
+    fn read_path(_cfg: &Self::Config) -> ledgerbench_core::ReadPath {
+        ledgerbench_core::ReadPath::None
+    }
+
     fn version(_store_dir: &Path) -> Option<String> {
         Some(env!("CARGO_PKG_VERSION").to_string())
     }

@@ -80,6 +80,10 @@ impl KvBackend for Redb {
         cfg.level
     }
 
+    fn read_path(_cfg: &Self::Config) -> ledgerbench_core::ReadPath {
+        ledgerbench_core::ReadPath::Buffered
+    }
+
     fn version(_store_dir: &Path) -> Option<String> {
         Some(engine_version().to_string())
     }

@@ -133,6 +133,20 @@ pub struct StoreSetup {
     /// from before levels existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<ledgerbench_core::Durability>,
+    /// Whether the config drops the oldest data by itself (FIFO), as the
+    /// registry reported it; absent in results from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evicts_oldest: Option<bool>,
+}
+
+impl StoreSetup {
+    /// Whether the store drops its oldest data by itself. Results from
+    /// before the registry recorded it are read by the one rule that held
+    /// then: only a FIFO compaction style evicted.
+    pub fn evicts_oldest(&self) -> bool {
+        self.evicts_oldest
+            .unwrap_or_else(|| self.config["compaction"]["style"] == "fifo")
+    }
 }
 
 /// One batch of the ingestion protocol.

@@ -63,6 +63,35 @@ impl KvBackend for Rocks {
         }
     }
 
+    fn read_path(c: &RocksConfig) -> ledgerbench_core::ReadPath {
+        if c.use_direct_reads {
+            ledgerbench_core::ReadPath::Direct
+        } else {
+            ledgerbench_core::ReadPath::Buffered
+        }
+    }
+
+    fn tune(c: &mut RocksConfig, tuning: ledgerbench_core::Tuning) -> bool {
+        use ledgerbench_core::Tuning;
+        match tuning {
+            Tuning::NoBackgroundCompaction => c.disable_auto_compactions = true,
+            Tuning::DirectReads(on) => c.use_direct_reads = on,
+            // Level 0 compacts at 4 files instead of the configured trigger.
+            Tuning::FrequentCompactions => c.level0_file_num_compaction_trigger = 4,
+            Tuning::EvictionCapAtLeast(bytes) => match &mut c.compaction {
+                Compaction::Fifo {
+                    max_table_files_size,
+                } => *max_table_files_size = (*max_table_files_size).max(bytes),
+                _ => return false,
+            },
+        }
+        true
+    }
+
+    fn evicts_oldest(c: &RocksConfig) -> bool {
+        matches!(c.compaction, Compaction::Fifo { .. })
+    }
+
     fn version(store_dir: &Path) -> Option<String> {
         engine_version(store_dir)
     }

@@ -109,6 +109,18 @@ impl KvBackend for Partitioned {
         Rocks::durability(&cfg.base)
     }
 
+    fn read_path(cfg: &PartitionedConfig) -> ledgerbench_core::ReadPath {
+        Rocks::read_path(&cfg.base)
+    }
+
+    fn tune(cfg: &mut PartitionedConfig, tuning: ledgerbench_core::Tuning) -> bool {
+        Rocks::tune(&mut cfg.base, tuning)
+    }
+
+    fn evicts_oldest(cfg: &PartitionedConfig) -> bool {
+        Rocks::evicts_oldest(&cfg.base)
+    }
+
     fn version(store_dir: &Path) -> Option<String> {
         crate::engine_version(&part_dir(store_dir, 0))
     }

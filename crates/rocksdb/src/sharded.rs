@@ -80,6 +80,18 @@ impl KvBackend for Sharded {
         Rocks::durability(&cfg.base)
     }
 
+    fn read_path(cfg: &ShardedConfig) -> ledgerbench_core::ReadPath {
+        Rocks::read_path(&cfg.base)
+    }
+
+    fn tune(cfg: &mut ShardedConfig, tuning: ledgerbench_core::Tuning) -> bool {
+        Rocks::tune(&mut cfg.base, tuning)
+    }
+
+    fn evicts_oldest(cfg: &ShardedConfig) -> bool {
+        Rocks::evicts_oldest(&cfg.base)
+    }
+
     fn version(store_dir: &Path) -> Option<String> {
         crate::engine_version(store_dir)
     }

@@ -313,7 +313,7 @@ pub(super) fn verdict_section(
                 let evicts = r
                     .stores
                     .iter()
-                    .any(|s| s.store == store && s.config["compaction"]["style"] == "fifo");
+                    .any(|s| s.store == store && s.evicts_oldest());
                 let backend = r.stores.iter().find(|s| s.store == store);
                 let lookup = Standing::of(
                     bound.is_some() && store == "txdata",

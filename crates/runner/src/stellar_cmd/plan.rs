@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::{self};
 
 use super::*;
+use ledgerbench_core::Tuning;
 
 /// The TOML run file.
 #[derive(Deserialize, Default)]
@@ -141,10 +142,8 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         if let Some(m) = memory {
             s.scale_memory(m);
         }
-        if workload.compaction == CompactionStrategy::None
-            && let Some(c) = s.config.rocks_mut()
-        {
-            c.disable_auto_compactions = true;
+        if workload.compaction == CompactionStrategy::None {
+            s.tune(Tuning::NoBackgroundCompaction);
         }
         if let Some(t) = file.backend.get(name) {
             s.apply_overrides(t)?;
@@ -175,7 +174,10 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
                 s.split_once('=')
                     .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
                     .with_context(|| {
-                        format!("--store `{s}`: write STORE=BACKEND, e.g. txdata=mdbx")
+                        format!(
+                            "--store `{s}`: write STORE=BACKEND, e.g. txdata={}",
+                            registry::DEFAULT_BACKENDS[0]
+                        )
                     })
             })
             .collect::<anyhow::Result<_>>()?

@@ -12,6 +12,7 @@ use ledgerbench_meter::cgroup::{self, MemoryLimit};
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry;
+use ledgerbench_core::Tuning;
 use ledgerbench_driver::observe::Observer;
 
 /// Options of `ledgerbench run point-reads`.
@@ -115,10 +116,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Background compaction off, so "before" is the L0-heavy state the
         // study measured and reads do not race a compaction; the full
         // compaction is the manual one below. `--set` may still turn it on.
-        if let Some(c) = s.config.rocks_mut() {
-            c.disable_auto_compactions = true;
-            c.use_direct_reads = args.io == IoMode::Direct;
-        }
+        s.tune(Tuning::NoBackgroundCompaction);
+        s.tune(Tuning::DirectReads(args.io == IoMode::Direct));
     }
     registry::apply_sets(&mut specs, &args.set.sets)?;
     for s in &specs {

@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use ledgerbench_core::{CrashKind, Durability};
+use ledgerbench_core::{CrashKind, Durability, Tuning};
 use ledgerbench_driver::crash::{CrashResults, CrashShape};
 use ledgerbench_meter::loopdev::LoopFs;
 use ledgerbench_rng::stream;
@@ -101,17 +101,11 @@ fn spec(
     let mut specs = registry::parse_list(name, level)?;
     for s in &mut specs {
         s.scale_memory(memory);
-        if let Some(c) = s.config.rocks_mut() {
-            // Compactions early and often, so crashes land in them; FIFO's
-            // cap above anything a test writes, so eviction is not loss.
-            c.level0_file_num_compaction_trigger = 4;
-            if let ledgerbench_rocksdb::Compaction::Fifo {
-                max_table_files_size,
-            } = &mut c.compaction
-            {
-                *max_table_files_size = 16 << 30;
-            }
-        }
+        // Compactions early and often, so crashes land in them; an
+        // evicting store's cap above anything a test writes, so eviction
+        // is not loss.
+        s.tune(Tuning::FrequentCompactions);
+        s.tune(Tuning::EvictionCapAtLeast(16 << 30));
     }
     let sets: Vec<String> = sets
         .iter()

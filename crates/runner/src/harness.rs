@@ -198,13 +198,7 @@ pub fn run_on_stores(
             env.engine_versions
                 .insert(s.engine().to_string(), v.clone());
         }
-        run.stores.push(StoreSetup {
-            store: name.clone(),
-            backend: spec.name.clone(),
-            engine_version: version,
-            config: serde_json::to_value(&spec.config).unwrap_or_default(),
-            durability: Some(spec.durability()),
-        });
+        run.stores.push(store_setup(spec, name, version));
     }
     if run.error.is_none() {
         run.device_meter = Some(placed.meter.clone());
@@ -310,7 +304,7 @@ impl Placed {
         place: &Placement,
     ) -> ledgerbench_driver::results::points::ReadPath {
         ledgerbench_driver::results::points::ReadPath {
-            reads: spec.config.read_mode().into(),
+            reads: spec.read_path().name().into(),
             read_ahead_kb: self.read_ahead_kb(),
             read_ahead_source: match place.read_ahead_kb {
                 Some(_) => "--read-ahead-kb".into(),
@@ -402,4 +396,17 @@ pub fn place_stores(
         )
     };
     Ok(placed)
+}
+
+/// What results record of a store's backend: its name, settings, level and
+/// what the registry says it can do.
+pub fn store_setup(spec: &BackendSpec, store: &str, version: Option<String>) -> StoreSetup {
+    StoreSetup {
+        store: store.to_string(),
+        backend: spec.name.clone(),
+        engine_version: version,
+        config: serde_json::to_value(&spec.config).unwrap_or_default(),
+        durability: Some(spec.durability()),
+        evicts_oldest: Some(spec.evicts_oldest()),
+    }
 }

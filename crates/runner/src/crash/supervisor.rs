@@ -342,12 +342,9 @@ impl Supervisor<'_> {
         self.shape
             .stores
             .iter()
-            .map(|s| StoreSetup {
-                store: s.name.clone(),
-                backend: spec.name.clone(),
-                engine_version: spec.engine_version(&dir.join(&s.name)),
-                config: serde_json::to_value(&spec.config).unwrap_or_default(),
-                durability: Some(spec.durability()),
+            .map(|s| {
+                let version = spec.engine_version(&dir.join(&s.name));
+                crate::harness::store_setup(spec, &s.name, version)
             })
             .collect()
     }

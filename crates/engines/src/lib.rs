@@ -1,10 +1,12 @@
 //! The only place that names every backend: names -> typed configs -> open
 //! stores. Adding an engine is its crate (a `KvBackend`) plus a line in
-//! `engines!` and a line per named config in `NAMED`.
+//! `engines!` and a line per named config in `NAMED`; everything else
+//! (runs, the crash test, benches, reports) asks a [`BackendSpec`] what the
+//! engine can do and never names one.
 
 use std::path::Path;
 
-use ledgerbench_core::{Durability, KvBackend, KvStore};
+use ledgerbench_core::{Durability, KvBackend, KvStore, ReadPath, Tuning};
 use ledgerbench_fjall::{Fjall, FjallConfig};
 use ledgerbench_gokv::{Go, GoConfig, GoEngine};
 use ledgerbench_lmdb::{Lmdb, LmdbConfig};
@@ -26,6 +28,12 @@ macro_rules! engines {
         #[serde(tag = "engine", rename_all = "kebab-case")]
         pub enum EngineConfig {
             $($(#[$doc])* $variant($config),)*
+        }
+
+        /// Runs every engine's process-wide setup (see
+        /// [`KvBackend::init_process`]); call once at the start of a program.
+        pub fn init_process() {
+            $(<$backend>::init_process();)*
         }
 
         impl BackendSpec {
@@ -54,6 +62,36 @@ macro_rules! engines {
             pub fn engine_version(&self, store_dir: &Path) -> Option<String> {
                 match &self.config {
                     $(EngineConfig::$variant(_) => <$backend>::version(store_dir),)*
+                }
+            }
+
+            /// Why the engine cannot run on this machine, or `None`.
+            pub fn unavailable(&self) -> Option<String> {
+                match &self.config {
+                    $(EngineConfig::$variant(_) => <$backend>::unavailable(),)*
+                }
+            }
+
+            /// How the config's GETs reach the device.
+            pub fn read_path(&self) -> ReadPath {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::read_path(c),)*
+                }
+            }
+
+            /// Applies `tuning` where the engine has such a setting; false
+            /// when it has none (the config is then unchanged).
+            pub fn tune(&mut self, tuning: Tuning) -> bool {
+                match &mut self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::tune(c, tuning),)*
+                }
+            }
+
+            /// Whether the config makes the engine drop its oldest data by
+            /// itself (FIFO): such a store does not keep what it was given.
+            pub fn evicts_oldest(&self) -> bool {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::evicts_oldest(c),)*
                 }
             }
 
@@ -90,44 +128,6 @@ engines! {
     Fjall(FjallConfig) => Fjall,
     /// A Go engine through ledgerbench's sidecar.
     Go(GoConfig) => Go,
-}
-
-impl EngineConfig {
-    /// The RocksDB settings inside this config (a partitioned store's
-    /// partitions included), for tweaks every RocksDB variant shares.
-    pub fn rocks_mut(&mut self) -> Option<&mut RocksConfig> {
-        match self {
-            EngineConfig::Rocksdb(c) => Some(c),
-            EngineConfig::RocksdbPartitioned(p) => Some(&mut p.base),
-            EngineConfig::RocksdbSharded(p) => Some(&mut p.base),
-            _ => None,
-        }
-    }
-
-    /// How the engine's GETs reach the device: `direct` or `buffered`
-    /// pread for RocksDB, `mmap` for the B-trees, `memory` for `mem`.
-    pub fn read_mode(&self) -> &'static str {
-        match self {
-            EngineConfig::Rocksdb(c)
-            | EngineConfig::RocksdbPartitioned(PartitionedConfig { base: c, .. })
-            | EngineConfig::RocksdbSharded(ShardedConfig { base: c, .. }) => {
-                if c.use_direct_reads {
-                    "direct"
-                } else {
-                    "buffered"
-                }
-            }
-            EngineConfig::Lmdb(_) | EngineConfig::Mdbx(_) => "mmap",
-            EngineConfig::Mem(_) => "memory",
-            EngineConfig::Null(_) => "none (regenerated from the key)",
-            EngineConfig::Redb(_) | EngineConfig::Fjall(_) => "buffered",
-            EngineConfig::Go(c) => match c.go_engine {
-                GoEngine::Bbolt => "mmap",
-                GoEngine::Null => "none (regenerated from the key)",
-                _ => "buffered",
-            },
-        }
-    }
 }
 
 /// A name users give and the default config behind it.
@@ -194,6 +194,10 @@ pub const DEFAULT_LIST: &str = "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx";
 /// The backends point reads use when none is named: FIFO is left out, its
 /// reads are leveled RocksDB's without the compaction.
 pub const POINT_READ_LIST: &str = "rocksdb-leveled,lmdb,mdbx";
+
+/// The backends a lookup fan-out uses when none is named: a partition per
+/// batch against one database and hash-prefix shards.
+pub const FAN_OUT_LIST: &str = "rocksdb-partitioned,rocksdb-leveled,rocksdb-sharded";
 
 /// The environment variable that replaces the default backend list.
 pub const BACKENDS_ENV: &str = "LEDGERBENCH_BACKENDS";
@@ -337,114 +341,4 @@ pub fn parse_list(list: &str, level: Durability) -> Result<Vec<BackendSpec>, any
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_config_round_trips_through_json() {
-        // What results record and what a crash worker's job carries.
-        for n in names() {
-            let s = BackendSpec::by_name(n).expect("known");
-            let j = serde_json::to_string(&s.config).expect("serializes");
-            let back: EngineConfig =
-                serde_json::from_str(&j).unwrap_or_else(|e| panic!("{n}: {e}: {j}"));
-            assert_eq!(back, s.config, "{n}");
-        }
-    }
-
-    #[test]
-    fn every_backend_gives_every_level_it_is_set_to() {
-        for n in names() {
-            for level in Durability::ALL {
-                let mut s = BackendSpec::by_name(n).expect("known");
-                // The null engines keep nothing, so they promise nothing more.
-                if n.ends_with("null") && level != Durability::None {
-                    let e = s.set_durability(level).expect_err("refused").to_string();
-                    assert!(e.contains("--durability none"), "{n}: {e}");
-                    continue;
-                }
-                s.set_durability(level)
-                    .expect("every backend has every level");
-                assert_eq!(s.durability(), level, "{n}");
-                s.check_durability(level).expect("same level");
-            }
-        }
-        // An override that weakens a level is caught, naming the backend.
-        let mut specs = parse_list("lmdb", Durability::Power).expect("known");
-        apply_sets(&mut specs, &["lmdb.no_sync=true".into()]).expect("valid --set");
-        let e = specs[0]
-            .check_durability(Durability::Power)
-            .expect_err("weakened")
-            .to_string();
-        assert!(e.contains("lmdb") && e.contains("`none`"), "{e}");
-    }
-
-    #[test]
-    fn the_default_list_is_the_default_backends() {
-        assert_eq!(DEFAULT_LIST, DEFAULT_BACKENDS.join(","));
-        for n in POINT_READ_LIST.split(',') {
-            assert!(names().any(|m| m == n), "{n}");
-        }
-    }
-
-    #[test]
-    fn every_name_resolves_and_unknown_lists_accepted() {
-        for n in names() {
-            assert_eq!(BackendSpec::by_name(n).expect("known").name, n);
-        }
-        let e = BackendSpec::by_name("rocksdb")
-            .expect_err("unknown")
-            .to_string();
-        assert!(e.contains("rocksdb-leveled") && e.contains("mdbx"), "{e}");
-        assert!(parse_list("lmdb,lmdb", Durability::Process).is_err());
-        assert!(parse_list(" , ", Durability::Process).is_err());
-    }
-
-    #[test]
-    fn overrides_merge_and_refuse_unknown_keys() {
-        let mut s = BackendSpec::by_name("rocksdb-fifo").expect("known");
-        let t: toml::Table =
-            toml::from_str("write_buffer_size = 1048576\n[compaction]\nmax_table_files_size = 5\n")
-                .expect("toml");
-        s.apply_overrides(&t).expect("valid overrides");
-        let EngineConfig::Rocksdb(c) = &s.config else {
-            panic!("not rocksdb")
-        };
-        assert_eq!(c.write_buffer_size, 1 << 20);
-        assert_eq!(
-            c.compaction,
-            Compaction::Fifo {
-                max_table_files_size: 5
-            }
-        );
-        let bad: toml::Table = toml::from_str("write_bufer_size = 1").expect("toml");
-        let e = s
-            .apply_overrides(&bad)
-            .expect_err("typo refused")
-            .to_string();
-        assert!(e.contains("write_bufer_size"), "{e}");
-    }
-
-    #[test]
-    fn set_lines_reach_the_named_backend_only() {
-        let mut specs = parse_list("rocksdb-leveled,lmdb", Durability::Process).expect("known");
-        apply_sets(
-            &mut specs,
-            &["rocksdb-leveled.use_direct_reads=true".into()],
-        )
-        .expect("valid --set");
-        let EngineConfig::Rocksdb(c) = &specs[0].config else {
-            panic!("not rocksdb")
-        };
-        assert!(c.use_direct_reads);
-        for bad in [
-            "use_direct_reads=true",
-            "mdbx.write_map=true",
-            "lmdb.no_such_key=1",
-            "rocksdb-leveled.use_direct_reads",
-            "lmdb.map_size=abc",
-        ] {
-            assert!(apply_sets(&mut specs, &[bad.into()]).is_err(), "{bad}");
-        }
-    }
-}
+mod tests;

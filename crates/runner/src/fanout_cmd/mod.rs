@@ -15,9 +15,6 @@ use crate::registry::BackendSpec;
 
 pub mod probe;
 
-/// The designs a month of `txdata` would choose between: a database per
-/// batch, one leveled tree, 16 hash-prefix shards.
-const DEFAULT_BACKENDS: &str = "rocksdb-partitioned,rocksdb-leveled,rocksdb-sharded";
 
 /// Options of `ledgerbench run fan-out`.
 #[derive(clap::Args)]
@@ -56,7 +53,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1800.0)]
     settle_secs: f64,
     /// Backends, comma-separated.
-    #[arg(long, default_value = DEFAULT_BACKENDS)]
+    #[arg(long, default_value = crate::registry::FAN_OUT_LIST)]
     backends: String,
     #[command(flatten)]
     limit: crate::flags::MemoryLimitArg,
