@@ -90,7 +90,10 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("scan");
     g.throughput(Throughput::Elements(SCAN as u64));
-    for (name, store) in stores.iter().filter(|(_, s)| s.capabilities().ordered_iteration) {
+    for (name, store) in stores
+        .iter()
+        .filter(|(_, s)| s.capabilities().ordered_iteration)
+    {
         let mut j = 0usize;
         g.bench_with_input(
             BenchmarkId::new(name, format!("{SCAN}-from-random")),

@@ -47,8 +47,17 @@ fn main() {
         }
     }
     let ok = matches!(&built, Ok(o) if o.status.success());
+    // Tests that need the sidecar are listed as ignored without it, except
+    // where skips must fail (CI sets LEDGERBENCH_REQUIRE_PRIVILEGED).
+    println!("cargo:rustc-check-cfg=cfg(ledgerbench_no_sidecar)");
+    println!("cargo:rerun-if-env-changed=LEDGERBENCH_REQUIRE_PRIVILEGED");
+    let required =
+        std::env::var("LEDGERBENCH_REQUIRE_PRIVILEGED").is_ok_and(|v| !v.is_empty() && v != "0");
     if !ok {
         rerun_when_go_appears();
+        if !required {
+            println!("cargo:rustc-cfg=ledgerbench_no_sidecar");
+        }
     }
     match built {
         Ok(o) if o.status.success() => {

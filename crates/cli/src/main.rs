@@ -8,8 +8,8 @@ mod report_cmd;
 
 use ledgerbench_engines as registry;
 use ledgerbench_runner::{
-    crash, fanout_cmd, flags, import_cmd, output, pointreads_cmd, presets, replay_cmd,
-    stellar_cmd, supervise,
+    crash, fanout_cmd, flags, import_cmd, output, pointreads_cmd, presets, replay_cmd, stellar_cmd,
+    supervise,
 };
 
 /// Counts the harness's own heap (Rust allocations; engines in C/C++

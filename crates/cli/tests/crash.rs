@@ -9,15 +9,10 @@ mod common;
 use common::{ledgerbench, stderr};
 
 fn usable() -> bool {
-    match ledgerbench_meter::loopdev::LoopFs::available()
-        .and_then(|()| ledgerbench_meter::cgroup::MemoryLimit::available())
-    {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("not run: {e}");
-            false
-        }
-    }
+    ledgerbench_testkit::can_run(
+        ledgerbench_meter::loopdev::LoopFs::available()
+            .and_then(|()| ledgerbench_meter::cgroup::MemoryLimit::available()),
+    )
 }
 
 /// Loop devices and cgroups whose maker was `pid`.
@@ -56,6 +51,7 @@ fn assert_no_devices_under(dir: &Path) {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn the_reference_engine_keeps_every_promise_through_kills_and_power_cuts() {
     if !usable() {
         return;
@@ -110,6 +106,7 @@ fn the_reference_engine_keeps_every_promise_through_kills_and_power_cuts() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing() {
     if !usable() {
         return;
@@ -159,6 +156,7 @@ fn a_run_killed_by_its_memory_limit_says_so_keeps_its_batches_and_leaves_nothing
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn a_backend_killed_by_its_memory_limit_does_not_stop_the_ones_after_it() {
     if !usable() {
         return;
@@ -208,6 +206,7 @@ fn a_backend_killed_by_its_memory_limit_does_not_stop_the_ones_after_it() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn clean_removes_what_a_killed_supervisor_left() {
     if !usable() {
         return;
@@ -264,6 +263,7 @@ fn clean_removes_what_a_killed_supervisor_left() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn a_stopped_run_is_recorded_and_cleaned_up() {
     if !usable() {
         return;
@@ -335,6 +335,7 @@ fn stop_with(sig: libc::c_int, name: &str) {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn an_interrupted_run_without_devices_removes_its_stores_and_says_so() {
     if !usable() {
         return;
@@ -362,6 +363,7 @@ fn an_interrupted_run_without_devices_removes_its_stores_and_says_so() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn a_full_private_device_asks_for_a_larger_device() {
     if !usable() {
         return;

@@ -152,9 +152,9 @@ fn a_store_that_keeps_nothing_across_a_reopen_is_refused() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn a_store_over_its_memory_limit_ends_its_run_and_keeps_what_was_measured() {
-    if !root() {
-        eprintln!("skipped: memory cgroups need root");
+    if !ledgerbench_testkit::can_run(ledgerbench_meter::cgroup::MemoryLimit::available()) {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");

@@ -263,10 +263,9 @@ fn generated_workloads_run_on_every_engine_kind_and_check_their_reads() {
     assert!(stderr(&o).contains("a, b, c, d, e, f"), "{}", stderr(&o));
 }
 
-#[test]
-fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
+/// Every generated workload and a trace replay on `backends`.
+fn every_workload_runs_on(backends: &str) {
     let t = tempfile::tempdir().expect("tempdir");
-    let backends = "pebble,goleveldb,badger,bbolt,redb,fjall";
     let o = ledgerbench(
         &[
             "record",
@@ -316,6 +315,18 @@ fn every_generated_workload_and_a_trace_run_on_the_go_and_pure_rust_engines() {
             assert_eq!(s["mismatches"], 0, "{w} {}", run["label"]);
             assert!(s["gets"].as_u64().expect("gets") > 0, "{w}");
         }
+    }
+}
+
+#[test]
+fn every_generated_workload_and_a_trace_run_on_the_pure_rust_engines() {
+    every_workload_runs_on("redb,fjall");
+}
+
+ledgerbench_gokv::needs_sidecar! {
+    #[test]
+    fn every_generated_workload_and_a_trace_run_on_the_go_engines() {
+        every_workload_runs_on("pebble,goleveldb,badger,bbolt");
     }
 }
 

@@ -169,6 +169,27 @@ pub fn sidecar() -> std::result::Result<PathBuf, String> {
         .to_string())
 }
 
+/// Wraps a test that needs the Go sidecar: where this crate's build made
+/// none, the test is listed as ignored with the reason instead of failing.
+#[cfg(ledgerbench_no_sidecar)]
+#[macro_export]
+macro_rules! needs_sidecar {
+    ($($item:tt)*) => {
+        #[ignore = "no Go sidecar: Go was missing or `go build` failed when this was built (install Go 1.26; scripts/setup.sh does)"]
+        $($item)*
+    };
+}
+
+/// Wraps a test that needs the Go sidecar: this build made one, so the
+/// test runs.
+#[cfg(not(ledgerbench_no_sidecar))]
+#[macro_export]
+macro_rules! needs_sidecar {
+    ($($item:tt)*) => {
+        $($item)*
+    };
+}
+
 /// The Go backends.
 pub struct Go;
 

@@ -30,7 +30,20 @@ macro_rules! go_engine {
     };
 }
 
+#[cfg(not(ledgerbench_no_sidecar))]
 go_engine!(pebble, GoEngine::Pebble);
+#[cfg(not(ledgerbench_no_sidecar))]
 go_engine!(goleveldb, GoEngine::Goleveldb);
+#[cfg(not(ledgerbench_no_sidecar))]
 go_engine!(badger, GoEngine::Badger);
+#[cfg(not(ledgerbench_no_sidecar))]
 go_engine!(bbolt, GoEngine::Bbolt);
+
+// Without the sidecar the suite is not built for the Go engines; this line
+// in the test output says so.
+ledgerbench_gokv::needs_sidecar! {
+    #[test]
+    fn the_go_engines_run_the_suite_through_the_sidecar() {
+        assert!(ledgerbench_gokv::sidecar().is_ok());
+    }
+}

@@ -4,6 +4,7 @@
 use ledgerbench_core::{Batch, KvBackend, KvStore};
 use ledgerbench_gokv::{Go, GoConfig, GoEngine};
 
+ledgerbench_gokv::needs_sidecar! {
 #[test]
 fn every_go_store_reports_its_pipe_cost_and_null_keeps_nothing() {
     let t = tempfile::tempdir().expect("tempdir");
@@ -28,4 +29,5 @@ fn every_go_store_reports_its_pipe_cost_and_null_keeps_nothing() {
     assert_eq!(s.wal_bytes, Some(0));
     eprintln!("go-null: round trip {rtt} ns, {per_mib} ns per MiB");
     st.close().expect("close");
+}
 }

@@ -8,10 +8,10 @@ use ledgerbench_meter::loopdev::LoopFs;
 use ledgerbench_rng::Rng;
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn page_ops_times_page_size_match_the_device_when_every_commit_is_synced() {
     let t = tempfile::tempdir().expect("tempdir");
-    if let Err(e) = LoopFs::available() {
-        eprintln!("not run: {e}");
+    if !ledgerbench_testkit::can_run(LoopFs::available()) {
         return;
     }
     let fs = LoopFs::create(

@@ -277,21 +277,29 @@ pub fn own_charged() -> Option<Charged> {
 
 #[cfg(test)]
 mod charged_tests {
+    /// Set in the child this test starts inside a cgroup.
+    const CHILD: &str = "LEDGERBENCH_CGROUP_TEST_CHILD";
+
     #[test]
+    #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
     fn a_limited_process_sees_its_cgroup_and_others_see_none() {
+        if std::env::var_os(CHILD).is_some() {
+            return inside_a_limit();
+        }
         // Outside a ledgerbench cgroup there is nothing of the run's to report.
-        if super::MemoryLimit::available().is_err() {
-            assert_eq!(super::own_charged(), None);
+        assert_eq!(super::own_charged(), None, "test runner is not limited");
+        if !ledgerbench_testkit::can_run(super::MemoryLimit::available()) {
             return;
         }
-        assert_eq!(super::own_charged(), None, "test runner is not limited");
+        // The same test again, in a child process it puts in a cgroup.
         let child = std::process::Command::new(std::env::current_exe().expect("exe"))
             .args([
                 "--exact",
-                "cgroup::charged_tests::child_inside_a_limit",
+                "cgroup::charged_tests::a_limited_process_sees_its_cgroup_and_others_see_none",
                 "--include-ignored",
                 "--nocapture",
             ])
+            .env(CHILD, "1")
             .output()
             .expect("child runs");
         let out = String::from_utf8_lossy(&child.stdout);
@@ -301,9 +309,7 @@ mod charged_tests {
         );
     }
 
-    #[test]
-    #[ignore = "run by the test above in a child process it puts in a cgroup"]
-    fn child_inside_a_limit() {
+    fn inside_a_limit() {
         let _g = super::MemoryLimit::enter(256 << 20).expect("enter");
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("f"), vec![1u8; 8 << 20]).expect("write");

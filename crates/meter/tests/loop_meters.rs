@@ -9,8 +9,7 @@ use std::os::unix::fs::FileExt;
 use ledgerbench_meter::loopdev::LoopFs;
 
 fn loopfs(t: &tempfile::TempDir, size: u64) -> Option<LoopFs> {
-    if let Err(e) = LoopFs::available() {
-        eprintln!("not run: {e}");
+    if !ledgerbench_testkit::can_run(LoopFs::available()) {
         return None;
     }
     Some(
@@ -20,6 +19,7 @@ fn loopfs(t: &tempfile::TempDir, size: u64) -> Option<LoopFs> {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn plain_file_writes_give_write_amplification_near_one() {
     let t = tempfile::tempdir().expect("tempdir");
     let Some(fs) = loopfs(&t, 256 << 20) else {
@@ -47,6 +47,7 @@ fn plain_file_writes_give_write_amplification_near_one() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn reading_uncached_pages_costs_one_device_read_each() {
     let t = tempfile::tempdir().expect("tempdir");
     let Some(fs) = loopfs(&t, 128 << 20) else {

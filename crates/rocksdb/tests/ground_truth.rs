@@ -8,8 +8,7 @@ use ledgerbench_rng::Rng;
 use ledgerbench_rocksdb::{Rocks, RocksConfig};
 
 fn loopfs(t: &tempfile::TempDir) -> Option<LoopFs> {
-    if let Err(e) = LoopFs::available() {
-        eprintln!("not run: {e}");
+    if !ledgerbench_testkit::can_run(LoopFs::available()) {
         return None;
     }
     Some(
@@ -57,6 +56,7 @@ fn load(store: &dyn KvStore, seed: u64, n: usize, value: usize) -> u64 {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn wal_plus_one_flush_writes_twice_the_data_by_engine_and_by_device() {
     let t = tempfile::tempdir().expect("tempdir");
     let Some(fs) = loopfs(&t) else { return };
@@ -104,6 +104,7 @@ fn wal_plus_one_flush_writes_twice_the_data_by_engine_and_by_device() {
 }
 
 #[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn direct_reads_cost_one_device_read_per_block_cache_miss() {
     let t = tempfile::tempdir().expect("tempdir");
     let Some(fs) = loopfs(&t) else { return };

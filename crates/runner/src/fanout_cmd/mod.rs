@@ -15,7 +15,6 @@ use crate::registry::BackendSpec;
 
 pub mod probe;
 
-
 /// Options of `ledgerbench run fan-out`.
 #[derive(clap::Args)]
 pub struct Args {
