@@ -138,7 +138,7 @@ mod tests {
             [149, 49, 123, 158, 180, 211, 54, 148, 52, 121, 240, 80, 212]
         );
         assert_eq!(value_hash(b""), 0xe220_a839_7b1d_cdaf);
-        assert_eq!(value_hash(b"ledgerbench value hash"), 0xa103_bb26_18da_51b9);
+        assert_eq!(value_hash(b"kvbench value hash"), 0xa103_bb26_18da_51b9);
         generate(11, 5, &mut out);
         assert_eq!(out, [35, 208, 44, 213, 69, 204, 92, 85, 232, 99, 208]);
     }

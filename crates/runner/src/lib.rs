@@ -29,4 +29,3 @@ pub mod replay_cmd;
 pub mod size;
 pub mod stellar_cmd;
 pub mod supervise;
-pub mod table;

@@ -16,7 +16,7 @@ use ledgerbench_trace::TraceReader;
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::BackendSpec;
-use crate::{presets, stellar_cmd, table};
+use crate::{presets, stellar_cmd};
 
 /// Options of `ledgerbench record`.
 #[derive(clap::Args)]
@@ -394,6 +394,9 @@ fn run_stream(
         crate::output::write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    args.output
-        .finish(&out, &table::replay_summary(&result), failed)
+    args.output.finish(
+        &out,
+        &ledgerbench_report::render::run_summary(&result),
+        failed,
+    )
 }

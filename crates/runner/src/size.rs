@@ -46,11 +46,6 @@ pub fn parse_named(what: &str, s: &str) -> anyhow::Result<u64> {
     parse(s).map_err(|e| anyhow::anyhow!("{what}: {e}"))
 }
 
-/// Formats bytes as MiB with one decimal.
-pub fn mib(bytes: u64) -> String {
-    format!("{:.1}", bytes as f64 / (1u64 << 20) as f64)
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -10,6 +10,7 @@ mod openloop;
 mod points;
 mod replay;
 mod stellar;
+mod summary;
 mod verdict;
 
 pub use fanout::{fanout_summary, held_per_batch};
@@ -20,6 +21,7 @@ use replay::replay_section;
 pub use replay::replay_tables;
 use stellar::stellar_section;
 pub use stellar::{ingested, peak_mib, run_note};
+pub use summary::run_summary;
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;
 

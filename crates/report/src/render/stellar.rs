@@ -10,7 +10,15 @@ pub(super) fn stellar_section(
     out: &mut Out<'_>,
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
-    let md = &mut out.md;
+    stellar_tables(&mut out.md, runs);
+    stellar_charts(out, runs)?;
+    csv(out, runs)
+}
+
+/// The tables of ingestion runs: per run, per store, per phase, lookups
+/// while streaming and per batch. The report and the summary a run prints
+/// at its end both use them.
+pub(super) fn stellar_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
     md.push_str("## Ingestion\n\n");
     let mut t = Table::new(&[
         "run",
@@ -135,8 +143,6 @@ pub(super) fn stellar_section(
     phases_table(md, runs);
     streaming_table(md, runs);
     batch_table(md, runs);
-    stellar_charts(out, runs)?;
-    csv(out, runs)
 }
 
 pub(super) fn phases_table(md: &mut String, runs: &[(String, &BackendRun)]) {

@@ -25,7 +25,7 @@ use ledgerbench_meter::cgroup::MemoryLimit;
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::{self, BackendSpec};
-use crate::{presets, size, table};
+use crate::{presets, size};
 use ledgerbench_driver::observe::Fanout;
 
 /// Options of `ledgerbench run stellar`. Precedence: flags over the run file over the preset.
@@ -296,8 +296,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    args.output
-        .finish(&out, &table::stellar_summary(&result), failed)
+    args.output.finish(
+        &out,
+        &ledgerbench_report::render::run_summary(&result),
+        failed,
+    )
 }
 
 /// Parses a compaction strategy name.
