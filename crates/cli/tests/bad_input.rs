@@ -308,10 +308,15 @@ fn forced_runs_into_a_used_directory_get_their_own_and_never_collide() {
     first.extend(["--out", "out"]);
     let o = smoke_run(&first, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    // The per-batch table says which batches it shows.
+    // The summary is the report's own tables: the per-batch one shows the
+    // first, middle and last batch and says where every batch is.
     let summary = std::fs::read_to_string(t.path().join("out/summary.md")).expect("summary");
     assert!(
-        summary.contains("batches 1, 3, 4 of 4 shown, every batch in batches.jsonl"),
+        summary.contains("## Per batch (first, middle, last)")
+            && summary.contains("Every batch is in the run's `batches.jsonl`")
+            && ["| null | 1 |", "| null | 3 |", "| null | 4 |"]
+                .iter()
+                .all(|row| summary.contains(row)),
         "{summary}"
     );
     let original = std::fs::read(t.path().join("out/results.json")).expect("results");

@@ -259,9 +259,7 @@ impl BackendSpec {
     /// Applies a TOML table of overrides to the config, refusing unknown keys.
     pub fn apply_overrides(&mut self, table: &toml::Table) -> anyhow::Result<()> {
         let mut current = toml::Table::try_from(&self.config)?;
-        for (k, v) in table {
-            merge(&mut current, k, v.clone());
-        }
+        merge_toml(&mut current, table);
         self.config = current
             .try_into()
             .map_err(|e| anyhow::anyhow!("backend `{}`: {e}", self.name))?;
@@ -269,15 +267,16 @@ impl BackendSpec {
     }
 }
 
-fn merge(into: &mut toml::Table, key: &str, value: toml::Value) {
-    match (into.get_mut(key), value) {
-        (Some(toml::Value::Table(a)), toml::Value::Table(b)) => {
-            for (k, v) in b {
-                merge(a, &k, v);
+/// Merges `from` into `into`, table by table: a key of `from` replaces the
+/// same key of `into`, except tables, which merge (run files and `--set`
+/// lines change one setting, not a whole table).
+pub fn merge_toml(into: &mut toml::Table, from: &toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge_toml(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
             }
-        }
-        (_, v) => {
-            into.insert(key.to_string(), v);
         }
     }
 }

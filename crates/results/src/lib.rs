@@ -54,6 +54,12 @@ pub struct BackendRun {
     /// Repeat number from 0 (`--repeat K`); runs of one label are repeats.
     #[serde(default)]
     pub repeat: u32,
+    /// What the run measures without its memory limit (the backend, or a
+    /// hybrid's `store=backend` list): a sweep's runs of one design share
+    /// it. Absent in results from before it was kept, and in runs that are
+    /// not part of a Stellar plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design: Option<String>,
     /// Each store's backend and config.
     pub stores: Vec<StoreSetup>,
     /// Per-batch records, in order.

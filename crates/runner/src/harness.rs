@@ -119,6 +119,7 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
     BackendRun {
         label: label.to_string(),
         repeat: 0,
+        design: None,
         stores: Vec::new(),
         batches: Vec::new(),
         summary: None,

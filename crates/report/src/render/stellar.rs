@@ -212,7 +212,7 @@ pub fn ingested(r: &BackendRun) -> (String, String) {
 
 /// First, middle and last batch of each run, as the Stellar report sampled them.
 pub(super) fn batch_table(md: &mut String, runs: &[(String, &BackendRun)]) {
-    md.push_str("## Per batch (first, middle, last)\n\nSeconds; device MiB written; full series in `batches.csv`.\n\n| run | batch | ledgers | total s | writer wait s | store | write s | flush s | compaction s | device write MiB | disk MiB |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+    md.push_str("## Per batch (first, middle, last)\n\nSeconds; device MiB written. Every batch is in the run's `batches.jsonl` and in a report's `batches.csv`.\n\n| run | batch | ledgers | total s | writer wait s | store | write s | flush s | compaction s | device write MiB | disk MiB |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
     for (l, r) in runs {
         let n = r.batches.len();
         if n == 0 {

@@ -264,7 +264,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written before the first run too, so a run killed midway (by its
     // memory limit, say) has a results file to be recorded in.
     write_json(&out.join("results.json"), &result)?;
-    for (repeat, (label, specs, memory_limit)) in each {
+    for (repeat, planned) in each {
+        let (label, memory_limit) = (&planned.label, &planned.memory_limit);
         if result
             .runs
             .iter()
@@ -277,10 +278,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &plan,
             &RunId {
                 label,
+                design: &planned.design,
                 repeat,
                 memory_limit: *memory_limit,
             },
-            specs,
+            &planned.specs,
             &rundir,
             &jsonl_path,
             args.keep_stores,
@@ -319,6 +321,8 @@ pub fn parse_compaction(name: &str) -> anyhow::Result<CompactionStrategy> {
 /// A run's label and repeat number.
 struct RunId<'a> {
     label: &'a str,
+    /// The design without the limit (see `PlannedRun::design`).
+    design: &'a str,
     repeat: u32,
     memory_limit: Option<u64>,
 }
@@ -346,6 +350,7 @@ fn run_one(
     let tag = id.tag();
     let label = tag.as_str();
     let mut run = harness::new_run(id.label, id.memory_limit);
+    run.design = Some(id.design.to_string());
     let mut jsonl = JsonlSink::append(jsonl_path, label);
     let mut view = ProgressView::new(label);
     let place = Placement {

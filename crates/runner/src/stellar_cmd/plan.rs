@@ -29,21 +29,22 @@ pub(super) struct Plan {
     pub(super) workload: StellarConfig,
     /// The durability level of every store.
     pub(super) durability: Durability,
-    /// Each run: label and the backend of each store.
-    /// Label, the three stores' specs, and the memory limit of each run
-    /// (a sweep runs each backend at several).
-    pub(super) runs: Vec<(String, [BackendSpec; 3], Option<u64>)>,
+    /// Each run to make (a sweep runs each design at several limits).
+    pub(super) runs: Vec<PlannedRun>,
 }
 
-pub(super) fn merge_table(into: &mut toml::Table, from: &toml::Table) {
-    for (k, v) in from {
-        match (into.get_mut(k), v) {
-            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge_table(a, b),
-            _ => {
-                into.insert(k.clone(), v.clone());
-            }
-        }
-    }
+/// One run to make.
+pub(super) struct PlannedRun {
+    /// Label of its results: the design, with `@LIMIT` in a sweep.
+    pub(super) label: String,
+    /// What it measures without the limit: the backend, or a hybrid's
+    /// `store=backend` list. Runs of one design form one group in the
+    /// verdict, which reads it from the results instead of the label.
+    pub(super) design: String,
+    /// The backend of each store.
+    pub(super) specs: [BackendSpec; 3],
+    /// The run's memory limit, bytes.
+    pub(super) memory_limit: Option<u64>,
 }
 
 /// Parses a run file's text; `path` names it in errors.
@@ -59,7 +60,7 @@ pub(super) fn file_workload(
 ) -> anyhow::Result<StellarConfig> {
     if let Some(t) = &file.workload {
         let mut base = toml::Table::try_from(&workload)?;
-        merge_table(&mut base, t);
+        registry::merge_toml(&mut base, t);
         workload = base
             .try_into()
             .with_context(|| format!("run file {}: [workload]", path.display()))?;
@@ -87,39 +88,7 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             presets::NAMES.join(", ")
         )
     })?;
-
-    let file_path = args.config.as_deref().unwrap_or(std::path::Path::new("?"));
-    let mut workload = file_workload(preset.workload, &file, file_path)?;
-    args.shape.apply(&mut workload)?;
-    if let Some(v) = args.streaming_ledgers {
-        workload.streaming.ledgers = v;
-    }
-    if let Some(v) = args.close_interval_ms {
-        workload.streaming.close_interval_ms = v;
-    }
-    if let Some(v) = args.lookup_workers {
-        workload.streaming.lookup_workers = v;
-    }
-    if let Some(v) = args.lookup_rate {
-        workload.streaming.lookup_rate = Some(v);
-    }
-    if let Some(a) = &args.arrival {
-        workload.streaming.arrival = match a.as_str() {
-            "poisson" => ledgerbench_driver::stellar::Arrival::Poisson,
-            _ => ledgerbench_driver::stellar::Arrival::Fixed,
-        };
-    }
-    if !args.lookup_rates.is_empty() {
-        workload.streaming.lookup_rates = args.lookup_rates.clone();
-    }
-    if let Some(ms) = args.p99_bound_ms {
-        workload.streaming.p99_bound_us = ms * 1000.0;
-    }
-    workload.validate()?;
-    // Sized before anything is created, so a commit too large for the
-    // harness budget is refused up front; results record the size used.
-    let workload = ledgerbench_driver::stellar::budget::resolved(&workload)?;
-
+    let workload = workload_of(args, &preset, &file)?;
     let memory = match (&args.engine_memory, &file.engine_memory, &args.config) {
         (Some(s), _, _) => Some(size::parse_named("--engine-memory", s)?),
         (None, Some(s), Some(p)) => Some(size::parse_named(
@@ -128,45 +97,138 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         )?),
         _ => preset.engine_memory,
     };
-    let sets = args
-        .set
-        .sets
-        .iter()
-        .map(|l| registry::parse_set(l))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let spec = |name: &str| -> anyhow::Result<BackendSpec> {
-        let mut s = BackendSpec::by_name(name)?;
-        s.set_durability(args.level.durability).with_context(|| {
-            format!("backend `{name}` at --durability {}", args.level.durability)
-        })?;
-        if let Some(m) = memory {
-            s.scale_memory(m);
-        }
-        if workload.compaction == CompactionStrategy::None {
-            s.tune(Tuning::NoBackgroundCompaction);
-        }
-        if let Some(t) = file.backend.get(name) {
-            s.apply_overrides(t)?;
-        }
-        // Flags over the run file.
-        for (backend, t) in &sets {
-            if backend == name {
-                s.apply_overrides(t).with_context(|| {
-                    format!(
-                        "--set {backend}.{}",
-                        t.keys().cloned().collect::<Vec<_>>().join(",")
-                    )
-                })?;
-            }
-        }
-        s.check_durability(args.level.durability)?;
-        Ok(s)
+    let specs = Specs {
+        level: args.level.durability,
+        memory,
+        no_background_compaction: workload.compaction == CompactionStrategy::None,
+        file: &file.backend,
+        sets: args
+            .set
+            .sets
+            .iter()
+            .map(|l| registry::parse_set(l))
+            .collect::<anyhow::Result<Vec<_>>>()?,
     };
     for name in file.backend.keys() {
         BackendSpec::by_name(name).with_context(|| "run file [backend.NAME] table".to_string())?;
     }
+    let runs = backend_runs(args, &file, &specs)?;
+    for (backend, _) in &specs.sets {
+        if !runs
+            .iter()
+            .any(|(_, specs)| specs.iter().any(|s| &s.name == backend))
+        {
+            bail!("--set {backend}.…: backend `{backend}` is not in this run");
+        }
+    }
+    let device_size = harness::device_size(
+        args.place.device,
+        args.place.device_size.as_deref(),
+        estimate_device_size(&workload),
+    )?;
+    if device_size.is_some() && args.keep_stores {
+        bail!(
+            "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
+        );
+    }
+    let memory_limit = memory_limit(args, &preset_name, preset.memory_limit)?;
+    Ok(Plan {
+        preset: preset_name,
+        device_size,
+        read_ahead_kb: args.place.read_ahead_kb,
+        workload,
+        durability: args.level.durability,
+        runs: swept(args, runs, memory_limit)?,
+    })
+}
 
-    let mut runs = Vec::new();
+/// The preset's workload, the run file's `[workload]` over it, then flags;
+/// validated and sized before anything is created, so a commit too large
+/// for the harness budget is refused up front (results record the size used).
+fn workload_of(
+    args: &Args,
+    preset: &presets::Preset,
+    file: &RunFile,
+) -> anyhow::Result<StellarConfig> {
+    let file_path = args.config.as_deref().unwrap_or(std::path::Path::new("?"));
+    let mut workload = file_workload(preset.workload.clone(), file, file_path)?;
+    args.shape.apply(&mut workload)?;
+    let st = &mut workload.streaming;
+    if let Some(v) = args.streaming_ledgers {
+        st.ledgers = v;
+    }
+    if let Some(v) = args.close_interval_ms {
+        st.close_interval_ms = v;
+    }
+    if let Some(v) = args.lookup_workers {
+        st.lookup_workers = v;
+    }
+    if let Some(v) = args.lookup_rate {
+        st.lookup_rate = Some(v);
+    }
+    if let Some(a) = &args.arrival {
+        st.arrival = match a.as_str() {
+            "poisson" => ledgerbench_driver::stellar::Arrival::Poisson,
+            _ => ledgerbench_driver::stellar::Arrival::Fixed,
+        };
+    }
+    if !args.lookup_rates.is_empty() {
+        st.lookup_rates = args.lookup_rates.clone();
+    }
+    if let Some(ms) = args.p99_bound_ms {
+        st.p99_bound_us = ms * 1000.0;
+    }
+    workload.validate()?;
+    Ok(ledgerbench_driver::stellar::budget::resolved(&workload)?)
+}
+
+/// How a backend name becomes the spec of a store in this run.
+struct Specs<'a> {
+    level: Durability,
+    memory: Option<u64>,
+    no_background_compaction: bool,
+    /// The run file's `[backend.NAME]` tables.
+    file: &'a BTreeMap<String, toml::Table>,
+    /// `--set` lines, parsed: backend and its one setting.
+    sets: Vec<(String, toml::Table)>,
+}
+
+impl Specs<'_> {
+    /// The named backend at the run's level and memory, with the run file's
+    /// settings and then the flags' over them, checked to still give the level.
+    fn make(&self, name: &str) -> anyhow::Result<BackendSpec> {
+        let mut s = BackendSpec::by_name(name)?;
+        s.set_durability(self.level)
+            .with_context(|| format!("backend `{name}` at --durability {}", self.level))?;
+        if let Some(m) = self.memory {
+            s.scale_memory(m);
+        }
+        if self.no_background_compaction {
+            s.tune(Tuning::NoBackgroundCompaction);
+        }
+        if let Some(t) = self.file.get(name) {
+            s.apply_overrides(t)?;
+        }
+        for (backend, t) in self.sets.iter().filter(|(b, _)| b == name) {
+            s.apply_overrides(t).with_context(|| {
+                format!(
+                    "--set {backend}.{}",
+                    t.keys().cloned().collect::<Vec<_>>().join(",")
+                )
+            })?;
+        }
+        s.check_durability(self.level)?;
+        Ok(s)
+    }
+}
+
+/// The runs' labels and the three stores' specs: one hybrid run
+/// (`--store`, or the run file's `stores`), else one run per backend.
+fn backend_runs(
+    args: &Args,
+    file: &RunFile,
+    specs: &Specs<'_>,
+) -> anyhow::Result<Vec<(String, [BackendSpec; 3])>> {
     let hybrid: Vec<(String, String)> = if !args.stores.is_empty() {
         args.stores
             .iter()
@@ -192,111 +254,116 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         if args.backends.is_some() || args.backend.is_some() {
             bail!("--store builds one hybrid run; do not combine it with --backends or --backend");
         }
-        let mut chosen: [Option<BackendSpec>; 3] = [None, None, None];
-        for (store, backend) in &hybrid {
-            let i = STORES.iter().position(|s| s == store).with_context(|| {
-                format!("unknown store `{store}`; accepted: {}", STORES.join(", "))
-            })?;
-            if chosen[i].is_some() {
-                bail!("store `{store}` is given twice");
-            }
-            chosen[i] = Some(spec(backend)?);
-        }
-        let missing: Vec<&str> = (0..3)
-            .filter(|&i| chosen[i].is_none())
-            .map(|i| STORES[i])
-            .collect();
-        if !missing.is_empty() {
-            bail!(
-                "a hybrid run needs a backend for every store; missing: {}",
-                missing.join(", ")
-            );
-        }
-        let [a, b, c] = chosen.map(|s| s.expect("checked above"));
-        let label = format!("ledgers={},txdata={},txindex={}", a.name, b.name, c.name);
-        runs.push((label, [a, b, c]));
-    } else {
-        let list = match (&args.backends, &args.backend, &file.backends) {
-            (Some(l), _, _) => l.clone(),
-            (None, Some(b), _) => b.clone(),
-            (None, None, Some(v)) => v.join(","),
-            (None, None, None) => std::env::var(registry::BACKENDS_ENV)
-                .unwrap_or_else(|_| registry::DEFAULT_LIST.to_string()),
-        };
-        for s in registry::parse_list(&list, args.level.durability)? {
-            let name = s.name.clone();
-            let one = spec(&name)?;
-            runs.push((name, [one.clone(), one.clone(), one]));
-        }
+        return Ok(vec![hybrid_run(&hybrid, specs)?]);
     }
-    for (backend, _) in &sets {
-        if !runs
+    let list = match (&args.backends, &args.backend, &file.backends) {
+        (Some(l), _, _) => l.clone(),
+        (None, Some(b), _) => b.clone(),
+        (None, None, Some(v)) => v.join(","),
+        (None, None, None) => std::env::var(registry::BACKENDS_ENV)
+            .unwrap_or_else(|_| registry::DEFAULT_LIST.to_string()),
+    };
+    let mut runs = Vec::new();
+    for s in registry::parse_list(&list, specs.level)? {
+        let one = specs.make(&s.name)?;
+        runs.push((s.name, [one.clone(), one.clone(), one]));
+    }
+    Ok(runs)
+}
+
+/// One run with a backend per store, every store named once.
+fn hybrid_run(
+    hybrid: &[(String, String)],
+    specs: &Specs<'_>,
+) -> anyhow::Result<(String, [BackendSpec; 3])> {
+    let mut chosen: [Option<BackendSpec>; 3] = [None, None, None];
+    for (store, backend) in hybrid {
+        let i = STORES
             .iter()
-            .any(|(_, specs)| specs.iter().any(|s| &s.name == backend))
-        {
-            bail!("--set {backend}.…: backend `{backend}` is not in this run");
+            .position(|s| s == store)
+            .with_context(|| format!("unknown store `{store}`; accepted: {}", STORES.join(", ")))?;
+        if chosen[i].is_some() {
+            bail!("store `{store}` is given twice");
         }
+        chosen[i] = Some(specs.make(backend)?);
     }
-    let device_size = harness::device_size(
-        args.place.device,
-        args.place.device_size.as_deref(),
-        estimate_device_size(&workload),
-    )?;
-    if device_size.is_some() && args.keep_stores {
+    let missing: Vec<&str> = (0..3)
+        .filter(|&i| chosen[i].is_none())
+        .map(|i| STORES[i])
+        .collect();
+    if !missing.is_empty() {
         bail!(
-            "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
+            "a hybrid run needs a backend for every store; missing: {}",
+            missing.join(", ")
         );
     }
-    let memory_limit = match args.limit.memory_limit {
-        // Given (`none` included): parsed as every run command does.
-        Some(_) => args.limit.bytes()?,
-        // A preset's limit applies where cgroups work; elsewhere the run
-        // goes on unlimited, says so, and records no limit.
-        None => match preset.memory_limit {
-            Some(b) => match MemoryLimit::available() {
-                Ok(()) => Some(b),
-                Err(e) => {
-                    eprintln!(
-                        "ledgerbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
-                        b >> 20
-                    );
-                    None
-                }
-            },
-            None => None,
-        },
-    };
-    let runs = if args.shape.sweep_limits.is_empty() {
-        runs.into_iter()
-            .map(|(l, s)| (l, s, memory_limit))
-            .collect()
-    } else {
-        // Largest limit first: each backend's runs go from the smallest
-        // data/memory ratio to the largest.
-        let mut limits = Vec::new();
-        for s in &args.shape.sweep_limits {
-            limits.push((
-                s.trim().to_string(),
-                harness::memory_limit_of("--sweep-limits", s)?,
-            ));
+    let [a, b, c] = chosen.map(|s| s.expect("checked above"));
+    let label = format!("ledgers={},txdata={},txindex={}", a.name, b.name, c.name);
+    Ok((label, [a, b, c]))
+}
+
+/// The run's memory limit: the flag's (`none` included), else the preset's
+/// where cgroups work; elsewhere the run goes on unlimited, says so, and
+/// records no limit.
+fn memory_limit(
+    args: &Args,
+    preset_name: &str,
+    preset_limit: Option<u64>,
+) -> anyhow::Result<Option<u64>> {
+    if args.limit.memory_limit.is_some() {
+        return args.limit.bytes();
+    }
+    Ok(preset_limit.and_then(|b| match MemoryLimit::available() {
+        Ok(()) => Some(b),
+        Err(e) => {
+            eprintln!(
+                "ledgerbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
+                b >> 20
+            );
+            None
         }
-        limits.sort_by_key(|l| std::cmp::Reverse(l.1));
-        let mut swept = Vec::new();
-        for (l, s) in &runs {
-            for (name, bytes) in &limits {
-                swept.push((format!("{l}@{name}"), s.clone(), Some(*bytes)));
-            }
+    }))
+}
+
+/// Each run at the run's limit, or (`--sweep-limits`) at every swept limit,
+/// largest first: each backend's runs go from the smallest data/memory
+/// ratio to the largest.
+fn swept(
+    args: &Args,
+    runs: Vec<(String, [BackendSpec; 3])>,
+    memory_limit: Option<u64>,
+) -> anyhow::Result<Vec<PlannedRun>> {
+    if args.shape.sweep_limits.is_empty() {
+        return Ok(runs
+            .into_iter()
+            .map(|(l, specs)| PlannedRun {
+                label: l.clone(),
+                design: l,
+                specs,
+                memory_limit,
+            })
+            .collect());
+    }
+    let mut limits = Vec::new();
+    for s in &args.shape.sweep_limits {
+        limits.push((
+            s.trim().to_string(),
+            harness::memory_limit_of("--sweep-limits", s)?,
+        ));
+    }
+    limits.sort_by_key(|l| std::cmp::Reverse(l.1));
+    let mut swept = Vec::new();
+    for (l, s) in &runs {
+        for (name, bytes) in &limits {
+            swept.push(PlannedRun {
+                label: format!("{l}@{name}"),
+                design: l.clone(),
+                specs: s.clone(),
+                memory_limit: Some(*bytes),
+            });
         }
-        swept
-    };
-    Ok(Plan {
-        preset: preset_name,
-        device_size,
-        read_ahead_kb: args.place.read_ahead_kb,
-        workload,
-        durability: args.level.durability,
-        runs,
-    })
+    }
+    Ok(swept)
 }
 
 /// A sparse device size that holds the largest store with room for space

@@ -15,6 +15,7 @@ use crate::table::Table;
 mod answer;
 mod lookup;
 mod recommend;
+mod store;
 pub use answer::Answer;
 use answer::Growth;
 use ledgerbench_results::fanout::FanOutRun;
@@ -74,7 +75,8 @@ fn points(r: &BackendRun, store: &str) -> Vec<Point> {
         .collect()
 }
 
-/// The backend a run label names: a sweep labels runs `NAME@LIMIT`.
+/// The design a run label names, for results from before runs recorded
+/// their design: a sweep labelled its runs `NAME@LIMIT`.
 fn backend_of(label: &str) -> &str {
     label.rsplit_once('@').map_or(label, |(b, _)| b)
 }
@@ -175,8 +177,22 @@ pub(super) fn verdict_section(
     // The bound is weighed only when fan-out runs are among the results.
     let bound = (!fanouts.is_empty()).then_some(opts.lookup_bound_us);
     answer.lookup_bound_us = bound;
+    intro(&mut out.md, opts);
+    let ctx = store::Ctx {
+        opts,
+        fanouts,
+        bound,
+    };
+    for store in ledgerbench_workloads::stellar::STORES {
+        store::section(out, store, &limited, &ctx, &mut answer)?;
+    }
+    Ok(Some(answer))
+}
+
+/// What the verdict's tables hold and how the model reads them.
+fn intro(md: &mut String, opts: &VerdictOptions) {
     let _ = writeln!(
-        out.md,
+        md,
         "## Verdict: ingestion once data outgrows memory\n\n\
          Per store, every engine and config that ran under a memory limit. Batch cost is the store's write + flush + compaction seconds. \
          The model, fitted per run group: `secs = a * txs + b * txs * miss + c * data`, with `miss = max(0, 1 - memory / data of all stores)` (they share \
@@ -192,191 +208,6 @@ pub(super) fn verdict_section(
         MONTH_TXS as u64,
         opts.predict_memory >> 30
     );
-    for store in ledgerbench_workloads::stellar::STORES {
-        let mut t = Table::new(&[
-            "run",
-            ">first -> last batch",
-            ">worst batch",
-            ">last batch: store / all data over memory",
-            ">WA engine / device",
-            ">space amp",
-            ">lookups through the store p50 / p99 us",
-            ">device reads / KiB per GET",
-            ">compaction debt at end, MiB",
-            ">fit over the backend's runs: a / b / c, R2",
-            ">held out: last batch measured / predicted, error",
-            ">month predicted: first -> last batch, total",
-            "note",
-        ]);
-        let mut groups: Vec<(&str, Vec<Member<'_>>)> = Vec::new();
-        for (l, r) in &limited {
-            let b = backend_of(l);
-            let m = Member {
-                label: l,
-                run: r,
-                points: points(r, store),
-            };
-            match groups.iter_mut().find(|g| g.0 == b) {
-                Some(g) => g.1.push(m),
-                None => groups.push((b, vec![m])),
-            }
-        }
-        let mut series = Vec::new();
-        let mut candidates: Vec<Candidate> = Vec::new();
-        for (group, members) in &groups {
-            answer.growth.push(Growth::of(
-                store,
-                group,
-                members.iter().map(|m| &m.points[..]),
-            ));
-            let checked = check(members);
-            let mut eligible: Vec<Option<Candidate>> = Vec::new();
-            for (i, m) in members.iter().enumerate() {
-                let (l, r, pts) = (m.label, m.run, &m.points);
-                let sum = r.summary.as_ref().and_then(|s| s.stores.get(store));
-                let lookup = r.streaming.as_ref().map(|s| {
-                    if store == "txdata" {
-                        &s.one_step
-                    } else {
-                        &s.two_step
-                    }
-                });
-                let txs: f64 = pts.iter().map(|p| p.txs).sum::<f64>().max(1.0);
-                let bytes_per_tx = pts.last().map_or(0.0, |p| p.data) / txs;
-                let all_per_tx = pts.last().map_or(0.0, |p| p.total) / txs;
-                let month = checked.all.map(|f| {
-                    model::predict_run(
-                        &f,
-                        &Scenario {
-                            batches: MONTH_BATCHES,
-                            txs: MONTH_TXS,
-                            bytes: bytes_per_tx * MONTH_TXS,
-                            total: all_per_tx * MONTH_TXS,
-                            memory: opts.predict_memory as f64,
-                        },
-                    )
-                });
-                t.row([
-                    l.to_string(),
-                    match (pts.first(), pts.last()) {
-                        (Some(a), Some(b)) => format!("{} -> {}", secs(a.secs), secs(b.secs)),
-                        _ => "n/a".into(),
-                    },
-                    // Stalls come and go with background compaction: the
-                    // first and last batch alone can miss them.
-                    pts.iter()
-                        .map(|p| p.secs)
-                        .reduce(f64::max)
-                        .map_or("n/a".into(), secs),
-                    pts.last().map_or("n/a".into(), |p| {
-                        format!("{:.2}x / {:.2}x", p.data / p.memory, p.total / p.memory)
-                    }),
-                    sum.map_or("n/a".into(), |s| {
-                        format!(
-                            "{} / {}",
-                            opt(s.write_amp_engine, 2),
-                            opt(s.write_amp_device, 2)
-                        )
-                    }),
-                    sum.map_or("n/a".into(), |s| format!("{:.2}", s.space_amp)),
-                    lookup.and_then(|l| l.as_ref()).map_or("n/a".into(), |l| {
-                        format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
-                    }),
-                    reads_per_get(r, store),
-                    r.batches
-                        .last()
-                        .and_then(|b| b.stores.iter().find(|s| s.store == store))
-                        .and_then(|s| s.engine.pending_compaction_bytes)
-                        .map_or("n/a".into(), mib),
-                    checked.all.map_or("n/a".into(), |f| {
-                        format!(
-                            "{:.2e} / {:.2e} / {:.2e}, {:.2}",
-                            f.per_tx, f.per_miss, f.per_byte, f.r2
-                        )
-                    }),
-                    match &checked.held_out {
-                        Some(h) if h.member == i => format!(
-                            "{} / {}, {:.0}%",
-                            secs(h.measured),
-                            secs(h.predicted),
-                            h.error_pct
-                        ),
-                        _ => String::new(),
-                    },
-                    month.map_or("n/a".into(), |(a, b, total)| {
-                        format!("{} -> {}, {}", secs(a), secs(b), secs(total))
-                    }),
-                    verdict_note(r),
-                ]);
-                // FIFO drops the oldest data: it does not keep the store,
-                // so it is no answer for one that must.
-                let evicts = r
-                    .stores
-                    .iter()
-                    .any(|s| s.store == store && s.evicts_oldest());
-                let backend = r.stores.iter().find(|s| s.store == store);
-                let lookup = Standing::of(
-                    bound.is_some() && store == "txdata",
-                    backend.and_then(|b| month_lookup(fanouts, b)),
-                    opts.lookup_bound_us,
-                );
-                eligible.push(
-                    month
-                        .filter(|_| r.error.is_none() && r.stopped_early.is_none() && !evicts)
-                        .map(|(_, _, total)| Candidate {
-                            label: group.to_string(),
-                            month: total,
-                            wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
-                            space: sum.map(|s| s.space_amp),
-                            error_pct: checked.held_out.as_ref().map(|h| h.error_pct),
-                            runs: members.len(),
-                            harness_bound: harness_wait(r).is_some(),
-                            lookup: lookup.clone(),
-                        }),
-                );
-                series.push(Series {
-                    name: l.to_string(),
-                    points: pts.iter().map(|p| (p.total / p.memory, p.secs)).collect(),
-                });
-            }
-            // One candidate per config, not per memory limit: the month is
-            // predicted from the whole group. A config counts only when
-            // every run of it finished; its amplification is that of its
-            // most memory-starved run (the one held out).
-            let pick = checked
-                .held_out
-                .as_ref()
-                .map_or(members.len() - 1, |h| h.member);
-            if eligible.iter().all(Option::is_some)
-                && let Some(c) = eligible.into_iter().nth(pick).flatten()
-            {
-                candidates.push(c);
-            }
-        }
-        let _ = writeln!(out.md, "### {store}\n");
-        // Thirteen columns told as two tables: what a batch cost, then
-        // lookups and the model.
-        out.md.push_str("Cost of the store's batches:\n\n");
-        out.md
-            .push_str(&t.columns(&[0, 1, 2, 3, 4, 5, 8, 12]).render());
-        out.md
-            .push_str("\nLookups, and the model fitted to each config:\n\n");
-        out.md.push_str(&t.columns(&[0, 6, 7, 9, 10, 11]).render());
-        out.md.push('\n');
-        let (text, picked) = recommend(store, candidates, bound);
-        out.md.push_str(&text);
-        answer.stores.push(picked);
-        out.chart(
-            &format!("Batch cost against data / memory: {store}"),
-            svg::line_chart(
-                &format!("Batch cost against data / memory: {store}"),
-                "all stores' data / memory",
-                "seconds",
-                &series,
-            ),
-        )?;
-    }
-    Ok(Some(answer))
 }
 
 /// Device reads and KiB per GET of `store` over the verification lookups,

@@ -1,0 +1,263 @@
+//! One store's part of the verdict: a row per limited run, the fit per
+//! config, the configs that qualify and the recommendation among them.
+
+use super::*;
+
+/// What every store's section reads besides its runs.
+pub(super) struct Ctx<'a> {
+    pub(super) opts: &'a VerdictOptions,
+    pub(super) fanouts: &'a [(String, &'a FanOutRun)],
+    /// The lookup bound, microseconds, when fan-out results are inputs.
+    pub(super) bound: Option<f64>,
+}
+
+const COLUMNS: [&str; 13] = [
+    "run",
+    ">first -> last batch",
+    ">worst batch",
+    ">last batch: store / all data over memory",
+    ">WA engine / device",
+    ">space amp",
+    ">lookups through the store p50 / p99 us",
+    ">device reads / KiB per GET",
+    ">compaction debt at end, MiB",
+    ">fit over the backend's runs: a / b / c, R2",
+    ">held out: last batch measured / predicted, error",
+    ">month predicted: first -> last batch, total",
+    "note",
+];
+
+/// Renders `store`'s tables, recommendation and chart, and adds its growth
+/// and pick to `answer`.
+pub(super) fn section(
+    out: &mut Out<'_>,
+    store: &'static str,
+    limited: &[&(String, &BackendRun)],
+    ctx: &Ctx<'_>,
+    answer: &mut Answer,
+) -> Result<(), ReportError> {
+    let mut t = Table::new(&COLUMNS);
+    let mut series = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (group, members) in groups(limited, store) {
+        answer.growth.push(Growth::of(
+            store,
+            group,
+            members.iter().map(|m| &m.points[..]),
+        ));
+        let checked = check(&members);
+        let mut eligible: Vec<Option<Candidate>> = Vec::new();
+        for (i, m) in members.iter().enumerate() {
+            let row = Row::new(m, i, store, &checked, ctx.opts);
+            t.row(row.cells());
+            eligible.push(row.candidate(group, members.len(), ctx));
+            series.push(Series {
+                name: m.label.to_string(),
+                points: m
+                    .points
+                    .iter()
+                    .map(|p| (p.total / p.memory, p.secs))
+                    .collect(),
+            });
+        }
+        // One candidate per config, not per memory limit: the month is
+        // predicted from the whole group. A config counts only when every
+        // run of it finished; its amplification is that of its most
+        // memory-starved run (the one held out).
+        let pick = checked
+            .held_out
+            .as_ref()
+            .map_or(members.len() - 1, |h| h.member);
+        if eligible.iter().all(Option::is_some)
+            && let Some(c) = eligible.into_iter().nth(pick).flatten()
+        {
+            candidates.push(c);
+        }
+    }
+    let _ = writeln!(out.md, "### {store}\n");
+    // Thirteen columns told as two tables: what a batch cost, then lookups
+    // and the model.
+    out.md.push_str("Cost of the store's batches:\n\n");
+    out.md
+        .push_str(&t.columns(&[0, 1, 2, 3, 4, 5, 8, 12]).render());
+    out.md
+        .push_str("\nLookups, and the model fitted to each config:\n\n");
+    out.md.push_str(&t.columns(&[0, 6, 7, 9, 10, 11]).render());
+    out.md.push('\n');
+    let (text, picked) = recommend(store, candidates, ctx.bound);
+    out.md.push_str(&text);
+    answer.stores.push(picked);
+    let title = format!("Batch cost against data / memory: {store}");
+    out.chart(
+        &title,
+        svg::line_chart(&title, "all stores' data / memory", "seconds", &series),
+    )
+}
+
+/// The limited runs grouped by config (a sweep's runs of one backend at
+/// several limits form one group), in first-seen order.
+fn groups<'a>(
+    limited: &[&'a (String, &'a BackendRun)],
+    store: &str,
+) -> Vec<(&'a str, Vec<Member<'a>>)> {
+    let mut groups: Vec<(&str, Vec<Member<'_>>)> = Vec::new();
+    for (l, r) in limited.iter().copied() {
+        let b = r.design.as_deref().unwrap_or_else(|| backend_of(l));
+        let m = Member {
+            label: l,
+            run: r,
+            points: points(r, store),
+        };
+        match groups.iter_mut().find(|g| g.0 == b) {
+            Some(g) => g.1.push(m),
+            None => groups.push((b, vec![m])),
+        }
+    }
+    groups
+}
+
+/// One run's row of a store's table and what it offers as a candidate.
+struct Row<'a> {
+    m: &'a Member<'a>,
+    /// Its index in the group, to find the held-out run.
+    i: usize,
+    store: &'static str,
+    checked: &'a Checked,
+    /// The month predicted from the group's fit: first and last batch, total.
+    month: Option<(f64, f64, f64)>,
+}
+
+impl<'a> Row<'a> {
+    fn new(
+        m: &'a Member<'a>,
+        i: usize,
+        store: &'static str,
+        checked: &'a Checked,
+        opts: &VerdictOptions,
+    ) -> Self {
+        let pts = &m.points;
+        let txs: f64 = pts.iter().map(|p| p.txs).sum::<f64>().max(1.0);
+        let bytes_per_tx = pts.last().map_or(0.0, |p| p.data) / txs;
+        let all_per_tx = pts.last().map_or(0.0, |p| p.total) / txs;
+        let month = checked.all.map(|f| {
+            model::predict_run(
+                &f,
+                &Scenario {
+                    batches: MONTH_BATCHES,
+                    txs: MONTH_TXS,
+                    bytes: bytes_per_tx * MONTH_TXS,
+                    total: all_per_tx * MONTH_TXS,
+                    memory: opts.predict_memory as f64,
+                },
+            )
+        });
+        Self {
+            m,
+            i,
+            store,
+            checked,
+            month,
+        }
+    }
+
+    fn summary(&self) -> Option<&'a ledgerbench_results::StoreSummary> {
+        let r: &'a BackendRun = self.m.run;
+        r.summary.as_ref().and_then(|s| s.stores.get(self.store))
+    }
+
+    /// The thirteen cells of [`COLUMNS`].
+    fn cells(&self) -> Vec<String> {
+        let (r, pts, store) = (self.m.run, &self.m.points, self.store);
+        let sum = self.summary();
+        let lookup = r.streaming.as_ref().map(|s| {
+            if store == "txdata" {
+                &s.one_step
+            } else {
+                &s.two_step
+            }
+        });
+        vec![
+            self.m.label.to_string(),
+            match (pts.first(), pts.last()) {
+                (Some(a), Some(b)) => format!("{} -> {}", secs(a.secs), secs(b.secs)),
+                _ => "n/a".into(),
+            },
+            // Stalls come and go with background compaction: the first and
+            // last batch alone can miss them.
+            pts.iter()
+                .map(|p| p.secs)
+                .reduce(f64::max)
+                .map_or("n/a".into(), secs),
+            pts.last().map_or("n/a".into(), |p| {
+                format!("{:.2}x / {:.2}x", p.data / p.memory, p.total / p.memory)
+            }),
+            sum.map_or("n/a".into(), |s| {
+                format!(
+                    "{} / {}",
+                    opt(s.write_amp_engine, 2),
+                    opt(s.write_amp_device, 2)
+                )
+            }),
+            sum.map_or("n/a".into(), |s| format!("{:.2}", s.space_amp)),
+            lookup.and_then(|l| l.as_ref()).map_or("n/a".into(), |l| {
+                format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
+            }),
+            reads_per_get(r, store),
+            r.batches
+                .last()
+                .and_then(|b| b.stores.iter().find(|s| s.store == store))
+                .and_then(|s| s.engine.pending_compaction_bytes)
+                .map_or("n/a".into(), mib),
+            self.checked.all.map_or("n/a".into(), |f| {
+                format!(
+                    "{:.2e} / {:.2e} / {:.2e}, {:.2}",
+                    f.per_tx, f.per_miss, f.per_byte, f.r2
+                )
+            }),
+            match &self.checked.held_out {
+                Some(h) if h.member == self.i => format!(
+                    "{} / {}, {:.0}%",
+                    secs(h.measured),
+                    secs(h.predicted),
+                    h.error_pct
+                ),
+                _ => String::new(),
+            },
+            self.month.map_or("n/a".into(), |(a, b, total)| {
+                format!("{} -> {}, {}", secs(a), secs(b), secs(total))
+            }),
+            verdict_note(r),
+        ]
+    }
+
+    /// The run as a candidate for the store: none when it failed, stopped
+    /// early, has no month or does not keep the store (an engine that
+    /// evicts its oldest data is no answer for a store that must keep it).
+    fn candidate(&self, group: &str, runs: usize, ctx: &Ctx<'_>) -> Option<Candidate> {
+        let (r, store) = (self.m.run, self.store);
+        let evicts = r
+            .stores
+            .iter()
+            .any(|s| s.store == store && s.evicts_oldest());
+        if r.error.is_some() || r.stopped_early.is_some() || evicts {
+            return None;
+        }
+        let (_, _, total) = self.month?;
+        let sum = self.summary();
+        let backend = r.stores.iter().find(|s| s.store == store);
+        Some(Candidate {
+            label: group.to_string(),
+            month: total,
+            wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
+            space: sum.map(|s| s.space_amp),
+            error_pct: self.checked.held_out.as_ref().map(|h| h.error_pct),
+            runs,
+            harness_bound: harness_wait(r).is_some(),
+            lookup: Standing::of(
+                ctx.bound.is_some() && store == "txdata",
+                backend.and_then(|b| month_lookup(ctx.fanouts, b)),
+                ctx.opts.lookup_bound_us,
+            ),
+        })
+    }
+}
