@@ -146,12 +146,10 @@ pub type Body<'a> = dyn FnMut(&[&dyn KvStore], &[Option<&Device>]) -> Option<Dri
 /// them, closes them and cleans up, recording setup, usage, memory peak and
 /// any error (with a hint when the disk filled) in `run`. `tag` names the
 /// run's directories.
-#[allow(clippy::too_many_arguments)]
 pub fn run_on_stores(
     place: &Placement,
     tag: &str,
-    names: &[String],
-    specs: &[BackendSpec],
+    (names, specs): (&[String], &[BackendSpec]),
     rundir: &RunDir,
     env: &mut EnvInfo,
     run: &mut BackendRun,

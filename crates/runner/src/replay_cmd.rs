@@ -359,8 +359,7 @@ fn run_stream(
         harness::run_on_stores(
             &place,
             &spec.name,
-            &header.stores,
-            &per_store,
+            (&header.stores, &per_store),
             &rundir,
             &mut result.header.env,
             &mut run,

@@ -217,16 +217,22 @@ impl<'a> Applier<'a> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The stores a replay writes: the workload's names for them, the open
+/// stores and their private devices.
+pub(super) type Targets<'a> = (
+    &'a [String],
+    &'a [&'a dyn KvStore],
+    &'a [Option<&'a Device>],
+);
+
+/// Applies `src`'s operations to the stores, a segment per mark, tallying
+/// latencies per store and counts; paced open loop when `pace` is given.
 pub(super) fn run_ops(
     src: &mut dyn OpSource,
-    names: &[String],
-    stores: &[&dyn KvStore],
-    devices: &[Option<&Device>],
+    (names, stores, devices): Targets<'_>,
     observer: &mut dyn Observer,
     segments: &mut Vec<SegmentRecord>,
-    hists: &mut Vec<OpHists>,
-    counts: &mut Counts,
+    (hists, counts): (&mut Vec<OpHists>, &mut Counts),
     counters: &Counters,
     pace: Option<super::Pace>,
 ) -> Result<(), DriverError> {

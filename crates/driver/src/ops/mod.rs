@@ -90,13 +90,10 @@ pub fn replay_paced(
         let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
         let r = run_ops(
             src,
-            &names,
-            stores,
-            devices,
+            (&names, stores, devices),
             observer,
             &mut out.segments,
-            &mut hists,
-            &mut counts,
+            (&mut hists, &mut counts),
             &counters,
             pace,
         );
@@ -105,22 +102,24 @@ pub fn replay_paced(
         r
     });
     finish(
-        &mut out, result, &names, stores, &hists, &counts, started, usage0,
+        &mut out,
+        result,
+        (&names, stores),
+        (&hists, &counts),
+        (started, usage0),
     );
     out
 }
 
-/// Records the phase cost, counts live bytes and builds the summary.
-#[allow(clippy::too_many_arguments)]
+/// Records the phase cost, counts live bytes and builds the summary, from
+/// the stores (their names and the open stores), what was tallied (latency
+/// histograms and counts) and when the replay started (wall clock, usage).
 fn finish(
     out: &mut OpsOutcome,
     result: Result<(), DriverError>,
-    names: &[String],
-    stores: &[&dyn KvStore],
-    hists: &[OpHists],
-    counts: &Counts,
-    started: Instant,
-    usage0: Usage,
+    (names, stores): (&[String], &[&dyn KvStore]),
+    (hists, counts): (&[OpHists], &Counts),
+    (started, usage0): (Instant, Usage),
 ) {
     let wall = started.elapsed().as_secs_f64();
     out.phases.push(PhaseCost {
@@ -269,7 +268,11 @@ pub fn replay_parallel(
         Ok(())
     })();
     finish(
-        &mut out, result, &names, stores, &hists, &counts, started, usage0,
+        &mut out,
+        result,
+        (&names, stores),
+        (&hists, &counts),
+        (started, usage0),
     );
     out
 }

@@ -123,20 +123,19 @@ pub(super) fn pregenerate(
     spool.finish(spool_at.drop_behind)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Writes every batch of the workload (`cfg` and its generator) into the
+/// stores (and their devices), recording batches and samples into `out`
+/// and latencies into `hists`; generated data comes from generator threads,
+/// or from `spool` when it was generated ahead.
 pub(super) fn ingest(
-    cfg: &StellarConfig,
-    gen_: &StellarGen,
+    (cfg, gen_): (&StellarConfig, &StellarGen),
     label: &str,
-    stores: Stores<'_>,
-    devices: Devices<'_>,
+    (stores, devices): (Stores<'_>, Devices<'_>),
     observer: &mut dyn Observer,
-    out: &mut Outcome,
-    hists: &mut [OpHists; 3],
+    (out, hists): (&mut Outcome, &mut [OpHists; 3]),
     spool: Option<SpoolReader>,
 ) -> Result<(), DriverError> {
     let plan = plan_of(cfg);
-    let total_batches = cfg.batches();
     let stop = AtomicBool::new(false);
     let counters = Counters::for_ledgers();
     let started = Instant::now();
@@ -165,7 +164,6 @@ pub(super) fn ingest(
             &rxs,
             observer,
             &mut out.batches,
-            total_batches,
         );
         stop.store(true, Ordering::Relaxed);
         drop(rxs);
@@ -183,7 +181,9 @@ pub(super) struct Writer<'a> {
     pub(super) hists: &'a mut [OpHists; 3],
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Writes the batches of `plan` as chunks arrive on `rxs`, a record per
+/// batch; stops early (and says why) when a batch is over the workload's
+/// bound.
 pub(super) fn write_batches(
     cfg: &StellarConfig,
     label: &str,
@@ -192,8 +192,8 @@ pub(super) fn write_batches(
     rxs: &[Receiver<Result<Chunk, DriverError>>],
     observer: &mut dyn Observer,
     records: &mut Vec<BatchRecord>,
-    total_batches: u32,
 ) -> Result<Option<String>, DriverError> {
+    let total_batches = cfg.batches();
     let Writer {
         stores,
         devices,

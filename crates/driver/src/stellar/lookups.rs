@@ -254,18 +254,15 @@ fn stream_phase(
         let open = rate.map(|rate| {
             let (last, done) = (&last, &done);
             scope.spawn(move || {
-                super::openloop::run(
-                    gen_,
-                    stores,
+                let o = super::openloop::OpenLoop {
                     rate,
-                    s.arrival,
-                    s.lookup_workers,
+                    arrival: s.arrival,
+                    workers: s.lookup_workers,
                     first,
-                    last,
-                    done,
                     checkable,
-                    Some(s.p99_bound_us),
-                )
+                    p99_bound_us: Some(s.p99_bound_us),
+                };
+                super::openloop::run(gen_, stores, o, last, done)
             })
         });
         let mut workers = Vec::new();

@@ -347,7 +347,12 @@ pub fn run_spooled(
     let mut phase = Phase::start("ingest");
     let mut hists: [OpHists; 3] = Default::default();
     if let Err(e) = ingest(
-        cfg, &gen_, label, stores, devices, observer, &mut out, &mut hists, spool,
+        (cfg, &gen_),
+        label,
+        (stores, devices),
+        observer,
+        (&mut out, &mut hists),
+        spool,
     ) {
         out.error = Some(e);
     }

@@ -76,22 +76,41 @@ fn sharpen_schedule_thread() -> bool {
     }
 }
 
-/// Issues requests at `rate` per second until `done`, serving them on
-/// `workers` threads; lookups alternate one-step and two-step. `last` is the
-/// newest ledger written so far.
-#[allow(clippy::too_many_arguments)]
+/// The open-loop schedule: how fast requests come and who serves them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OpenLoop {
+    /// Requests per second.
+    pub(super) rate: f64,
+    /// Fixed or Poisson arrivals.
+    pub(super) arrival: Arrival,
+    /// Threads serving the requests.
+    pub(super) workers: usize,
+    /// First ledger of the history lookups pick from.
+    pub(super) first: u32,
+    /// Whether each answer can be checked against the generator.
+    pub(super) checkable: bool,
+    /// The p99 bound a rate is sustained under, microseconds.
+    pub(super) p99_bound_us: Option<f64>,
+}
+
+/// Issues requests at `o.rate` per second until `done`, serving them on
+/// `o.workers` threads; lookups alternate one-step and two-step. `last` is
+/// the newest ledger written so far.
 pub(super) fn run(
     gen_: &StellarGen,
     stores: Stores<'_>,
-    rate: f64,
-    arrival: Arrival,
-    workers: usize,
-    first: u32,
+    o: OpenLoop,
     last: &AtomicU32,
     done: &AtomicBool,
-    checkable: bool,
-    p99_bound_us: Option<f64>,
 ) -> Result<OpenLoopResult, DriverError> {
+    let OpenLoop {
+        rate,
+        arrival,
+        workers,
+        first,
+        checkable,
+        p99_bound_us,
+    } = o;
     let (tx, rx) = bounded::<Request>(QUEUE);
     let totals = Mutex::new((Pair::new(), Pair::new(), 0u64, 0u64));
     let started = Instant::now();

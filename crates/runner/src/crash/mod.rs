@@ -207,14 +207,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             memory_limit,
             device_size,
         };
-        let run = sup.run(
-            &rundir,
-            &tag,
-            spec,
+        let cell = supervisor::Cell {
+            spec: &spec,
             level,
             kind,
-            stream(args.seed, n as u64, 0),
-        );
+            seed: stream(args.seed, n as u64, 0),
+        };
+        let run = sup.run(&rundir, &tag, cell);
         bar.finish_and_clear();
         eprintln!(
             "[{tag}] {}",

@@ -41,113 +41,125 @@ impl Drop for Worker {
     }
 }
 
+/// One cell of the crash matrix: a backend at a durability level under a
+/// crash kind, with the seed of its cycles.
+pub(super) struct Cell<'a> {
+    pub(super) spec: &'a BackendSpec,
+    pub(super) level: Durability,
+    pub(super) kind: CrashKind,
+    pub(super) seed: u64,
+}
+
+/// A cell's private device and what its cycles carry from one to the next.
+/// Fields drop in order: the device before its cgroup, both after every
+/// worker (each is reaped inside a cycle).
+struct Device {
+    fs: LoopFs,
+    limit: Option<MemoryLimit>,
+    /// The stores' directory on the device (absolute: a worker in its own
+    /// mount namespace keeps only the loop mount holding this path).
+    dir: PathBuf,
+    /// The workers' log.
+    log: PathBuf,
+    /// Per store, batches acknowledged and batches present after the last check.
+    acked: Vec<u64>,
+    present: Vec<u64>,
+    /// The boot id file once a power cut "rebooted" the machine.
+    boot: Option<PathBuf>,
+    rng: Rng,
+}
+
 impl Supervisor<'_> {
-    pub(super) fn run(
-        &self,
-        rundir: &RunDir,
-        tag: &str,
-        spec: BackendSpec,
-        level: Durability,
-        kind: CrashKind,
-        seed: u64,
-    ) -> CrashRun {
+    pub(super) fn run(&self, rundir: &RunDir, tag: &str, cell: Cell<'_>) -> CrashRun {
         let mut run = CrashRun {
-            backend: spec.name.clone(),
-            durability: level,
-            kind,
+            backend: cell.spec.name.clone(),
+            durability: cell.level,
+            kind: cell.kind,
             stores: Vec::new(),
             memory_limit_bytes: self.memory_limit,
             cycles: Vec::new(),
             summary: CrashSummary::default(),
             error: None,
         };
-        if let Err(e) = self.cycles_on_device(rundir, tag, &spec, level, kind, seed, &mut run) {
+        if let Err(e) = self.cycles_on_device(rundir, tag, &cell, &mut run) {
             run.error = Some(format!("{e:#}"));
         }
-        run.summary = CrashSummary::of(&run.cycles, level, kind);
+        run.summary = CrashSummary::of(&run.cycles, cell.level, cell.kind);
         run
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn cycles_on_device(
-        &self,
-        rundir: &RunDir,
-        tag: &str,
-        spec: &BackendSpec,
-        level: Durability,
-        kind: CrashKind,
-        seed: u64,
-        run: &mut CrashRun,
-    ) -> anyhow::Result<()> {
+    /// Makes the cell's private device and cgroup under the run directory.
+    fn device(&self, rundir: &RunDir, tag: &str, seed: u64) -> anyhow::Result<Device> {
         let root = rundir.path().join("devices");
         std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
         let name = sanitize(tag);
-        // Dropped in reverse order: the cgroup after the device, both after
-        // every worker (each is reaped inside `cycle`).
         let limit = self
             .memory_limit
             .map(|b| MemoryLimit::create(b, &name))
             .transpose()?;
-        let mut fs = LoopFs::create(
+        let fs = LoopFs::create(
             &root.join(format!("{name}.img")),
             &root.join(&name),
             self.device_size,
             None,
         )?;
-        // Absolute: a worker in its own mount namespace keeps only the loop
-        // mount holding this path.
         let dir = std::path::absolute(fs.path().join("stores")).context("store path")?;
-        let log = rundir.path().join(format!("{name}.worker.log"));
-        let mut acked = vec![0u64; self.shape.stores.len()];
-        let mut present = vec![0u64; self.shape.stores.len()];
-        let mut rng = Rng::new(seed);
-        let mut boot: Option<PathBuf> = None;
+        Ok(Device {
+            fs,
+            limit,
+            dir,
+            log: rundir.path().join(format!("{name}.worker.log")),
+            acked: vec![0; self.shape.stores.len()],
+            present: vec![0; self.shape.stores.len()],
+            boot: None,
+            rng: Rng::new(seed),
+        })
+    }
+
+    fn cycles_on_device(
+        &self,
+        rundir: &RunDir,
+        tag: &str,
+        cell: &Cell<'_>,
+        run: &mut CrashRun,
+    ) -> anyhow::Result<()> {
+        let mut dev = self.device(rundir, tag, cell.seed)?;
         for cycle in 0..self.cycles {
-            let from = present.iter().copied().min().unwrap_or(0);
+            let from = dev.present.iter().copied().min().unwrap_or(0);
             let mut job = Job {
-                spec: spec.clone(),
+                spec: cell.spec.clone(),
                 shape: self.shape.clone(),
                 seed: self.seed,
-                dir: dir.clone(),
+                dir: dev.dir.clone(),
                 from,
                 batches: self.batches,
                 window: Vec::new(),
                 upto: Vec::new(),
                 samples: SAMPLES,
             };
-            let target = 1 + rng.below(self.batches * self.shape.stores.len() as u64);
-            let jitter = Duration::from_millis(rng.below(20));
-            let (new_acks, compacting) = self.write_until_crash(
-                &job,
-                &log,
-                limit.as_ref(),
-                target,
-                jitter,
-                kind,
-                &mut fs,
-                &mut acked,
-                &mut boot,
-                &mut rng,
-            )?;
+            let target = 1 + dev.rng.below(self.batches * self.shape.stores.len() as u64);
+            let jitter = Duration::from_millis(dev.rng.below(20));
+            let (new_acks, compacting) =
+                self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind)?;
             if cycle == 0 {
-                run.stores = self.setups(spec, &dir);
+                run.stores = self.setups(cell.spec, &dev.dir);
             }
             let last = cycle + 1 == self.cycles;
-            for i in 0..acked.len() {
-                let upto = acked[i].max(present[i]) + 2;
+            for i in 0..dev.acked.len() {
+                let upto = dev.acked[i].max(dev.present[i]) + 2;
                 job.upto.push(upto);
                 // Dense from below where this cycle's writer started: a
                 // batch it rewrote may be the one missing.
-                let dense = from.min(acked[i]).saturating_sub(WINDOW);
+                let dense = from.min(dev.acked[i]).saturating_sub(WINDOW);
                 job.window.push(if last { 0 } else { dense });
             }
             if last {
                 job.samples = u64::MAX;
             }
-            let checked = self.check(&job, &log, limit.as_ref(), boot.as_deref())?;
-            let mut c = Cycle {
+            let checked = self.check(&job, &dev.log, dev.limit.as_ref(), dev.boot.as_deref())?;
+            let c = Cycle {
                 cycle,
-                acked: acked.clone(),
+                acked: dev.acked.clone(),
                 new_acks,
                 during_compaction: compacting,
                 recovery_secs: checked.open_secs,
@@ -157,27 +169,7 @@ impl Supervisor<'_> {
                 lost_promised: 0,
                 reset: false,
             };
-            c.lost = c.lost_batches();
-            if !level.may_lose(kind) {
-                c.lost_promised = c.lost;
-            }
-            let damaged = c.open_error.is_some()
-                || c.stores
-                    .iter()
-                    .any(|r| r.torn + r.corrupt + r.out_of_order > 0);
-            if damaged {
-                // Nothing sound to go on from: start the store afresh.
-                remove_stores(&dir, &self.shape.stores)?;
-                acked.iter_mut().for_each(|a| *a = 0);
-                present.iter_mut().for_each(|p| *p = 0);
-                c.reset = true;
-            } else {
-                for (i, r) in checked.stores.iter().enumerate() {
-                    present[i] = r.recovered;
-                    // Lost batches are written again and acknowledged anew.
-                    acked[i] = acked[i].min(r.recovered);
-                }
-            }
+            let c = self.judge(c, &checked, cell, &mut dev)?;
             self.bar.set_message(format!(
                 "{} acked, {} lost ({} promised)",
                 run.cycles.iter().map(|c| c.new_acks).sum::<u64>() + c.new_acks,
@@ -187,29 +179,55 @@ impl Supervisor<'_> {
             self.bar.inc(1);
             run.cycles.push(c);
         }
-        drop(fs);
-        drop(limit);
         Ok(())
+    }
+
+    /// Counts what a cycle lost (and what of that the level promised), and
+    /// carries the device's state on: a damaged store starts afresh, an
+    /// intact one goes on from what was recovered.
+    fn judge(
+        &self,
+        mut c: Cycle,
+        checked: &Checked,
+        cell: &Cell<'_>,
+        dev: &mut Device,
+    ) -> anyhow::Result<Cycle> {
+        c.lost = c.lost_batches();
+        if !cell.level.may_lose(cell.kind) {
+            c.lost_promised = c.lost;
+        }
+        let damaged = c.open_error.is_some()
+            || c.stores
+                .iter()
+                .any(|r| r.torn + r.corrupt + r.out_of_order > 0);
+        if damaged {
+            // Nothing sound to go on from: start the store afresh.
+            remove_stores(&dev.dir, &self.shape.stores)?;
+            dev.acked.iter_mut().for_each(|a| *a = 0);
+            dev.present.iter_mut().for_each(|p| *p = 0);
+            c.reset = true;
+        } else {
+            for (i, r) in checked.stores.iter().enumerate() {
+                dev.present[i] = r.recovered;
+                // Lost batches are written again and acknowledged anew.
+                dev.acked[i] = dev.acked[i].min(r.recovered);
+            }
+        }
+        Ok(c)
     }
 
     /// Starts a writer, reads its acknowledgements until the `target`-th,
     /// waits `jitter`, crashes it, and reaps it. Returns the acknowledgements
     /// seen and whether a compaction ran at the last one.
-    #[allow(clippy::too_many_arguments)]
     fn write_until_crash(
         &self,
         job: &Job,
-        log: &Path,
-        limit: Option<&MemoryLimit>,
-        target: u64,
-        jitter: Duration,
+        dev: &mut Device,
+        (target, jitter): (u64, Duration),
         kind: CrashKind,
-        fs: &mut LoopFs,
-        acked: &mut [u64],
-        boot: &mut Option<PathBuf>,
-        rng: &mut Rng,
     ) -> anyhow::Result<(u64, Option<bool>)> {
-        let mut w = self.spawn("write", job, log, limit, boot.as_deref())?;
+        let (log, limit) = (&dev.log, dev.limit.as_ref());
+        let mut w = self.spawn("write", job, log, limit, dev.boot.as_deref())?;
         let stdin = w.0.stdin.take();
         if let Some(mut i) = stdin {
             writeln!(i, "go").context("starting the writer")?;
@@ -217,6 +235,7 @@ impl Supervisor<'_> {
         let stdout = w.0.stdout.take().context("writer stdout")?;
         let mut lines = BufReader::new(stdout).lines();
         let (mut seen, mut compacting) = (0u64, None);
+        let acked = &mut dev.acked;
         let mut note = |line: &str, seen: &mut u64, compacting: &mut Option<bool>| {
             let Some(rest) = line.strip_prefix(ACK) else {
                 return;
@@ -271,12 +290,12 @@ impl Supervisor<'_> {
         }
         drop(w);
         if kind == CrashKind::PowerCut {
-            fs.power_cut()?;
-            fs.remount()?;
+            dev.fs.power_cut()?;
+            dev.fs.remount()?;
             // The machine "boots" again: every later worker sees a new boot id.
-            let path = log.with_extension("boot_id");
-            new_boot_id(&path, rng)?;
-            *boot = Some(path);
+            let path = dev.log.with_extension("boot_id");
+            new_boot_id(&path, &mut dev.rng)?;
+            dev.boot = Some(path);
         }
         Ok((seen, compacting))
     }

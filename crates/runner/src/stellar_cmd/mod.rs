@@ -283,8 +283,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 memory_limit: *memory_limit,
             },
             &planned.specs,
-            &rundir,
-            &jsonl_path,
+            (&rundir, &jsonl_path),
             args.keep_stores,
             &mut result.header.env,
         );
@@ -337,13 +336,13 @@ impl RunId<'_> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Runs one planned run: its stores placed in `rundir`, its batches
+/// appended to the JSON lines at `jsonl_path` as they finish.
 fn run_one(
     plan: &Plan,
     id: &RunId<'_>,
     specs: &[BackendSpec; 3],
-    rundir: &RunDir,
-    jsonl_path: &Path,
+    (rundir, jsonl_path): (&RunDir, &Path),
     keep_stores: bool,
     env: &mut EnvInfo,
 ) -> BackendRun {
@@ -367,8 +366,7 @@ fn run_one(
     harness::run_on_stores(
         &place,
         label,
-        &names,
-        specs,
+        (&names, specs),
         rundir,
         env,
         &mut run,
