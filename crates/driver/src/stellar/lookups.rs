@@ -232,6 +232,82 @@ pub(super) fn streaming(
     Ok(out)
 }
 
+/// One closed-loop lookup worker: one-step then two-step lookups of random
+/// transactions among ledgers `first..=last` until `done`; returns both
+/// histograms and the lookups that found the wrong thing.
+fn closed_loop(
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    w: usize,
+    (first, last): (u32, &AtomicU32),
+    done: &AtomicBool,
+    counters: &Counters,
+) -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
+    let mut l = Lookup::new(gen_, stores);
+    let mut r = Rng::new(stream(gen_.seed(), 0x6c6f_6f6b, w as u64));
+    let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
+    while !done.load(Ordering::Relaxed) {
+        let Some((seq, i)) = l.pick(&mut r, first, last.load(Ordering::Acquire)) else {
+            continue;
+        };
+        let t = Instant::now();
+        let found1 = l.one_step(seq, i)?;
+        record(&mut one, t.elapsed());
+        let ok1 = found1 && l.found_expected(seq, i);
+        let t = Instant::now();
+        let found2 = l.two_step(seq, i)?;
+        record(&mut two, t.elapsed());
+        let ok2 = found2 && l.found_expected(seq, i);
+        bad += u64::from(!ok1) + u64::from(!ok2);
+        counters.lookups.fetch_add(2, Ordering::Relaxed);
+    }
+    Ok((one, two, bad))
+}
+
+/// The writer of the streaming phase: the ledgers after the `ingested`
+/// ones, one commit per ledger at the close interval, publishing each as
+/// the newest (`last`) once written; returns the commit latencies.
+fn stream_ledgers(
+    cfg: &StellarConfig,
+    gen_: &StellarGen,
+    stores: Stores<'_>,
+    (first, ingested): (u32, u32),
+    last: &AtomicU32,
+    counters: &Counters,
+) -> Result<Histogram<u64>, DriverError> {
+    let s = &cfg.streaming;
+    let mut hist = histogram();
+    let mut ledger = Ledger::default();
+    let mut packer = Packer::new(cfg.profile.zstd_level)?;
+    let mut w = [Batch::new(), Batch::new(), Batch::new()];
+    let interval = Duration::from_millis(s.close_interval_ms);
+    let mut next = Instant::now();
+    for n in 0..s.ledgers {
+        let seq = first + ingested + n as u32;
+        gen_.ledger_into(seq, &mut ledger);
+        w.iter_mut().for_each(Batch::clear);
+        packer.pack(&ledger, &mut w, &mut [0; 3])?;
+        if !interval.is_zero() {
+            next += interval;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        let t = Instant::now();
+        for (i, store) in stores.iter().enumerate() {
+            store.write(&w[i]).map_err(store_err(i))?;
+        }
+        record(&mut hist, t.elapsed());
+        last.store(seq, Ordering::Release);
+        counters.ledgers.fetch_add(1, Ordering::Relaxed);
+        counters.bytes.fetch_add(
+            w.iter().map(Batch::logical_bytes).sum::<u64>(),
+            Ordering::Relaxed,
+        );
+    }
+    Ok(hist)
+}
+
 /// One streaming phase: `s.ledgers` ledgers appended after `ingested`,
 /// lookups closed loop, or open loop at `rate`.
 fn stream_phase(
@@ -269,65 +345,12 @@ fn stream_phase(
         let closed = if open.is_some() { 0 } else { s.lookup_workers };
         for w in 0..closed {
             let (last, done, counters) = (&last, &done, &counters);
-            workers.push(scope.spawn(
-                move || -> Result<(Histogram<u64>, Histogram<u64>, u64), DriverError> {
-                    let mut l = Lookup::new(gen_, stores);
-                    let mut r = Rng::new(stream(gen_.seed(), 0x6c6f_6f6b, w as u64));
-                    let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);
-                    while !done.load(Ordering::Relaxed) {
-                        let Some((seq, i)) = l.pick(&mut r, first, last.load(Ordering::Acquire))
-                        else {
-                            continue;
-                        };
-                        // Only the lookups are timed, not the checks.
-                        let t = Instant::now();
-                        let found1 = l.one_step(seq, i)?;
-                        record(&mut one, t.elapsed());
-                        let ok1 = found1 && l.found_expected(seq, i);
-                        let t = Instant::now();
-                        let found2 = l.two_step(seq, i)?;
-                        record(&mut two, t.elapsed());
-                        let ok2 = found2 && l.found_expected(seq, i);
-                        bad += u64::from(!ok1) + u64::from(!ok2);
-                        counters.lookups.fetch_add(2, Ordering::Relaxed);
-                    }
-                    Ok((one, two, bad))
-                },
-            ));
+            workers.push(
+                scope.spawn(move || closed_loop(gen_, stores, w, (first, last), done, counters)),
+            );
         }
         let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &done, started));
-        let writer = (|| -> Result<Histogram<u64>, DriverError> {
-            let mut hist = histogram();
-            let mut ledger = Ledger::default();
-            let mut packer = Packer::new(cfg.profile.zstd_level)?;
-            let mut w = [Batch::new(), Batch::new(), Batch::new()];
-            let interval = Duration::from_millis(s.close_interval_ms);
-            let mut next = Instant::now();
-            for n in 0..s.ledgers {
-                let seq = first + ingested + n as u32;
-                gen_.ledger_into(seq, &mut ledger);
-                w.iter_mut().for_each(Batch::clear);
-                packer.pack(&ledger, &mut w, &mut [0; 3])?;
-                if !interval.is_zero() {
-                    next += interval;
-                    if let Some(wait) = next.checked_duration_since(Instant::now()) {
-                        std::thread::sleep(wait);
-                    }
-                }
-                let t = Instant::now();
-                for (i, store) in stores.iter().enumerate() {
-                    store.write(&w[i]).map_err(store_err(i))?;
-                }
-                record(&mut hist, t.elapsed());
-                last.store(seq, Ordering::Release);
-                counters.ledgers.fetch_add(1, Ordering::Relaxed);
-                counters.bytes.fetch_add(
-                    w.iter().map(Batch::logical_bytes).sum::<u64>(),
-                    Ordering::Relaxed,
-                );
-            }
-            Ok(hist)
-        })();
+        let writer = stream_ledgers(cfg, gen_, stores, (first, ingested), &last, &counters);
         done.store(true, Ordering::Relaxed);
         let commit_hist = writer?;
         let (mut one, mut two, mut bad) = (histogram(), histogram(), 0u64);

@@ -234,128 +234,167 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
     let mut keys: Vec<&(String, String)> = b.keys().chain(c.keys()).collect();
     keys.sort();
     keys.dedup();
-    let mut rows = Vec::new();
-    for key in keys {
-        let (bv, cv) = (b.get(key), c.get(key));
-        let (class, better) = bv
-            .or(cv)
-            .map(|x| (x.0, x.1))
-            .unwrap_or((Class::Info, Better::Lower));
-        // Device bytes include the filesystem's journal, whose commits
-        // follow a timer, and process bytes include kernel writeback: a few
-        // percent of run-to-run spread is normal for both.
-        let device = key.1.contains("device") || key.1.contains("process");
-        let default = match class {
-            Class::Timing => TIMING_THRESHOLD_PCT,
-            _ if device => DEVICE_THRESHOLD_PCT,
-            _ => COUNTER_THRESHOLD_PCT,
+    Ok(keys
+        .into_iter()
+        .map(|key| row_of(key, (b.get(key), c.get(key)), opts, &machine))
+        .collect())
+}
+
+/// A metric's samples in one side's results: its class, which way is
+/// better, and a value per run.
+type Samples = (Class, Better, Vec<f64>);
+
+/// One metric compared: medians, threshold, and the verdict its class gets.
+fn row_of(
+    key: &(String, String),
+    (bv, cv): (Option<&Samples>, Option<&Samples>),
+    opts: &Options,
+    machine: &[String],
+) -> Row {
+    let (class, better) = bv
+        .or(cv)
+        .map(|x| (x.0, x.1))
+        .unwrap_or((Class::Info, Better::Lower));
+    // Device bytes include the filesystem's journal, whose commits follow a
+    // timer, and process bytes include kernel writeback: a few percent of
+    // run-to-run spread is normal for both.
+    let device = key.1.contains("device") || key.1.contains("process");
+    let default = match class {
+        Class::Timing => TIMING_THRESHOLD_PCT,
+        _ if device => DEVICE_THRESHOLD_PCT,
+        _ => COUNTER_THRESHOLD_PCT,
+    };
+    let full = format!("{}/{}", key.0, key.1);
+    let threshold_pct = opts
+        .thresholds
+        .iter()
+        .rev()
+        .find(|(p, _)| glob(p, &full) || glob(p, &key.1))
+        .map_or(default, |t| t.1);
+    let mut row = Row {
+        run: key.0.clone(),
+        name: key.1.clone(),
+        class,
+        baseline: bv.map(|x| median(&x.2)),
+        current: cv.map(|x| median(&x.2)),
+        ratio: None,
+        interval: None,
+        threshold_pct,
+        runs: (bv.map_or(0, |x| x.2.len()), cv.map_or(0, |x| x.2.len())),
+        verdict: Verdict::NotJudged,
+        note: None,
+    };
+    let judged = (opts.only.is_empty() || opts.only.contains(&class)) && class != Class::Info;
+    let (Some(bm), Some(cm)) = (row.baseline, row.current) else {
+        let side = if row.baseline.is_none() {
+            "new: absent from the baseline"
+        } else {
+            "vanished: absent from the current results"
         };
-        let full = format!("{}/{}", key.0, key.1);
-        let threshold_pct = opts
-            .thresholds
-            .iter()
-            .rev()
-            .find(|(p, _)| glob(p, &full) || glob(p, &key.1))
-            .map_or(default, |t| t.1);
-        let mut row = Row {
-            run: key.0.clone(),
-            name: key.1.clone(),
-            class,
-            baseline: bv.map(|x| median(&x.2)),
-            current: cv.map(|x| median(&x.2)),
-            ratio: None,
-            interval: None,
-            threshold_pct,
-            runs: (bv.map_or(0, |x| x.2.len()), cv.map_or(0, |x| x.2.len())),
-            verdict: Verdict::NotJudged,
-            note: None,
+        row.note = Some(side.into());
+        row.verdict = if judged {
+            Verdict::Missing
+        } else {
+            Verdict::NotJudged
         };
-        let judged = (opts.only.is_empty() || opts.only.contains(&class)) && class != Class::Info;
-        let (Some(bm), Some(cm)) = (row.baseline, row.current) else {
-            let side = if row.baseline.is_none() {
-                "new: absent from the baseline"
-            } else {
-                "vanished: absent from the current results"
-            };
-            row.note = Some(side.into());
-            row.verdict = if judged {
-                Verdict::Missing
-            } else {
-                Verdict::NotJudged
-            };
-            rows.push(row);
-            continue;
-        };
-        row.ratio = (bm != 0.0).then(|| cm / bm);
-        let t = threshold_pct / 100.0;
-        // Worse when the ratio is past 1 + t (lower is better) or 1 - t.
-        let worse = |r: f64| match better {
-            Better::Lower => r > 1.0 + t,
-            Better::Higher => r < 1.0 - t,
-        };
-        let improved = |r: f64| match better {
-            Better::Lower => r < 1.0 - t,
-            Better::Higher => r > 1.0 + t,
-        };
-        row.verdict = match class {
-            _ if !judged => Verdict::NotJudged,
-            Class::Info => Verdict::NotJudged,
-            Class::Exact => {
-                if bm == cm {
-                    Verdict::Same
-                } else {
-                    Verdict::Changed
-                }
-            }
-            Class::Counter
-                if device
-                    && key.1.ends_with("_bytes")
-                    && (cm - bm).abs() <= device_floor(&key.1) =>
-            {
+        return row;
+    };
+    row.ratio = (bm != 0.0).then(|| cm / bm);
+    let judge = Judge {
+        better,
+        t: threshold_pct / 100.0,
+    };
+    row.verdict = match class {
+        _ if !judged => Verdict::NotJudged,
+        Class::Info => Verdict::NotJudged,
+        Class::Exact => {
+            if bm == cm {
                 Verdict::Same
+            } else {
+                Verdict::Changed
             }
-            Class::Counter => match row.ratio {
-                Some(r) if worse(r) => Verdict::Regressed,
-                Some(r) if improved(r) => {
-                    row.note = Some(fall_note(cm));
-                    Verdict::Fell
-                }
-                Some(_) => Verdict::Same,
-                // From zero: any growth of a lower-is-better counter is a regression.
-                None if cm > 0.0 && better == Better::Lower => Verdict::Regressed,
-                None if cm != 0.0 => Verdict::Regressed,
-                None => Verdict::Same,
-            },
-            Class::Timing => {
-                if !machine.is_empty() {
-                    row.note = Some(format!("machines differ ({})", machine.join("; ")));
-                    Verdict::NotJudged
-                } else if below_floor(&key.1, bm) && below_floor(&key.1, cm) {
-                    row.note = Some("below the noise floor (1 ms, or 50 us for latencies)".into());
-                    Verdict::NotJudged
-                } else if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
-                    row.note = Some(format!(
-                        "needs --repeat {MIN_TIMING_RUNS} or more on both sides"
-                    ));
-                    Verdict::NotJudged
-                } else {
-                    let (bs, cs) = (
-                        &bv.map(|x| x.2.clone()).unwrap_or_default(),
-                        &cv.map(|x| x.2.clone()).unwrap_or_default(),
-                    );
-                    row.interval = bootstrap_ratio(bs, cs);
-                    match row.interval {
-                        Some((lo, hi)) if worse(lo) && worse(hi) => Verdict::Regressed,
-                        Some((lo, hi)) if improved(lo) && improved(hi) => Verdict::Improved,
-                        Some(_) => Verdict::Same,
-                        None => Verdict::NotJudged,
-                    }
-                }
+        }
+        Class::Counter
+            if device && key.1.ends_with("_bytes") && (cm - bm).abs() <= device_floor(&key.1) =>
+        {
+            Verdict::Same
+        }
+        Class::Counter => match row.ratio {
+            Some(r) if judge.worse(r) => Verdict::Regressed,
+            Some(r) if judge.improved(r) => {
+                row.note = Some(fall_note(cm));
+                Verdict::Fell
             }
-        };
-        rows.push(row);
+            Some(_) => Verdict::Same,
+            // From zero: any growth of a lower-is-better counter is a regression.
+            None if cm > 0.0 && better == Better::Lower => Verdict::Regressed,
+            None if cm != 0.0 => Verdict::Regressed,
+            None => Verdict::Same,
+        },
+        Class::Timing => timing_verdict(&mut row, (bv, cv), &judge, machine),
+    };
+    row
+}
+
+/// Which way a ratio must move, and how far, to count.
+struct Judge {
+    better: Better,
+    /// The threshold as a fraction.
+    t: f64,
+}
+
+impl Judge {
+    /// Worse when the ratio is past 1 + t (lower is better) or 1 - t.
+    fn worse(&self, r: f64) -> bool {
+        match self.better {
+            Better::Lower => r > 1.0 + self.t,
+            Better::Higher => r < 1.0 - self.t,
+        }
     }
-    Ok(rows)
+
+    fn improved(&self, r: f64) -> bool {
+        match self.better {
+            Better::Lower => r < 1.0 - self.t,
+            Better::Higher => r > 1.0 + self.t,
+        }
+    }
+}
+
+/// A timing is judged only on one machine, above the noise floor, with
+/// enough repeats on both sides, by the bootstrap interval of the ratio.
+fn timing_verdict(
+    row: &mut Row,
+    (bv, cv): (Option<&Samples>, Option<&Samples>),
+    judge: &Judge,
+    machine: &[String],
+) -> Verdict {
+    let (Some(bm), Some(cm)) = (row.baseline, row.current) else {
+        return Verdict::NotJudged;
+    };
+    if !machine.is_empty() {
+        row.note = Some(format!("machines differ ({})", machine.join("; ")));
+        Verdict::NotJudged
+    } else if below_floor(&row.name, bm) && below_floor(&row.name, cm) {
+        row.note = Some("below the noise floor (1 ms, or 50 us for latencies)".into());
+        Verdict::NotJudged
+    } else if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
+        row.note = Some(format!(
+            "needs --repeat {MIN_TIMING_RUNS} or more on both sides"
+        ));
+        Verdict::NotJudged
+    } else {
+        let (bs, cs) = (
+            &bv.map(|x| x.2.clone()).unwrap_or_default(),
+            &cv.map(|x| x.2.clone()).unwrap_or_default(),
+        );
+        row.interval = bootstrap_ratio(bs, cs);
+        match row.interval {
+            Some((lo, hi)) if judge.worse(lo) && judge.worse(hi) => Verdict::Regressed,
+            Some((lo, hi)) if judge.improved(lo) && judge.improved(hi) => Verdict::Improved,
+            Some(_) => Verdict::Same,
+            None => Verdict::NotJudged,
+        }
+    }
 }
 
 /// Why a fallen counter fails: the gate cannot tell a real saving from a

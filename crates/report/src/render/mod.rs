@@ -172,24 +172,7 @@ fn render_into(
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
     }
-    // Checked before anything is written, so a refusal leaves no half report.
-    if !overwrite
-        && let Some(dir) = dir
-        && let Ok(mut entries) = std::fs::read_dir(dir)
-        && entries.next().is_some()
-    {
-        return Err(ReportError::Usage(format!(
-            "report directory {} is not empty and ledgerbench does not overwrite files it did not create; \
-             give a new --out directory, or pass --overwrite to render into it (files of the same name are replaced)",
-            dir.display()
-        )));
-    }
-    if let Some(dir) = dir {
-        std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    prepare_dir(dir, overwrite)?;
     let machines: BTreeSet<String> = docs.iter().map(Loaded::machine).collect();
     let multi = machines.len() > 1;
     let mut out = Out {
@@ -229,20 +212,61 @@ fn render_into(
             run.to_string()
         }
     };
+    let answer = sections(&mut out, docs, verdict, &label)?;
+    let mut md = std::mem::take(&mut out.md);
+    if let Some(a) = &answer {
+        md.insert_str(answer_at, &a.markdown(true));
+    }
+    if html {
+        let page = crate::html::page(&md, &out.svgs);
+        out.file("report.html", &page)?;
+    }
+    out.file("report.md", &md)?;
+    Ok((out.written, answer))
+}
+
+/// Refuses a report directory that holds files unless `overwrite`, before
+/// anything is written (so a refusal leaves no half report), then makes it.
+fn prepare_dir(dir: Option<&Path>, overwrite: bool) -> Result<(), ReportError> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    if !overwrite
+        && let Ok(mut entries) = std::fs::read_dir(dir)
+        && entries.next().is_some()
+    {
+        return Err(ReportError::Usage(format!(
+            "report directory {} is not empty and ledgerbench does not overwrite files it did not create; \
+             give a new --out directory, or pass --overwrite to render into it (files of the same name are replaced)",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Every workload's sections, in a fixed order: ingestion and the verdict,
+/// replayed operations, point reads (files of one shape share a table),
+/// lookup fan-out, crash tests. Returns the verdict's answer, if any.
+fn sections(
+    out: &mut Out<'_>,
+    docs: &[Loaded],
+    verdict: &VerdictOptions,
+    label: &dyn Fn(&Loaded, &str) -> String,
+) -> Result<Option<verdict::Answer>, ReportError> {
     // Repeats of a run (`--repeat K`) keep their label and get `#N`.
     let repeat = |run: &BackendRun| match run.repeat {
         0 => String::new(),
         r => format!("#{}", r + 1),
     };
-    let stellar: Vec<(&Loaded, &RunResult)> = docs
+    let all: Vec<(String, &BackendRun)> = docs
         .iter()
         .filter_map(|d| match &d.doc {
             Doc::Stellar(r) => Some((d, r.as_ref())),
             _ => None,
         })
-        .collect();
-    let all: Vec<(String, &BackendRun)> = stellar
-        .iter()
         .flat_map(|(d, r)| {
             r.runs
                 .iter()
@@ -263,13 +287,31 @@ fn render_into(
         .collect();
     let mut answer = None;
     if !runs.is_empty() {
-        stellar_section(&mut out, &runs)?;
-        answer = verdict_section(&mut out, &runs, verdict, &fanout_runs)?;
+        stellar_section(out, &runs)?;
+        answer = verdict_section(out, &runs, verdict, &fanout_runs)?;
     }
     if !replays.is_empty() {
-        replay_section(&mut out, &replays)?;
+        replay_section(out, &replays)?;
     }
-    // Point-read files of one shape (keys, sizes, reads, limit) share a table.
+    for members in point_groups(docs) {
+        point_section(out, &members, label)?;
+    }
+    if !fanouts.is_empty() {
+        fanout::fanout_section(out, &fanouts, label)?;
+    }
+    for d in docs {
+        if let Doc::Crash(c) = &d.doc {
+            out.md
+                .push_str(&crate::crash::crash_table(c).replacen("# ", "## ", 1));
+            out.md.push('\n');
+        }
+    }
+    Ok(answer)
+}
+
+/// Point-read files grouped by shape (keys, sizes, reads, limit), in
+/// first-seen order: a group shares a table.
+fn point_groups(docs: &[Loaded]) -> Vec<Vec<&Loaded>> {
     let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
     for d in docs {
         if let Doc::PointReads(p) = &d.doc {
@@ -284,29 +326,7 @@ fn render_into(
             }
         }
     }
-    for (_, members) in &groups {
-        point_section(&mut out, members, &label)?;
-    }
-    if !fanouts.is_empty() {
-        fanout::fanout_section(&mut out, &fanouts, &label)?;
-    }
-    for d in docs {
-        if let Doc::Crash(c) = &d.doc {
-            out.md
-                .push_str(&crate::crash::crash_table(c).replacen("# ", "## ", 1));
-            out.md.push('\n');
-        }
-    }
-    let mut md = std::mem::take(&mut out.md);
-    if let Some(a) = &answer {
-        md.insert_str(answer_at, &a.markdown(true));
-    }
-    if html {
-        let page = crate::html::page(&md, &out.svgs);
-        out.file("report.html", &page)?;
-    }
-    out.file("report.md", &md)?;
-    Ok((out.written, answer))
+    groups.into_iter().map(|(_, m)| m).collect()
 }
 
 fn machines_table(md: &mut String, docs: &[Loaded]) {

@@ -72,6 +72,13 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             run.error.as_deref().unwrap_or("")
         );
     }
+    run_phase_table(&mut s, runs);
+    store_table(&mut s, runs);
+    s
+}
+
+/// After the load: the run phase's throughput and latency per run.
+fn run_phase_table(s: &mut String, runs: &[(String, &BackendRun)]) {
     let _ = writeln!(
         s,
         "\nAfter the load: the run phase alone (segments after a `load` or `genesis` mark), the part of its time spent producing the operations (reading the trace or running the generator, inside the throughput's time), and latency in microseconds (p50 / p99; commits include the load's; a paced run's gets also from when each was due, `get corrected`).\n\n| run | load s | run-phase ops | run-phase ops/s | of which producing ops, s | get | get corrected | scan | commit |\n|---|---:|---:|---:|---:|---|---|---|---|"
@@ -118,6 +125,10 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             lat(|l| &l.commit),
         );
     }
+}
+
+/// Per run and store: entries, sizes, amplification, compaction, commits.
+fn store_table(s: &mut String, runs: &[(String, &BackendRun)]) {
     let _ = writeln!(
         s,
         "\n| run | store | entries | logical MiB | disk MiB | space amp | WA engine | WA device | compaction s | commit p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -147,5 +158,4 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             );
         }
     }
-    s
 }

@@ -82,6 +82,14 @@ pub(super) fn stellar_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
             let _ = writeln!(md, "{}. {m}", i + 1);
         }
     }
+    store_tables(md, runs);
+    phases_table(md, runs);
+    streaming_table(md, runs);
+    batch_table(md, runs);
+}
+
+/// Per store: amplification, then time and latency; then all stores together.
+fn store_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
     md.push_str("\n## Stores: amplification\n\nWrite amplification has two sources: the engine's own byte counters (RocksDB flush + compaction + WAL; MDBX pages written x page size; LMDB has none) and the private device's written bytes after `syncfs`. Space amplification is allocated bytes over the logical bytes written.\n\n| run | store | entries | logical MiB | raw / logical | disk MiB alloc / apparent | space amp | WA engine | WA device |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     let mut time = String::from(
         "\n## Stores: time and latency\n\nSeconds over the run; latencies p50 / p99 / max in ms.\n\n| run | store | write s | flush s | compaction s | compaction first -> last s | commit ms | flush ms | compaction ms |\n|---|---|---:|---:|---:|---:|---|---|---|\n",
@@ -140,9 +148,6 @@ pub(super) fn stellar_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
         );
     }
     md.push('\n');
-    phases_table(md, runs);
-    streaming_table(md, runs);
-    batch_table(md, runs);
 }
 
 pub(super) fn phases_table(md: &mut String, runs: &[(String, &BackendRun)]) {
@@ -312,6 +317,15 @@ pub(super) fn stellar_charts(
             &tput,
         ),
     )?;
+    bar_charts(out, runs, &stores)
+}
+
+/// Bars per run: lookup latency, then each store's amplification.
+fn bar_charts(
+    out: &mut Out<'_>,
+    runs: &[(String, &BackendRun)],
+    stores: &BTreeSet<String>,
+) -> Result<(), ReportError> {
     let cats: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
     let lat =
         |f: &dyn Fn(&BackendRun) -> Option<f64>| runs.iter().map(|(_, r)| f(r)).collect::<Vec<_>>();
@@ -333,7 +347,7 @@ pub(super) fn stellar_charts(
             &[one(|l| l.p50_us), one(|l| l.p99_us), one(|l| l.p999_us)],
         ),
     )?;
-    for store in &stores {
+    for store in stores {
         let amp = |f: fn(&ledgerbench_results::StoreSummary) -> Option<f64>| {
             lat(&|r| {
                 r.summary
