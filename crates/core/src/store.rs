@@ -59,13 +59,18 @@ impl std::fmt::Display for Durability {
     }
 }
 
+/// A durability level's name that is none of the levels.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown durability `{0}`; accepted: none, process, power")]
+pub struct UnknownDurability(pub String);
+
 impl std::str::FromStr for Durability {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
+    type Err = UnknownDurability;
+    fn from_str(s: &str) -> std::result::Result<Self, UnknownDurability> {
         Durability::ALL
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| format!("unknown durability `{s}`; accepted: none, process, power"))
+            .ok_or_else(|| UnknownDurability(s.to_string()))
     }
 }
 

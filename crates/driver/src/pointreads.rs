@@ -28,7 +28,7 @@ pub fn load(
     store: &dyn KvStore,
     observer: &mut dyn Observer,
 ) -> Result<f64, DriverError> {
-    cfg.validate().map_err(DriverError::Config)?;
+    cfg.validate().map_err(|e| DriverError::Config(e.0))?;
     let t = Instant::now();
     let mut batch = Batch::with_capacity(
         cfg.load_batch as usize,

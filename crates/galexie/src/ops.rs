@@ -206,7 +206,7 @@ impl Refill for LedgerOps {
         &self.header
     }
 
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
-        self.next_ledger(out).map_err(|e| e.to_string())
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
+        self.next_ledger(out).map_err(Into::into)
     }
 }

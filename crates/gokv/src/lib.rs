@@ -144,11 +144,24 @@ impl GoConfig {
     }
 }
 
+/// Why there is no sidecar to run: what its build said, or that the binary
+/// it built is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoSidecar(pub &'static str);
+
+impl std::fmt::Display for NoSidecar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for NoSidecar {}
+
 /// The sidecar binary: `$LEDGERBENCH_SIDECAR`, else the one this crate's
 /// build made (so a stale copy elsewhere never wins over a fresh build),
 /// else `ledgerbench-sidecar` beside the running program (an installed
 /// ledgerbench whose build directory is gone); or why there is none.
-pub fn sidecar() -> std::result::Result<PathBuf, String> {
+pub fn sidecar() -> std::result::Result<PathBuf, NoSidecar> {
     if let Ok(p) = std::env::var("LEDGERBENCH_SIDECAR") {
         return Ok(PathBuf::from(p));
     }
@@ -164,9 +177,9 @@ pub fn sidecar() -> std::result::Result<PathBuf, String> {
     {
         return Ok(p);
     }
-    Err(option_env!("LEDGERBENCH_SIDECAR_UNAVAILABLE")
-        .unwrap_or("the ledgerbench-sidecar binary was built but is gone; rebuild (cargo build --release --workspace)")
-        .to_string())
+    Err(NoSidecar(option_env!("LEDGERBENCH_SIDECAR_UNAVAILABLE").unwrap_or(
+        "the ledgerbench-sidecar binary was built but is gone (an installed ledgerbench: put one beside it, see the README); or rebuild (cargo build --release --workspace)",
+    )))
 }
 
 /// Wraps a test that needs the Go sidecar: where this crate's build made
@@ -242,7 +255,7 @@ impl KvBackend for Go {
     }
 
     fn unavailable() -> Option<String> {
-        sidecar().err()
+        sidecar().err().map(|e| e.to_string())
     }
 
     fn version(_store_dir: &Path) -> Option<String> {

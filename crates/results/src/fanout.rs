@@ -52,7 +52,7 @@ impl Default for FanOutConfig {
 
 impl FanOutConfig {
     /// Checks the settings; the message names the flag to change.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::InvalidConfig> {
         if self.keys_per_batch == 0 || self.write_batch == 0 {
             return Err("--keys-per-batch and --write-batch must be at least 1".into());
         }
@@ -66,13 +66,15 @@ impl FanOutConfig {
             return Err(format!(
                 "--batches {:?}: batch counts must be ascending without repeats",
                 self.checkpoints
-            ));
+            )
+            .into());
         }
         if !(self.pass_secs.is_finite() && self.pass_secs > 0.0) {
             return Err(format!(
                 "--pass-secs {}: must be a positive number of seconds",
                 self.pass_secs
-            ));
+            )
+            .into());
         }
         self.points().validate().map_err(|e| {
             format!(
@@ -80,6 +82,7 @@ impl FanOutConfig {
                 self.keys_per_batch,
                 self.last()
             )
+            .into()
         })
     }
 
@@ -323,7 +326,7 @@ mod tests {
             ),
         ] {
             let e = bad.validate().expect_err("refused");
-            assert!(e.contains(flag), "{e} should name {flag}");
+            assert!(e.0.contains(flag), "{e} should name {flag}");
         }
     }
 }

@@ -28,6 +28,23 @@ pub use reads::{LookupReads, StoreReads};
 pub use replay::{DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, drift};
 pub use summary::{Bound, OpLatency, StoreSummary, Summary, TotalSummary};
 
+/// Settings a workload refuses; the message names the flag to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidConfig(pub String);
+
+impl From<String> for InvalidConfig {
+    fn from(why: String) -> Self {
+        Self(why)
+    }
+}
+
+impl From<&str> for InvalidConfig {
+    fn from(why: &str) -> Self {
+        Self(why.to_string())
+    }
+}
+
 /// Version of this schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -46,7 +46,7 @@ const TAG_VALUE: u64 = 0x7076;
 
 impl PointReadConfig {
     /// Checks the settings.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::InvalidConfig> {
         if self.keys == 0 || self.reads == 0 || self.load_batch == 0 {
             return Err("keys, reads and load_batch must be at least 1".into());
         }
@@ -68,7 +68,7 @@ impl PointReadConfig {
                 self.key_bytes,
                 self.value_bytes,
                 MAX_BYTES / (self.key_bytes + self.value_bytes).max(1) as u64
-            ));
+            ).into());
         }
         Ok(())
     }

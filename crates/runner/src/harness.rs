@@ -177,7 +177,7 @@ pub fn run_on_stores(
     let placed = match place_stores(place, tag, names, rundir) {
         Ok(p) => p,
         Err(e) => {
-            run.error = Some(e);
+            run.error = Some(format!("{e:#}"));
             return;
         }
     };
@@ -343,7 +343,7 @@ pub fn place_stores(
     tag: &str,
     names: &[String],
     rundir: &RunDir,
-) -> Result<Placed, String> {
+) -> anyhow::Result<Placed> {
     let mut placed = Placed {
         dirs: Vec::new(),
         meter: String::new(),
@@ -365,12 +365,12 @@ pub fn place_stores(
                             place.read_ahead_kb,
                         )?)
                     })
-                    .map_err(|e| format!("private device for store `{name}`: {e:#}"))?;
+                    .map_err(|e| e.context(format!("private device for store `{name}`")))?;
                 let store = dev.path().join("store");
                 placed.devices.push(dev);
                 store
             }
-            None => rundir.store_dir(tag, name).map_err(|e| e.to_string())?,
+            None => rundir.store_dir(tag, name)?,
         };
         placed.dirs.push(dir);
     }

@@ -1,7 +1,26 @@
 //! Human sizes: `64MiB`, `1.5GB`, `4096`.
 
+/// A size that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// Not a number with a unit.
+    #[error("`{0}` is not a size; write e.g. 512MiB, 4GiB or 1048576")]
+    NotASize(String),
+    /// A unit none of those accepted.
+    #[error("unknown size unit `{unit}` in `{given}`; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB")]
+    Unit {
+        /// The unit as written.
+        unit: String,
+        /// The whole size as written.
+        given: String,
+    },
+    /// Over [`MAX`].
+    #[error("`{0}` is over the largest size ledgerbench takes, 1PiB")]
+    TooLarge(String),
+}
+
 /// Parses a byte size with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB; case-insensitive).
-pub fn parse(s: &str) -> Result<u64, String> {
+pub fn parse(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -9,7 +28,7 @@ pub fn parse(s: &str) -> Result<u64, String> {
     let (num, unit) = t.split_at(split);
     let n: f64 = num
         .parse()
-        .map_err(|_| format!("`{s}` is not a size; write e.g. 512MiB, 4GiB or 1048576"))?;
+        .map_err(|_| SizeError::NotASize(s.to_string()))?;
     let mul: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" => 1 << 10,
@@ -21,18 +40,17 @@ pub fn parse(s: &str) -> Result<u64, String> {
         "gb" => 1_000_000_000,
         "tb" => 1_000_000_000_000,
         u => {
-            return Err(format!(
-                "unknown size unit `{u}` in `{s}`; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB"
-            ));
+            return Err(SizeError::Unit {
+                unit: u.to_string(),
+                given: s.to_string(),
+            });
         }
     };
     let bytes = n * mul as f64;
     // A float past u64 would saturate silently; no device or memory limit
     // ledgerbench sets up comes near a pebibyte.
     if bytes > MAX as f64 {
-        return Err(format!(
-            "`{s}` is over the largest size ledgerbench takes, 1PiB"
-        ));
+        return Err(SizeError::TooLarge(s.to_string()));
     }
     Ok(bytes.round() as u64)
 }
@@ -58,15 +76,20 @@ mod tests {
         assert!(super::parse("1PiB").is_err(), "no PiB unit");
         assert_eq!(super::parse("1024TiB"), Ok(super::MAX));
         let e = super::parse("99999999999TiB").expect_err("too large");
-        assert!(e.contains("1PiB"), "{e}");
+        assert!(
+            matches!(&e, super::SizeError::TooLarge(_)) && e.to_string().contains("1PiB"),
+            "{e}"
+        );
         let e = super::parse_named("run file x.toml: engine_memory", "lots")
             .expect_err("named")
             .to_string();
         assert!(e.starts_with("run file x.toml: engine_memory: "), "{e}");
-        assert!(
-            super::parse("5 parsecs")
-                .expect_err("unit")
-                .contains("parsecs")
+        assert_eq!(
+            super::parse("5 parsecs"),
+            Err(super::SizeError::Unit {
+                unit: "parsecs".into(),
+                given: "5 parsecs".into()
+            })
         );
     }
 }

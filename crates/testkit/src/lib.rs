@@ -34,12 +34,12 @@ pub fn can_run<E: Display>(check: Result<(), E>) -> bool {
 }
 
 /// Ok when the process runs as root; else why a test needs it.
-pub fn root() -> Result<(), String> {
+pub fn root() -> Result<(), &'static str> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } == 0 {
         Ok(())
     } else {
-        Err("needs root (mounts, loop devices or cgroups)".into())
+        Err("needs root (mounts, loop devices or cgroups)")
     }
 }
 

@@ -195,6 +195,10 @@ pub enum Op<'a> {
     },
 }
 
+/// Why a generator or importer behind an [`OpSource`] failed: its own
+/// error, kept whole.
+pub type SourceError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A trace that could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -217,8 +221,8 @@ pub enum TraceError {
         source: std::io::Error,
     },
     /// The generator or importer behind an [`OpSource`] failed.
-    #[error("{0}")]
-    Source(String),
+    #[error(transparent)]
+    Source(SourceError),
     /// A value does not fit the format (a store index past 254, a frame past [`MAX_FRAME`]).
     #[error("cannot encode: {0}")]
     Encode(String),

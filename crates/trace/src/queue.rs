@@ -67,7 +67,9 @@ pub trait Refill {
     /// What the operations describe.
     fn header(&self) -> &Header;
     /// Appends the next chunk to `out` (empty on entry); false at the end.
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String>;
+    /// A failure keeps its type (an importer's, the driver's) as the
+    /// source of the [`TraceError::Source`] it becomes.
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, crate::SourceError>;
     /// Work done and in all, when known (see [`OpSource::progress`]).
     fn progress(&self) -> Option<(u64, u64)> {
         None

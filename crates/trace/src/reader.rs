@@ -340,6 +340,9 @@ enum ParsedOp {
     End,
 }
 
+/// Reads one frame's fields. Its errors are text on purpose: each is the
+/// `what` of the [`TraceError::Format`] the reader wraps it in, with the
+/// file and the offset it has and the cursor does not.
 struct Cursor<'a> {
     b: &'a [u8],
     pos: usize,

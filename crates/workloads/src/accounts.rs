@@ -141,7 +141,7 @@ impl Refill for Accounts {
         ))
     }
 
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.accounts {
             let end = (self.loaded + 10_000).min(self.cfg.accounts);

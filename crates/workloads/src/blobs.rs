@@ -106,7 +106,7 @@ impl Refill for Blobs {
         }
     }
 
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         let started = *self.started.get_or_insert_with(Instant::now);
         let by_count = self.cfg.batches > 0 && self.batch >= self.cfg.batches;
         let by_time = self.cfg.duration_secs > 0

@@ -137,7 +137,7 @@ impl Refill for Solana {
         Some((self.slot, self.cfg.slots))
     }
 
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         if self.slot >= self.cfg.slots {
             return Ok(false);
         }

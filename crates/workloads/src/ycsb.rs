@@ -153,7 +153,7 @@ impl Refill for Ycsb {
         ))
     }
 
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.records {
             let end = (self.loaded + self.cfg.load_batch).min(self.cfg.records);

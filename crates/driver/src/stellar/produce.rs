@@ -237,7 +237,7 @@ impl Refill for StellarOps {
         &self.header
     }
 
-    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, String> {
-        self.next_chunk(out).map_err(|e| e.to_string())
+    fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
+        self.next_chunk(out).map_err(Into::into)
     }
 }

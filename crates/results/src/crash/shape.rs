@@ -69,13 +69,13 @@ impl CrashShape {
     }
 
     /// A shape by name.
-    pub fn by_name(name: &str) -> Result<Self, String> {
+    pub fn by_name(name: &str) -> Result<Self, crate::InvalidConfig> {
         match name {
             "generic" => Ok(Self::generic()),
             "stellar" => Ok(Self::stellar()),
-            other => Err(format!(
+            other => Err(crate::InvalidConfig(format!(
                 "unknown crash shape `{other}`; accepted: generic, stellar"
-            )),
+            ))),
         }
     }
 
