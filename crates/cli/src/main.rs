@@ -43,7 +43,7 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Compare current results with a baseline; exit 1 on a regression.
     Compare(report_cmd::CompareArgs),
-    /// Export results for other tools (Bencher Metric Format).
+    /// Export results in one format: bencher (JSON for bencher.dev), markdown, html, csv, svg, verdict or summary.
     Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
     List {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use crate::output::write_new;
 use ledgerbench_report::compare::{self, Options};
 use ledgerbench_report::doc::{self, Loaded};
+use ledgerbench_report::export::{self, Exporter};
 use ledgerbench_report::metrics::Class;
 use ledgerbench_report::{bencher, render};
 
@@ -70,11 +71,24 @@ pub struct CompareArgs {
     overwrite: bool,
 }
 
-/// What `ledgerbench export` writes.
+/// What `ledgerbench export` writes: every format of the report crate's
+/// exporters.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ExportFormat {
     /// Bencher Metric Format JSON (bencher.dev).
     Bencher,
+    /// The markdown report with its SVG charts and CSV series (needs --out DIR).
+    Markdown,
+    /// The markdown report and report.html (needs --out DIR).
+    Html,
+    /// The CSV series alone (needs --out DIR).
+    Csv,
+    /// The SVG charts alone (needs --out DIR).
+    Svg,
+    /// The verdict's answer as markdown, as `report --summary` prints it.
+    Verdict,
+    /// The tables a run prints at its end.
+    Summary,
 }
 
 /// Options of `ledgerbench export`.
@@ -86,10 +100,11 @@ pub struct ExportArgs {
     /// Results files or run directories.
     #[arg(required = true, value_name = "RESULTS")]
     results: Vec<PathBuf>,
-    /// Write here (a new file) instead of standard output.
-    #[arg(long, value_name = "FILE")]
+    /// Write here instead of standard output: a new file for a format of
+    /// one document, a directory for the others.
+    #[arg(long, value_name = "PATH")]
     out: Option<PathBuf>,
-    /// Replace the --out file if it exists.
+    /// Replace the --out file, or files of the same name in --out DIR.
     #[arg(long)]
     overwrite: bool,
 }
@@ -101,7 +116,8 @@ fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
         .collect()
 }
 
-/// Runs `ledgerbench report`.
+/// Runs `ledgerbench report`: the markdown (or HTML) exporter into --out,
+/// or the verdict exporter to standard output.
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if !(args.lookup_bound_ms.is_finite() && args.lookup_bound_ms > 0.0) {
         anyhow::bail!(
@@ -116,19 +132,20 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         lookup_bound_us: args.lookup_bound_ms * 1e3,
     };
     if args.summary {
-        let Some(text) = render::summary(&docs, &verdict)? else {
-            anyhow::bail!(
-                "--summary: no run in these results ran under a memory limit, so there is no verdict to summarise"
-            );
-        };
-        crate::output::say(text.trim_end());
+        let rendered = export::Verdict(verdict)
+            .render(&docs)
+            .map_err(|e| anyhow::anyhow!("--summary: {e}"))?;
+        for d in &rendered {
+            crate::output::say(d.text.trim_end());
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let written = if args.html {
-        render::render_html(&docs, &args.out, &verdict, args.overwrite)?
+    let rendered = if args.html {
+        export::Html(verdict).render(&docs)?
     } else {
-        render::render_with(&docs, &args.out, &verdict, args.overwrite)?
+        export::Markdown(verdict).render(&docs)?
     };
+    let written = export::write(&args.out, &rendered, args.overwrite)?;
     eprintln!(
         "report: {} ({} files)",
         args.out
@@ -191,27 +208,40 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs `ledgerbench export`.
+/// Runs `ledgerbench export`: one exporter; a single document goes to
+/// standard output or the --out file, several into the --out directory.
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let docs = load_all(&args.results)?;
-    for why in bencher::empty_runs(&docs) {
-        eprintln!("warning: nothing exported for {why}");
+    let name = format!("{:?}", args.format).to_ascii_lowercase();
+    let exporter = export::by_name(&name, render::VerdictOptions::default())
+        .ok_or_else(|| anyhow::anyhow!("no exporter named `{name}`"))?;
+    if matches!(args.format, ExportFormat::Bencher) {
+        for why in bencher::empty_runs(&docs) {
+            eprintln!("warning: nothing exported for {why}");
+        }
     }
-    let bmf = bencher::export(&docs);
-    if bmf.as_object().is_some_and(serde_json::Map::is_empty) {
-        anyhow::bail!(
-            "nothing to export: no run in {} finished with figures (an interrupted run keeps its batches, not a summary)",
+    let rendered = exporter.render(&docs).map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (results: {})",
             args.results
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
-    }
-    let text = serde_json::to_string_pretty(&bmf)?;
-    match &args.out {
-        Some(p) => write_new(p, text.as_bytes(), args.overwrite, "--out")?,
-        None => crate::output::say(&text),
+        )
+    })?;
+    match (&args.out, rendered.as_slice()) {
+        (None, [one]) => crate::output::say(one.text.trim_end()),
+        (Some(p), [one]) => write_new(p, one.text.as_bytes(), args.overwrite, "--out")?,
+        (None, _) => anyhow::bail!(
+            "`export {}` makes {} files: give --out DIR",
+            exporter.name(),
+            rendered.len()
+        ),
+        (Some(dir), _) => {
+            let written = export::write(dir, &rendered, args.overwrite)?;
+            eprintln!("export: {} files in {}", written.files.len(), dir.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

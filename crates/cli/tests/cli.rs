@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{ledgerbench, read_json, smoke_run, stderr};
+use common::{ledgerbench, read_json, smoke_run, stderr, stdout};
 
 #[test]
 fn smoke_run_on_every_backend_writes_results() {
@@ -380,4 +380,25 @@ fn a_failing_backend_does_not_stop_the_point_reads_of_the_others() {
     );
     assert!(runs[1].get("error").is_none(), "{}", runs[1]);
     assert!(!runs[1]["measurements"].as_array().expect("m").is_empty());
+}
+
+#[test]
+fn export_takes_every_format_of_the_report_through_one_path() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/results/stellar-smoke"
+    );
+    // One document: printed.
+    let o = ledgerbench(&["export", "summary", fixture], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("## Ingestion"), "{}", stdout(&o));
+    // Several: only into a directory, and said so otherwise.
+    let o = ledgerbench(&["export", "csv", fixture], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give --out DIR"), "{}", stderr(&o));
+    let o = ledgerbench(&["export", "markdown", fixture, "--out", "md"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(t.path().join("md/report.md").is_file());
+    assert!(t.path().join("md/batches.csv").is_file());
 }

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod crash;
 mod csv_out;
 pub mod doc;
+pub mod export;
 pub mod html;
 pub mod metrics;
 pub mod model;

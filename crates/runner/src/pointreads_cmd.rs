@@ -1,6 +1,7 @@
 //! `ledgerbench run point-reads`: IO per GET on random 32-byte keys, before and
 //! after a full compaction, each store on its own loop device.
 
+use ledgerbench_report::doc::Doc;
 use std::process::ExitCode;
 
 use ledgerbench_driver::pointreads::{
@@ -165,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
-    let summary = ledgerbench_report::render::point_summary(&results);
+    let summary = crate::output::run_summary(&out, Doc::PointReads(Box::new(results)));
     args.output.finish(&out, &summary, failed)
 }
 

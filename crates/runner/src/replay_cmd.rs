@@ -1,6 +1,7 @@
 //! `ledgerbench record` (a workload's operations into a trace file) and
 //! `ledgerbench run replay` (a trace on any backend, with every meter).
 
+use ledgerbench_report::doc::Doc;
 use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -393,9 +394,6 @@ fn run_stream(
         crate::output::write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    args.output.finish(
-        &out,
-        &ledgerbench_report::render::run_summary(&result),
-        failed,
-    )
+    let summary = crate::output::run_summary(&out, Doc::Stellar(Box::new(result)));
+    args.output.finish(&out, &summary, failed)
 }

@@ -172,7 +172,7 @@ const LEGEND: &str = "Each checkpoint: the store closed, written back, the page 
 /// The fan-out section of a report: a heading per file, the two tables
 /// and charts of lookup p99 and memory per batch against the batch count.
 pub(super) fn fanout_section(
-    out: &mut Out<'_>,
+    out: &mut Out,
     files: &[(&Loaded, &FanOutResults)],
     label: &dyn Fn(&Loaded, &str) -> String,
 ) -> Result<(), ReportError> {

@@ -31,42 +31,27 @@ use ledgerbench_results::{BackendRun, Latency, RunResult};
 
 use crate::ReportError;
 use crate::doc::{Doc, Loaded};
+use crate::export::{Document, Exporter};
 use crate::svg::{self, Series};
 
-/// The files a report wrote.
-#[derive(Debug, Default)]
-pub struct Written {
-    /// Every file, relative to the output directory.
-    pub files: Vec<PathBuf>,
-}
+pub use crate::export::Written;
 
-pub(super) struct Out<'a> {
-    /// Where files go; `None` renders without writing (`--summary`).
-    pub(super) dir: Option<&'a Path>,
+/// A report being rendered: its markdown, and every other document (charts,
+/// CSV) in the order made. Nothing is written here (see [`crate::export`]).
+pub(super) struct Out {
     pub(super) md: String,
-    pub(super) written: Written,
+    pub(super) documents: Vec<Document>,
     pub(super) charts: usize,
     /// Each chart's SVG by its relative path, for the HTML page.
     pub(super) svgs: std::collections::BTreeMap<String, String>,
 }
 
-impl Out<'_> {
+impl Out {
     pub(super) fn file(&mut self, rel: &str, content: &str) -> Result<(), ReportError> {
-        let Some(dir) = self.dir else {
-            return Ok(());
-        };
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| ReportError::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        std::fs::write(&path, content).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        self.written.files.push(PathBuf::from(rel));
+        self.documents.push(Document {
+            path: PathBuf::from(rel),
+            text: content.to_string(),
+        });
         Ok(())
     }
 
@@ -141,7 +126,8 @@ pub fn render_with(
     verdict: &VerdictOptions,
     overwrite: bool,
 ) -> Result<Written, ReportError> {
-    render_into(docs, Some(dir), verdict, overwrite, false).map(|(w, _)| w)
+    let rendered = crate::export::Markdown(*verdict).render(docs)?;
+    crate::export::write(dir, &rendered, overwrite)
 }
 
 /// [`render_with`], and `report.html` beside `report.md`: one
@@ -152,33 +138,32 @@ pub fn render_html(
     verdict: &VerdictOptions,
     overwrite: bool,
 ) -> Result<Written, ReportError> {
-    render_into(docs, Some(dir), verdict, overwrite, true).map(|(w, _)| w)
+    let rendered = crate::export::Html(*verdict).render(docs)?;
+    crate::export::write(dir, &rendered, overwrite)
 }
 
 /// The answer that opens the report, as markdown for a README (`ledgerbench
 /// report --summary`), writing nothing; `None` when no run had a memory
 /// limit, so there is no verdict.
 pub fn summary(docs: &[Loaded], verdict: &VerdictOptions) -> Result<Option<String>, ReportError> {
-    render_into(docs, None, verdict, true, false).map(|(_, a)| a.map(|a| a.markdown(false)))
+    documents(docs, verdict, false).map(|(_, a)| a.map(|a| a.markdown(false)))
 }
 
-fn render_into(
+/// The report's documents (`report.md`, charts, CSV, and `report.html`
+/// when `html`) and the verdict's answer, if any.
+pub(crate) fn documents(
     docs: &[Loaded],
-    dir: Option<&Path>,
     verdict: &VerdictOptions,
-    overwrite: bool,
     html: bool,
-) -> Result<(Written, Option<verdict::Answer>), ReportError> {
+) -> Result<(Vec<Document>, Option<verdict::Answer>), ReportError> {
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
     }
-    prepare_dir(dir, overwrite)?;
     let machines: BTreeSet<String> = docs.iter().map(Loaded::machine).collect();
     let multi = machines.len() > 1;
     let mut out = Out {
-        dir,
         md: String::from("# ledgerbench report\n\n"),
-        written: Written::default(),
+        documents: Vec::new(),
         charts: 0,
         svgs: Default::default(),
     };
@@ -222,36 +207,14 @@ fn render_into(
         out.file("report.html", &page)?;
     }
     out.file("report.md", &md)?;
-    Ok((out.written, answer))
-}
-
-/// Refuses a report directory that holds files unless `overwrite`, before
-/// anything is written (so a refusal leaves no half report), then makes it.
-fn prepare_dir(dir: Option<&Path>, overwrite: bool) -> Result<(), ReportError> {
-    let Some(dir) = dir else {
-        return Ok(());
-    };
-    if !overwrite
-        && let Ok(mut entries) = std::fs::read_dir(dir)
-        && entries.next().is_some()
-    {
-        return Err(ReportError::Usage(format!(
-            "report directory {} is not empty and ledgerbench does not overwrite files it did not create; \
-             give a new --out directory, or pass --overwrite to render into it (files of the same name are replaced)",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })
+    Ok((out.documents, answer))
 }
 
 /// Every workload's sections, in a fixed order: ingestion and the verdict,
 /// replayed operations, point reads (files of one shape share a table),
 /// lookup fan-out, crash tests. Returns the verdict's answer, if any.
 fn sections(
-    out: &mut Out<'_>,
+    out: &mut Out,
     docs: &[Loaded],
     verdict: &VerdictOptions,
     label: &dyn Fn(&Loaded, &str) -> String,

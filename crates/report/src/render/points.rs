@@ -7,7 +7,7 @@ use crate::table::Table;
 use ledgerbench_results::points::PointRun;
 
 pub(super) fn point_section(
-    out: &mut Out<'_>,
+    out: &mut Out,
     members: &[&Loaded],
     label: &dyn Fn(&Loaded, &str) -> String,
 ) -> Result<(), ReportError> {

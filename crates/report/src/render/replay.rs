@@ -7,7 +7,7 @@ use super::stellar::phases_table;
 use super::*;
 
 pub(super) fn replay_section(
-    out: &mut Out<'_>,
+    out: &mut Out,
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     out.md.push_str("## Replayed operations\n\nEach run replays the same operations (a trace, or a generator's stream); a segment ends at each mark of the stream (a batch).\n\n");

@@ -7,7 +7,7 @@ use super::*;
 use crate::table::Table;
 
 pub(super) fn stellar_section(
-    out: &mut Out<'_>,
+    out: &mut Out,
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     stellar_tables(&mut out.md, runs);
@@ -249,7 +249,7 @@ pub(super) fn batch_table(md: &mut String, runs: &[(String, &BackendRun)]) {
 }
 
 pub(super) fn stellar_charts(
-    out: &mut Out<'_>,
+    out: &mut Out,
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     out.md.push_str("## Charts\n\n");
@@ -322,7 +322,7 @@ pub(super) fn stellar_charts(
 
 /// Bars per run: lookup latency, then each store's amplification.
 fn bar_charts(
-    out: &mut Out<'_>,
+    out: &mut Out,
     runs: &[(String, &BackendRun)],
     stores: &BTreeSet<String>,
 ) -> Result<(), ReportError> {
@@ -378,7 +378,7 @@ fn bar_charts(
     Ok(())
 }
 
-pub(super) fn csv(out: &mut Out<'_>, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
+pub(super) fn csv(out: &mut Out, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
     let (b, s) = crate::csv_out::series(runs).map_err(|e| ReportError::Io {
         path: std::path::PathBuf::from("batches.csv"),
         source: std::io::Error::other(e),

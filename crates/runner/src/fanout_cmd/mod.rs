@@ -2,6 +2,7 @@
 //! batch for `rocksdb-partitioned`), with random-hash lookups, memory and
 //! open time measured at chosen batch counts, each store on its own device.
 
+use ledgerbench_report::doc::Doc;
 use std::process::ExitCode;
 
 use ledgerbench_driver::fanout::{self, Checkpoint, FanOutConfig, FanOutResults, FanOutRun};
@@ -162,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         save(&results)?;
     }
-    let summary = ledgerbench_report::render::fanout_summary(&results);
+    let summary = crate::output::run_summary(&out, Doc::FanOut(Box::new(results)));
     args.output.finish(&out, &summary, failed)
 }
 

@@ -1,5 +1,6 @@
 //! `ledgerbench run stellar`: config assembly, the per-backend loop, output files.
 
+use ledgerbench_report::doc::Doc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -297,11 +298,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    args.output.finish(
-        &out,
-        &ledgerbench_report::render::run_summary(&result),
-        failed,
-    )
+    let summary = crate::output::run_summary(&out, Doc::Stellar(Box::new(result)));
+    args.output.finish(&out, &summary, failed)
 }
 
 /// Parses a compaction strategy name.

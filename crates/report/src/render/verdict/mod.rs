@@ -161,7 +161,7 @@ fn secs(v: f64) -> String {
 /// Renders the verdict for the limited Stellar runs in `runs`; nothing when
 /// no run had a memory limit.
 pub(super) fn verdict_section(
-    out: &mut Out<'_>,
+    out: &mut Out,
     runs: &[(String, &BackendRun)],
     opts: &VerdictOptions,
     fanouts: &[(String, &FanOutRun)],

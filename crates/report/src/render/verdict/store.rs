@@ -30,7 +30,7 @@ const COLUMNS: [&str; 13] = [
 /// Renders `store`'s tables, recommendation and chart, and adds its growth
 /// and pick to `answer`.
 pub(super) fn section(
-    out: &mut Out<'_>,
+    out: &mut Out,
     store: &'static str,
     limited: &[&(String, &BackendRun)],
     ctx: &Ctx<'_>,
