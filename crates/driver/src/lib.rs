@@ -63,6 +63,12 @@ pub enum DriverError {
     Generator(String),
 }
 
+impl From<ledgerbench_results::InvalidConfig> for DriverError {
+    fn from(e: ledgerbench_results::InvalidConfig) -> Self {
+        DriverError::Config(e.0)
+    }
+}
+
 impl DriverError {
     /// True when the disk or a store's size cap ran out.
     pub fn is_full(&self) -> bool {

@@ -5,29 +5,8 @@
 use std::time::{Duration, Instant};
 
 use ledgerbench_rng::Rng;
-use serde::{Deserialize, Serialize};
 
-/// How requests arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Arrival {
-    /// Evenly spaced, 1/rate apart.
-    #[default]
-    Fixed,
-    /// A Poisson process: exponential gaps of mean 1/rate, as independent
-    /// clients produce.
-    Poisson,
-}
-
-impl Arrival {
-    /// The name results use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrival::Fixed => "fixed",
-            Arrival::Poisson => "poisson",
-        }
-    }
-}
+pub use ledgerbench_results::workload::Arrival;
 
 /// The due times of a stream of requests, the first one due now.
 pub(crate) struct Schedule {

@@ -77,7 +77,7 @@ impl Loaded {
     /// The workload's config, as JSON.
     pub fn config(&self) -> serde_json::Value {
         match &self.doc {
-            Doc::Stellar(r) => r.config.clone(),
+            Doc::Stellar(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::PointReads(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::FanOut(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::Crash(r) => serde_json::json!({

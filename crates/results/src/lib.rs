@@ -21,6 +21,7 @@ pub mod points;
 mod reads;
 mod replay;
 mod summary;
+pub mod workload;
 
 pub use header::RunHeader;
 pub use memory::MemoryRecord;
@@ -57,8 +58,8 @@ pub struct RunResult {
     /// Preset the config came from, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
-    /// The workload config, as the workload defines it.
-    pub config: serde_json::Value,
+    /// The workload config, typed (see [`workload::WorkloadConfig`]).
+    pub config: workload::WorkloadConfig,
     /// One entry per backend (or hybrid) run, in run order.
     pub runs: Vec<BackendRun>,
 }

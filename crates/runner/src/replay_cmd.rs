@@ -1,6 +1,7 @@
 //! `ledgerbench record` (a workload's operations into a trace file) and
 //! `ledgerbench run replay` (a trace on any backend, with every meter).
 
+use ledgerbench_driver::results::workload::{OpsConfig, WorkloadConfig};
 use ledgerbench_report::doc::Doc;
 use std::fs;
 use std::path::PathBuf;
@@ -222,11 +223,14 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("reading {}", args.trace.display()))?
         .len();
     let trace = args.trace.clone();
-    let config = serde_json::json!({
-        "trace": args.trace.display().to_string(),
-        "trace_bytes": trace_bytes,
-        "header": header,
-    });
+    let config = OpsConfig {
+        workload: None,
+        workers: None,
+        op_rate: None,
+        trace: Some(args.trace.display().to_string()),
+        trace_bytes: Some(trace_bytes),
+        header: header.clone(),
+    };
     run_stream(
         &args.common,
         &header,
@@ -266,10 +270,14 @@ pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<Exit
             after_load: true,
         }),
     };
-    let mut config = serde_json::json!({ "workload": name, "workers": workers, "header": header });
-    if let Some(r) = args.op_rate {
-        config["op_rate"] = serde_json::json!(r);
-    }
+    let config = OpsConfig {
+        workload: Some(name.to_string()),
+        workers: Some(workers),
+        op_rate: args.op_rate,
+        trace: None,
+        trace_bytes: None,
+        header: header.clone(),
+    };
     if workers > 1 {
         // Refused early for workloads without concurrent workers.
         ledgerbench_workloads::workers(name, seed, params.clone(), workers)
@@ -311,7 +319,7 @@ fn run_stream(
     args: &CommonArgs,
     header: &ledgerbench_trace::Header,
     workload: String,
-    config: serde_json::Value,
+    config: OpsConfig,
     default_device: u64,
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
@@ -333,7 +341,7 @@ fn run_stream(
             Some(args.level.durability),
         ),
         preset: None,
-        config,
+        config: WorkloadConfig::Ops(config),
         runs: Vec::new(),
     };
     let place = Placement {

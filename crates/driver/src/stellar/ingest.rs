@@ -104,7 +104,7 @@ pub(super) fn pregenerate(
     let total = plan.total_chunks();
     std::thread::scope(|scope| {
         let rxs = spawn_generators(scope, cfg, gen_, &stop);
-        let result = (|| {
+        let result = (|| -> Result<(), DriverError> {
             for k in 0..total {
                 let chunk = rxs[(k % rxs.len() as u64) as usize].recv().map_err(|_| {
                     DriverError::Generator("generator thread exited early".into())

@@ -1,5 +1,6 @@
 //! `ledgerbench run stellar`: config assembly, the per-backend loop, output files.
 
+use ledgerbench_driver::results::workload::WorkloadConfig;
 use ledgerbench_report::doc::Doc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -238,7 +239,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(plan.durability),
         ),
         preset: Some(plan.preset.clone()),
-        config: serde_json::to_value(&plan.workload)?,
+        config: WorkloadConfig::Stellar(Box::new(plan.workload.clone())),
         runs: Vec::new(),
     };
     eprintln!(
