@@ -13,6 +13,8 @@ fn u(v: Option<u64>) -> String {
 
 /// `batches.csv` (one row per batch and store) and `samples.csv` (one row
 /// per second of ingestion) of labelled runs. Absent figures are empty cells.
+///
+/// Long because the two files' columns are listed in full, then filled a row per store and batch and per sample.
 pub fn series(runs: &[(String, &BackendRun)]) -> Result<(String, String), csv::Error> {
     let mut b = csv::Writer::from_writer(Vec::new());
     b.write_record([

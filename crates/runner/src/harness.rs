@@ -146,6 +146,8 @@ pub type Body<'a> = dyn FnMut(&[&dyn KvStore], &[Option<&Device>]) -> Option<Dri
 /// them, closes them and cleans up, recording setup, usage, memory peak and
 /// any error (with a hint when the disk filled) in `run`. `tag` names the
 /// run's directories.
+///
+/// Long because open, run, close and clean up must happen in one place, so that whatever fails, nothing placed is left behind.
 pub fn run_on_stores(
     place: &Placement,
     tag: &str,

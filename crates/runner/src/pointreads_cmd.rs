@@ -85,6 +85,8 @@ enum IoMode {
 }
 
 /// Runs `ledgerbench run point-reads`.
+///
+/// Long because the point-read run's steps in order (checks, specs, cache states, one backend at a time), results kept after each.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let cfg = PointReadConfig {
@@ -193,6 +195,8 @@ fn cache_states(given: &[CacheState], limit: Option<u64>) -> anyhow::Result<Vec<
 }
 
 /// Loads, compacts and measures one backend into `run`.
+///
+/// Long because the measurement protocol's steps in order (place, load, settle, drop caches, read per cache state) on one placed store.
 fn one_backend(
     spec: &crate::registry::BackendSpec,
     cfg: &PointReadConfig,

@@ -20,6 +20,8 @@ pub struct Preset {
 }
 
 /// Looks a preset up by name.
+///
+/// Long because a table: one struct literal per preset.
 pub fn get(name: &str) -> Option<Preset> {
     let d = StellarConfig::default();
     Some(match name {

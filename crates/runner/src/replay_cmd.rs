@@ -315,6 +315,8 @@ type Exec<'a> = dyn Fn(
     + 'a;
 
 /// Runs an operation stream on each backend with every meter.
+///
+/// Long because a run's steps in order (specs, placement, one run per backend, results kept after each) for every op-stream workload.
 fn run_stream(
     args: &CommonArgs,
     header: &ledgerbench_trace::Header,

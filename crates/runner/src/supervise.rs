@@ -107,6 +107,7 @@ enum Outcome {
     OomKilled,
 }
 
+/// Long because start, wait and clean up one worker in one place, so that whatever ends it, what it made is removed.
 fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::Result<Outcome> {
     let mut cmd = Command::new(exe);
     cmd.args(args)

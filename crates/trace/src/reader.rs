@@ -160,6 +160,8 @@ impl<R: Read> TraceReader<R> {
     }
 
     /// The next operation; `None` after the end frame.
+    ///
+    /// Long because one arm per frame kind of the trace format, in the format's order; split, the format would be read in pieces.
     pub fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError> {
         if self.done {
             return Ok(None);

@@ -153,6 +153,7 @@ impl Refill for Ycsb {
         ))
     }
 
+    /// Long because one branch per phase of YCSB (the load, then the operation mix), sharing the generator's cursors.
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.records {

@@ -114,6 +114,8 @@ impl<'a> Applier<'a> {
     }
 
     /// Applies one operation; returns the label at a mark.
+    ///
+    /// Long because one arm per kind of operation.
     pub(super) fn apply(&mut self, op: Op<'_>) -> Result<Option<String>, DriverError> {
         let stores = self.stores;
         match op {

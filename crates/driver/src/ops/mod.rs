@@ -164,6 +164,8 @@ fn finish(
 /// account-state workload's concurrent workers). Marks do not split the run:
 /// it is one segment, metered at the end; latencies come from every worker;
 /// write and flush seconds are summed over workers.
+///
+/// Long because one thread scope: the workers and the sampler borrow the stores, meter and counters it owns.
 pub fn replay_parallel(
     mut sources: Vec<Box<dyn OpSource + Send>>,
     stores: &[&dyn KvStore],

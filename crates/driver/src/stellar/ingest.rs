@@ -184,6 +184,8 @@ pub(super) struct Writer<'a> {
 /// Writes the batches of `plan` as chunks arrive on `rxs`, a record per
 /// batch; stops early (and says why) when a batch is over the workload's
 /// bound.
+///
+/// Long because the batch protocol's steps (write, flush, compact, meter, record) share the batch's meters and timings.
 pub(super) fn write_batches(
     cfg: &StellarConfig,
     label: &str,

@@ -310,6 +310,8 @@ fn stream_ledgers(
 
 /// One streaming phase: `s.ledgers` ledgers appended after `ingested`,
 /// lookups closed loop, or open loop at `rate`.
+///
+/// Long because one thread scope: the writer, lookup workers and sampler borrow the scope's flags and counters.
 fn stream_phase(
     cfg: &StellarConfig,
     gen_: &StellarGen,

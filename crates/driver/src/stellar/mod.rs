@@ -85,6 +85,8 @@ pub struct SpoolAt<'a> {
 }
 
 /// [`run`], with the place for a `pregenerate` config's spool.
+///
+/// Long because the Stellar protocol's phases in order (ingest, verify, stream), each recording into the same outcome.
 pub fn run_spooled(
     cfg: &StellarConfig,
     label: &str,

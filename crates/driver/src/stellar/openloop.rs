@@ -96,6 +96,8 @@ pub(super) struct OpenLoop {
 /// Issues requests at `o.rate` per second until `done`, serving them on
 /// `o.workers` threads; lookups alternate one-step and two-step. `last` is
 /// the newest ledger written so far.
+///
+/// Long because one thread scope: the schedule thread and the workers borrow the scope's channel, totals and flags.
 pub(super) fn run(
     gen_: &StellarGen,
     stores: Stores<'_>,

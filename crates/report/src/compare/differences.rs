@@ -6,6 +6,8 @@ use crate::doc::Loaded;
 
 /// Differences that make a comparison meaningless (refused unless forced),
 /// and differences of machine that make timings incomparable.
+///
+/// Long because one short check per field that two results must share to be compared, in the order a reader checks them.
 pub fn differences(base: &[Loaded], cur: &[Loaded]) -> (Vec<String>, Vec<String>) {
     let mut hard = Vec::new();
     let mut machine = Vec::new();

@@ -245,6 +245,8 @@ pub fn compare(base: &[Loaded], cur: &[Loaded], opts: &Options) -> Result<Vec<Ro
 type Samples = (Class, Better, Vec<f64>);
 
 /// One metric compared: medians, threshold, and the verdict its class gets.
+///
+/// Long because each class of metric gets its rule in one match, side by side, so the rules can be compared.
 fn row_of(
     key: &(String, String),
     (bv, cv): (Option<&Samples>, Option<&Samples>),

@@ -18,6 +18,8 @@ const CHAR_W: f64 = 6.4;
 /// A grouped bar chart: one group per category, one bar per series in each;
 /// `values[series][category]`, `None` where a value is absent (drawn as no
 /// bar). `None` when there is nothing to draw.
+///
+/// Long because it draws the chart in order (frame, ticks, bars, labels, legend), all from the same scale and geometry.
 pub fn bar_chart(
     title: &str,
     ylabel: &str,

@@ -213,6 +213,8 @@ pub fn panels(
 }
 
 /// One panel with its top-left at `(ox, oy)`, axis labels `(x, y)`.
+///
+/// Long because it draws one panel in order (frame, ticks, lines, legend), all from the same scale and geometry.
 fn panel(
     s: &mut String,
     a: &Scale,

@@ -138,6 +138,8 @@ fn progress_bar(cycles: u64, tag: &str) -> indicatif::ProgressBar {
 }
 
 /// Runs `ledgerbench run crash`.
+///
+/// Long because the crash test's steps in order (checks, shape, device, the matrix of backend, level and kind), results kept after each cell.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     LoopFs::available().map_err(|e| {

@@ -81,6 +81,8 @@ impl Args {
 }
 
 /// Runs `ledgerbench run fan-out`.
+///
+/// Long because the fan-out run's steps in order (checks, config, one growth per backend), results kept after each.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let cfg = FanOutConfig {

@@ -146,6 +146,8 @@ impl Answer {
     /// The answer as markdown, at most about 40 lines; `heading` adds the
     /// section heading and the pointer to the details (the report, not the
     /// README).
+    ///
+    /// Long because it is the answer's text in reading order: what it rests on, the table of picks per store, the growth table, then how to read them.
     pub fn markdown(&self, heading: bool) -> String {
         let mut s = String::new();
         if heading {

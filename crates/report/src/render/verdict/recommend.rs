@@ -31,6 +31,8 @@ pub(super) struct Candidate {
 /// The recommended run for `store`: the lowest predicted month among runs
 /// that finished and meet the lookup bound (`bound_us`, when weighed),
 /// beside the next one, and what would change the choice.
+///
+/// Long because the ranking and the text that explains it are one argument: what was set aside and why, then the pick and its margin.
 pub(super) fn recommend(
     store: &'static str,
     mut c: Vec<Candidate>,
