@@ -63,13 +63,15 @@ pub fn device_size(
     size: Option<&str>,
     default: u64,
 ) -> anyhow::Result<Option<u64>> {
+    // Read whether or not devices are used: a bad value is refused on every
+    // machine, not only where loop devices exist.
+    let size = size
+        .map(|s| crate::size::parse_named("--device-size", s))
+        .transpose()?;
     match mode {
         DeviceMode::None => Ok(None),
         DeviceMode::Auto | DeviceMode::Loop => match LoopFs::available() {
-            Ok(()) => Ok(Some(match size {
-                Some(s) => crate::size::parse_named("--device-size", s)?,
-                None => default,
-            })),
+            Ok(()) => Ok(Some(size.unwrap_or(default))),
             Err(e) if mode == DeviceMode::Loop => anyhow::bail!("--device loop: {e}"),
             Err(_) => Ok(None),
         },

@@ -142,9 +142,6 @@ fn progress_bar(cycles: u64, tag: &str) -> indicatif::ProgressBar {
 /// Long because the crash test's steps in order (checks, shape, device, the matrix of backend, level and kind), results kept after each cell.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
-    LoopFs::available().map_err(|e| {
-        anyhow::anyhow!("ledgerbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
-    })?;
     let shape = CrashShape::by_name(&args.shape).map_err(anyhow::Error::msg)?;
     let kinds: Vec<CrashKind> = args
         .kinds
@@ -179,6 +176,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // After the arguments: a bad one is named on every machine.
+    LoopFs::available().map_err(|e| {
+        anyhow::anyhow!("ledgerbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
+    })?;
     let (out, rundir) = args.output.create("crash")?;
     let mut results = CrashResults {
         header: ledgerbench_driver::env::header("crash", args.seed, &out, None),
