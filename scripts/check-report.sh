@@ -17,7 +17,8 @@ if [[ -z "$browser" ]]; then
     exit 2
 fi
 cargo build --release --workspace --locked --quiet
-BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/ledgerbench"
+source scripts/bin.sh
+BIN="$(ledgerbench_bin)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 shot=${2:-$work/shot.png}

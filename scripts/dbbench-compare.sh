@@ -32,7 +32,8 @@ if ! command -v db_bench > /dev/null; then
 fi
 limit_bytes=$(numfmt --from=iec-i "${LIMIT%B}")
 cargo build --release --workspace --locked --quiet
-BIN="${CARGO_TARGET_DIR:-target}/release/ledgerbench"
+source scripts/bin.sh
+BIN="$(ledgerbench_bin)"
 
 work=$(mktemp -d /var/tmp/ledgerbench-dbbench.XXXXXX)
 dev="" cg=""

@@ -18,7 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --locked --quiet
-BIN="${CARGO_TARGET_DIR:-target}/release/ledgerbench"
+source scripts/bin.sh
+BIN="$(ledgerbench_bin)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

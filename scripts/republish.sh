@@ -16,7 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --locked --quiet
-BIN="$(realpath "${CARGO_TARGET_DIR:-target}")/release/ledgerbench"
+source scripts/bin.sh
+BIN="$(ledgerbench_bin)"
 UPDATE=0
 [[ "${1:-}" == "--update" ]] && UPDATE=1
 work=$(mktemp -d)

@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --workspace --locked
-target_dir="${CARGO_TARGET_DIR:-target}"
-exec "$target_dir/release/ledgerbench" run stellar --preset quick "$@"
+source scripts/bin.sh
+BIN="$(ledgerbench_bin)"
+exec "$BIN" run stellar --preset quick "$@"
