@@ -38,6 +38,13 @@ fn a_sweep_runs_each_backend_at_each_limit_and_the_report_renders_the_verdict() 
     assert_eq!(labels, ["lmdb@512MiB", "lmdb@256MiB"]);
     for (run, limit) in runs.iter().zip([512u64 << 20, 256 << 20]) {
         assert_eq!(run["memory_limit_bytes"], limit);
+        // Fields the verdict reads, not a label it parses: the design both
+        // limits share, and what the registry says each store can do.
+        assert_eq!(run["design"], "lmdb");
+        for s in run["stores"].as_array().expect("stores") {
+            assert_eq!(s["evicts_oldest"], false, "{s}");
+            assert_eq!(s["read_path"], "mmap", "{s}");
+        }
         // The harness's own budget is added to the cgroup, not taken from the engine.
         assert_eq!(run["harness_allowance_bytes"], 64u64 << 20);
         let peak = run["memory_peak_bytes"].as_u64().expect("peak");

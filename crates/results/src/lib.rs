@@ -161,6 +161,10 @@ pub struct StoreSetup {
     /// registry reported it; absent in results from before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evicts_oldest: Option<bool>,
+    /// How the config's GETs reach the device (direct, buffered, mmap,
+    /// memory), as the registry reported it; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_path: Option<ledgerbench_core::ReadPath>,
 }
 
 impl StoreSetup {

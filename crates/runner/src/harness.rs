@@ -411,5 +411,6 @@ pub fn store_setup(spec: &BackendSpec, store: &str, version: Option<String>) -> 
         config: serde_json::to_value(&spec.config).unwrap_or_default(),
         durability: Some(spec.durability()),
         evicts_oldest: Some(spec.evicts_oldest()),
+        read_path: Some(spec.read_path()),
     }
 }
