@@ -173,7 +173,7 @@ fn table(out: &mut String, lines: &[&str]) {
 /// The report's markdown as a self-contained HTML page; `svgs` holds each
 /// chart the markdown links (by its relative path), drawn inline.
 ///
-/// Long because one pass over the markdown's lines; the open table and section it tracks span the pass.
+/// Long because it is one pass over the markdown's lines, turning headings, tables and chart links into HTML as they come; the open section spans the pass.
 pub fn page(md: &str, svgs: &BTreeMap<String, String>) -> String {
     let mut body = String::new();
     let lines: Vec<&str> = md.lines().collect();

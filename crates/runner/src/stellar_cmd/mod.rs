@@ -198,6 +198,10 @@ impl ShapeArgs {
 }
 
 /// Runs `ledgerbench run stellar`.
+///
+/// Long because it is a run's steps in order (plan, run directory, results
+/// resumed after an OOM kill, one run per planned run and repeat), with the
+/// results rewritten after each so a killed run keeps what it finished.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     // Every check before anything is created on disk.
