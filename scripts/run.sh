@@ -7,4 +7,10 @@ scripts/setup.sh
 cargo build --release --workspace --locked
 source scripts/bin.sh
 BIN="$(ledgerbench_bin)"
-exec "$BIN" run stellar --preset quick "$@"
+# `quick` unless the arguments choose a preset or a run file (which names
+# its own): clap refuses a flag given twice.
+preset=(--preset quick)
+for a in "$@"; do
+  case "$a" in --preset | --preset=* | --config | --config=*) preset=() ;; esac
+done
+exec "$BIN" run stellar "${preset[@]}" "$@"
