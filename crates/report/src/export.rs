@@ -135,6 +135,19 @@ impl Exporter for Verdict {
     }
 }
 
+impl RunSummary {
+    /// The summary of one run's results, as the run has them in memory (no
+    /// file, and no JSON copy of them, needed).
+    pub fn text(doc: &Doc) -> String {
+        match doc {
+            Doc::Stellar(r) => render::run_summary(r),
+            Doc::PointReads(p) => render::point_summary(p),
+            Doc::FanOut(f) => render::fanout_summary(f),
+            Doc::Crash(c) => crate::crash::crash_table(c),
+        }
+    }
+}
+
 impl Exporter for RunSummary {
     fn name(&self) -> &'static str {
         "summary"
@@ -142,12 +155,7 @@ impl Exporter for RunSummary {
     fn render(&self, docs: &[Loaded]) -> Result<Vec<Document>, ReportError> {
         let text = docs
             .iter()
-            .map(|d| match &d.doc {
-                Doc::Stellar(r) => render::run_summary(r),
-                Doc::PointReads(p) => render::point_summary(p),
-                Doc::FanOut(f) => render::fanout_summary(f),
-                Doc::Crash(c) => crate::crash::crash_table(c),
-            })
+            .map(|d| Self::text(&d.doc))
             .collect::<Vec<_>>()
             .join("\n");
         Ok(vec![Document {
@@ -210,20 +218,4 @@ pub fn write(dir: &Path, docs: &[Document], overwrite: bool) -> Result<Written, 
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
     Ok(written)
-}
-
-/// Loads results already in memory as the exporters take them: `path`
-/// names where they are (or will be) written.
-pub fn loaded(path: PathBuf, doc: Doc) -> Result<Loaded, ReportError> {
-    let json = match &doc {
-        Doc::Stellar(r) => serde_json::to_value(r),
-        Doc::PointReads(r) => serde_json::to_value(r),
-        Doc::Crash(r) => serde_json::to_value(r),
-        Doc::FanOut(r) => serde_json::to_value(r),
-    }
-    .map_err(|e| ReportError::BadResults {
-        path: path.clone(),
-        why: e.to_string(),
-    })?;
-    Ok(Loaded { path, doc, json })
 }

@@ -253,6 +253,22 @@ impl RocksConfig {
 
     /// The options of a store, its block cache shared with `cache` when
     /// given (the partitions of one partitioned store share one).
+    /// The write options of this config's durability: the WAL synced per
+    /// commit or not, or no WAL at all.
+    pub(crate) fn write_options(&self) -> rocksdb::WriteOptions {
+        let mut w = rocksdb::WriteOptions::default();
+        w.set_sync(self.sync_wal && !self.disable_wal);
+        w.disable_wal(self.disable_wal);
+        w
+    }
+
+    /// One block cache of this config's size for stores of several
+    /// databases or families to share, so their memory does not grow with
+    /// their number; `None` when the config has no block cache.
+    pub(crate) fn shared_cache(&self) -> Option<Cache> {
+        (self.block_cache_bytes > 0).then(|| Cache::new_lru_cache(self.block_cache_bytes as usize))
+    }
+
     pub(crate) fn options_with(&self, cache: Option<&Cache>) -> Options {
         let mut o = Options::default();
         o.create_if_missing(true);

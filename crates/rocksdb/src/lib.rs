@@ -20,6 +20,38 @@ mod config;
 mod partitioned;
 mod sharded;
 
+/// The [`KvBackend`] methods of a RocksDB store built from several
+/// databases or families of one base config (`cfg.base`): its durability,
+/// read path, tunings, eviction and memory are the base's.
+macro_rules! base_config_backend {
+    ($config:ty) => {
+        fn set_durability(cfg: &mut $config, level: Durability) -> Result<()> {
+            Rocks::set_durability(&mut cfg.base, level)
+        }
+
+        fn durability(cfg: &$config) -> Durability {
+            Rocks::durability(&cfg.base)
+        }
+
+        fn read_path(cfg: &$config) -> ledgerbench_core::ReadPath {
+            Rocks::read_path(&cfg.base)
+        }
+
+        fn tune(cfg: &mut $config, tuning: ledgerbench_core::Tuning) -> bool {
+            Rocks::tune(&mut cfg.base, tuning)
+        }
+
+        fn evicts_oldest(cfg: &$config) -> bool {
+            Rocks::evicts_oldest(&cfg.base)
+        }
+
+        fn scale_memory(cfg: &mut $config, bytes: u64) {
+            Rocks::scale_memory(&mut cfg.base, bytes);
+        }
+    };
+}
+pub(crate) use base_config_backend;
+
 pub use config::{Blob, Compaction, Compression, RocksConfig};
 pub use partitioned::{Partitioned, PartitionedConfig, PartitionedStore};
 pub use sharded::{Sharded, ShardedConfig, ShardedStore};
@@ -110,13 +142,10 @@ impl KvBackend for Rocks {
         fsutil::claim_store_dir(ENGINE, dir)?;
         let opts = cfg.options_with(None);
         let db = DB::open(&opts, dir).map_err(|e| engine_err(Op::Open, dir, e))?;
-        let mut write_opts = WriteOptions::default();
-        write_opts.set_sync(cfg.sync_wal && !cfg.disable_wal);
-        write_opts.disable_wal(cfg.disable_wal);
         Ok(RocksStore {
             db,
             opts,
-            write_opts,
+            write_opts: cfg.write_options(),
             cfg: cfg.clone(),
             path: dir.to_path_buf(),
         })

@@ -101,32 +101,10 @@ impl KvBackend for Partitioned {
     type Config = PartitionedConfig;
     type Store = PartitionedStore;
 
-    fn set_durability(cfg: &mut PartitionedConfig, level: Durability) -> Result<()> {
-        Rocks::set_durability(&mut cfg.base, level)
-    }
-
-    fn durability(cfg: &PartitionedConfig) -> Durability {
-        Rocks::durability(&cfg.base)
-    }
-
-    fn read_path(cfg: &PartitionedConfig) -> ledgerbench_core::ReadPath {
-        Rocks::read_path(&cfg.base)
-    }
-
-    fn tune(cfg: &mut PartitionedConfig, tuning: ledgerbench_core::Tuning) -> bool {
-        Rocks::tune(&mut cfg.base, tuning)
-    }
-
-    fn evicts_oldest(cfg: &PartitionedConfig) -> bool {
-        Rocks::evicts_oldest(&cfg.base)
-    }
+    crate::base_config_backend!(PartitionedConfig);
 
     fn version(store_dir: &Path) -> Option<String> {
         crate::engine_version(&part_dir(store_dir, 0))
-    }
-
-    fn scale_memory(cfg: &mut PartitionedConfig, bytes: u64) {
-        Rocks::scale_memory(&mut cfg.base, bytes);
     }
 
     fn open(dir: &Path, cfg: &PartitionedConfig) -> Result<PartitionedStore> {
@@ -140,13 +118,10 @@ impl KvBackend for Partitioned {
         fsutil::claim_store_dir(ENGINE, dir)?;
         // One block cache for all partitions, so the memory budget does
         // not grow with their number.
-        let cache = (cfg.base.block_cache_bytes > 0)
-            .then(|| rocksdb::Cache::new_lru_cache(cfg.base.block_cache_bytes as usize));
+        let cache = cfg.base.shared_cache();
         let mut opts = cfg.base.options_with(cache.as_ref());
         opts.create_missing_column_families(true);
-        let mut write_opts = WriteOptions::default();
-        write_opts.set_sync(cfg.base.sync_wal && !cfg.base.disable_wal);
-        write_opts.disable_wal(cfg.base.disable_wal);
+        let write_opts = cfg.base.write_options();
         let store = PartitionedStore {
             dir: dir.to_path_buf(),
             cfg: cfg.clone(),

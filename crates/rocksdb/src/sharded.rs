@@ -72,32 +72,10 @@ impl KvBackend for Sharded {
     type Config = ShardedConfig;
     type Store = ShardedStore;
 
-    fn set_durability(cfg: &mut ShardedConfig, level: Durability) -> Result<()> {
-        Rocks::set_durability(&mut cfg.base, level)
-    }
-
-    fn durability(cfg: &ShardedConfig) -> Durability {
-        Rocks::durability(&cfg.base)
-    }
-
-    fn read_path(cfg: &ShardedConfig) -> ledgerbench_core::ReadPath {
-        Rocks::read_path(&cfg.base)
-    }
-
-    fn tune(cfg: &mut ShardedConfig, tuning: ledgerbench_core::Tuning) -> bool {
-        Rocks::tune(&mut cfg.base, tuning)
-    }
-
-    fn evicts_oldest(cfg: &ShardedConfig) -> bool {
-        Rocks::evicts_oldest(&cfg.base)
-    }
+    crate::base_config_backend!(ShardedConfig);
 
     fn version(store_dir: &Path) -> Option<String> {
         crate::engine_version(store_dir)
-    }
-
-    fn scale_memory(cfg: &mut ShardedConfig, bytes: u64) {
-        Rocks::scale_memory(&mut cfg.base, bytes);
     }
 
     fn open(dir: &Path, cfg: &ShardedConfig) -> Result<ShardedStore> {
@@ -112,8 +90,7 @@ impl KvBackend for Sharded {
             });
         }
         fsutil::claim_store_dir(ENGINE, dir)?;
-        let cache = (cfg.base.block_cache_bytes > 0)
-            .then(|| rocksdb::Cache::new_lru_cache(cfg.base.block_cache_bytes as usize));
+        let cache = cfg.base.shared_cache();
         let mut opts = cfg.base.options_with(cache.as_ref());
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -127,9 +104,7 @@ impl KvBackend for Sharded {
             .map(|n| ColumnFamilyDescriptor::new(n, opts.clone()));
         let db =
             DB::open_cf_descriptors(&opts, dir, cfs).map_err(|e| engine_err(Op::Open, dir, e))?;
-        let mut write_opts = WriteOptions::default();
-        write_opts.set_sync(cfg.base.sync_wal && !cfg.base.disable_wal);
-        write_opts.disable_wal(cfg.base.disable_wal);
+        let write_opts = cfg.base.write_options();
         Ok(ShardedStore {
             db,
             opts,

@@ -115,21 +115,6 @@ pub fn say(text: impl std::fmt::Display) {
     }
 }
 
-/// The summary a run prints and keeps (`summary.md`) at its end: the
-/// report's run-summary exporter on the results just written to `out`.
-pub fn run_summary(out: &Path, doc: ledgerbench_report::doc::Doc) -> String {
-    use ledgerbench_report::export::{Exporter, RunSummary, loaded};
-    loaded(out.join("results.json"), doc)
-        .and_then(|l| RunSummary.render(&[l]))
-        .map(|docs| {
-            docs.into_iter()
-                .map(|d| d.text)
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_else(|e| format!("(no summary: {e})"))
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

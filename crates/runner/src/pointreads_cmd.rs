@@ -2,6 +2,7 @@
 //! after a full compaction, each store on its own loop device.
 
 use ledgerbench_report::doc::Doc;
+use ledgerbench_report::export::RunSummary;
 use std::process::ExitCode;
 
 use ledgerbench_driver::pointreads::{
@@ -168,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
-    let summary = crate::output::run_summary(&out, Doc::PointReads(Box::new(results)));
+    let summary = RunSummary::text(&Doc::PointReads(Box::new(results)));
     args.output.finish(&out, &summary, failed)
 }
 

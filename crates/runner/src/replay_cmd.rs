@@ -3,6 +3,7 @@
 
 use ledgerbench_driver::results::workload::{OpsConfig, WorkloadConfig};
 use ledgerbench_report::doc::Doc;
+use ledgerbench_report::export::RunSummary;
 use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -404,6 +405,6 @@ fn run_stream(
         crate::output::write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    let summary = crate::output::run_summary(&out, Doc::Stellar(Box::new(result)));
+    let summary = RunSummary::text(&Doc::Stellar(Box::new(result)));
     args.output.finish(&out, &summary, failed)
 }

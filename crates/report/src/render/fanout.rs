@@ -175,7 +175,7 @@ pub(super) fn fanout_section(
     out: &mut Out,
     files: &[(&Loaded, &FanOutResults)],
     label: &dyn Fn(&Loaded, &str) -> String,
-) -> Result<(), ReportError> {
+) {
     let mut runs: Vec<(String, &FanOutRun)> = Vec::new();
     for (d, f) in files {
         let _ = writeln!(out.md, "{}\n", fanout_heading(f));
@@ -222,7 +222,7 @@ pub(super) fn fanout_section(
         out.chart(
             title,
             svg::line_chart(title, "batches", "p99 us", &series(pick)),
-        )?;
+        );
     }
     let title = "Memory outside the block cache per batch held";
     out.chart(
@@ -233,7 +233,7 @@ pub(super) fn fanout_section(
             "KiB per batch",
             &series(&|c| held_per_batch(c).map(|b| b / 1024.0)),
         ),
-    )
+    );
 }
 
 /// The end-of-run summary of `ledgerbench run fan-out`.

@@ -47,22 +47,20 @@ pub(super) struct Out {
 }
 
 impl Out {
-    pub(super) fn file(&mut self, rel: &str, content: &str) -> Result<(), ReportError> {
+    pub(super) fn file(&mut self, rel: &str, content: &str) {
         self.documents.push(Document {
             path: PathBuf::from(rel),
             text: content.to_string(),
         });
-        Ok(())
     }
 
-    fn chart(&mut self, title: &str, svg: Option<String>) -> Result<(), ReportError> {
-        let Some(svg) = svg else { return Ok(()) };
+    fn chart(&mut self, title: &str, svg: Option<String>) {
+        let Some(svg) = svg else { return };
         self.charts += 1;
         let rel = format!("charts/{:02}-{}.svg", self.charts, slug(title));
-        self.file(&rel, &svg)?;
+        self.file(&rel, &svg);
         self.svgs.insert(rel.clone(), svg);
         let _ = writeln!(self.md, "![{title}]({rel})\n");
-        Ok(())
     }
 }
 
@@ -204,9 +202,9 @@ pub(crate) fn documents(
     }
     if html {
         let page = crate::html::page(&md, &out.svgs);
-        out.file("report.html", &page)?;
+        out.file("report.html", &page);
     }
-    out.file("report.md", &md)?;
+    out.file("report.md", &md);
     Ok((out.documents, answer))
 }
 
@@ -251,16 +249,16 @@ fn sections(
     let mut answer = None;
     if !runs.is_empty() {
         stellar_section(out, &runs)?;
-        answer = verdict_section(out, &runs, verdict, &fanout_runs)?;
+        answer = verdict_section(out, &runs, verdict, &fanout_runs);
     }
     if !replays.is_empty() {
-        replay_section(out, &replays)?;
+        replay_section(out, &replays);
     }
     for members in point_groups(docs) {
-        point_section(out, &members, label)?;
+        point_section(out, &members, label);
     }
     if !fanouts.is_empty() {
-        fanout::fanout_section(out, &fanouts, label)?;
+        fanout::fanout_section(out, &fanouts, label);
     }
     for d in docs {
         if let Doc::Crash(c) = &d.doc {

@@ -10,7 +10,7 @@ pub(super) fn point_section(
     out: &mut Out,
     members: &[&Loaded],
     label: &dyn Fn(&Loaded, &str) -> String,
-) -> Result<(), ReportError> {
+) {
     let points: Vec<(&Loaded, &PointResults)> = members
         .iter()
         .filter_map(|d| match &d.doc {
@@ -19,7 +19,7 @@ pub(super) fn point_section(
         })
         .collect();
     let Some((_, p)) = points.first() else {
-        return Ok(());
+        return;
     };
     let md = &mut out.md;
     let _ = writeln!(
@@ -59,7 +59,7 @@ pub(super) fn point_section(
     out.chart(
         "Device reads per GET",
         svg::bar_chart("Device reads per GET", "reads", &cats, &names, &values),
-    )
+    );
 }
 
 /// The heading of a point-read run: its shape, reads and memory limit.

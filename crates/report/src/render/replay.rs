@@ -6,10 +6,7 @@ use std::fmt::Write;
 use super::stellar::phases_table;
 use super::*;
 
-pub(super) fn replay_section(
-    out: &mut Out,
-    runs: &[(String, &BackendRun)],
-) -> Result<(), ReportError> {
+pub(super) fn replay_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
     out.md.push_str("## Replayed operations\n\nEach run replays the same operations (a trace, or a generator's stream); a segment ends at each mark of the stream (a batch).\n\n");
     out.md.push_str(&replay_tables(runs));
     out.md.push('\n');
@@ -30,7 +27,7 @@ pub(super) fn replay_section(
     out.chart(
         "Replay: time per segment",
         svg::line_chart("Time per segment", "segment", "seconds", &series),
-    )
+    );
 }
 
 /// Tables of replayed runs: one row per run, then one per run and store.

@@ -11,7 +11,7 @@ pub(super) fn stellar_section(
     runs: &[(String, &BackendRun)],
 ) -> Result<(), ReportError> {
     stellar_tables(&mut out.md, runs);
-    stellar_charts(out, runs)?;
+    stellar_charts(out, runs);
     csv(out, runs)
 }
 
@@ -248,10 +248,7 @@ pub(super) fn batch_table(md: &mut String, runs: &[(String, &BackendRun)]) {
     md.push('\n');
 }
 
-pub(super) fn stellar_charts(
-    out: &mut Out,
-    runs: &[(String, &BackendRun)],
-) -> Result<(), ReportError> {
+pub(super) fn stellar_charts(out: &mut Out, runs: &[(String, &BackendRun)]) {
     out.md.push_str("## Charts\n\n");
     let per_batch = |f: &dyn Fn(&ledgerbench_results::BatchRecord) -> Option<f64>| -> Vec<Series> {
         runs.iter()
@@ -270,7 +267,7 @@ pub(super) fn stellar_charts(
     out.chart(
         "Batch time (writes, flushes, compactions)",
         svg::line_chart("Batch time per batch", "batch", "seconds", &total),
-    )?;
+    );
     let stores: BTreeSet<String> = runs
         .iter()
         .flat_map(|(_, r)| {
@@ -294,7 +291,7 @@ pub(super) fn stellar_charts(
                 "seconds",
                 &series,
             ),
-        )?;
+        );
     }
     let tput: Vec<Series> = runs
         .iter()
@@ -316,16 +313,12 @@ pub(super) fn stellar_charts(
             "MiB/s",
             &tput,
         ),
-    )?;
-    bar_charts(out, runs, &stores)
+    );
+    bar_charts(out, runs, &stores);
 }
 
 /// Bars per run: lookup latency, then each store's amplification.
-fn bar_charts(
-    out: &mut Out,
-    runs: &[(String, &BackendRun)],
-    stores: &BTreeSet<String>,
-) -> Result<(), ReportError> {
+fn bar_charts(out: &mut Out, runs: &[(String, &BackendRun)], stores: &BTreeSet<String>) {
     let cats: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
     let lat =
         |f: &dyn Fn(&BackendRun) -> Option<f64>| runs.iter().map(|(_, r)| f(r)).collect::<Vec<_>>();
@@ -346,7 +339,7 @@ fn bar_charts(
             &["p50".into(), "p99".into(), "p99.9".into()],
             &[one(|l| l.p50_us), one(|l| l.p99_us), one(|l| l.p999_us)],
         ),
-    )?;
+    );
     for store in stores {
         let amp = |f: fn(&ledgerbench_results::StoreSummary) -> Option<f64>| {
             lat(&|r| {
@@ -373,9 +366,8 @@ fn bar_charts(
                     amp(|s| Some(s.space_amp)),
                 ],
             ),
-        )?;
+        );
     }
-    Ok(())
 }
 
 pub(super) fn csv(out: &mut Out, runs: &[(String, &BackendRun)]) -> Result<(), ReportError> {
@@ -383,8 +375,8 @@ pub(super) fn csv(out: &mut Out, runs: &[(String, &BackendRun)]) -> Result<(), R
         path: std::path::PathBuf::from("batches.csv"),
         source: std::io::Error::other(e),
     })?;
-    out.file("batches.csv", &b)?;
-    out.file("samples.csv", &s)?;
+    out.file("batches.csv", &b);
+    out.file("samples.csv", &s);
     out.md.push_str("Series: [`batches.csv`](batches.csv) (one row per batch and store), [`samples.csv`](samples.csv) (one row per second of ingestion).\n\n");
     Ok(())
 }

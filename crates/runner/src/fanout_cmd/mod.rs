@@ -3,6 +3,7 @@
 //! open time measured at chosen batch counts, each store on its own device.
 
 use ledgerbench_report::doc::Doc;
+use ledgerbench_report::export::RunSummary;
 use std::process::ExitCode;
 
 use ledgerbench_driver::fanout::{self, Checkpoint, FanOutConfig, FanOutResults, FanOutRun};
@@ -165,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         save(&results)?;
     }
-    let summary = crate::output::run_summary(&out, Doc::FanOut(Box::new(results)));
+    let summary = RunSummary::text(&Doc::FanOut(Box::new(results)));
     args.output.finish(&out, &summary, failed)
 }
 

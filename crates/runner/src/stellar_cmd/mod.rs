@@ -2,6 +2,7 @@
 
 use ledgerbench_driver::results::workload::WorkloadConfig;
 use ledgerbench_report::doc::Doc;
+use ledgerbench_report::export::RunSummary;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -303,7 +304,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    let summary = crate::output::run_summary(&out, Doc::Stellar(Box::new(result)));
+    let summary = RunSummary::text(&Doc::Stellar(Box::new(result)));
     args.output.finish(&out, &summary, failed)
 }
 

@@ -165,13 +165,13 @@ pub(super) fn verdict_section(
     runs: &[(String, &BackendRun)],
     opts: &VerdictOptions,
     fanouts: &[(String, &FanOutRun)],
-) -> Result<Option<Answer>, ReportError> {
+) -> Option<Answer> {
     let limited: Vec<&(String, &BackendRun)> = runs
         .iter()
         .filter(|(_, r)| r.memory_limit_bytes.is_some() && !r.batches.is_empty())
         .collect();
     if limited.is_empty() {
-        return Ok(None);
+        return None;
     }
     let mut answer = Answer::of(&limited);
     // The bound is weighed only when fan-out runs are among the results.
@@ -184,9 +184,9 @@ pub(super) fn verdict_section(
         bound,
     };
     for store in ledgerbench_workloads::stellar::STORES {
-        store::section(out, store, &limited, &ctx, &mut answer)?;
+        store::section(out, store, &limited, &ctx, &mut answer);
     }
-    Ok(Some(answer))
+    Some(answer)
 }
 
 /// What the verdict's tables hold and how the model reads them.

@@ -35,7 +35,7 @@ pub(super) fn section(
     limited: &[&(String, &BackendRun)],
     ctx: &Ctx<'_>,
     answer: &mut Answer,
-) -> Result<(), ReportError> {
+) {
     let mut t = Table::new(&COLUMNS);
     let mut series = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -91,7 +91,7 @@ pub(super) fn section(
     out.chart(
         &title,
         svg::line_chart(&title, "all stores' data / memory", "seconds", &series),
-    )
+    );
 }
 
 /// The limited runs grouped by config (a sweep's runs of one backend at
