@@ -18,6 +18,11 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
 
+# The point-read sweep measures the device's own IOPS at each queue depth
+# with fio, the anchor its engines are put beside (skipped with a note
+# where fio is missing).
+command -v fio >/dev/null 2>&1 || missing+=(fio)
+
 # CI opens the HTML report in a real browser (scripts/check-report.sh);
 # elsewhere that check is optional and skipped without Chromium.
 if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null 2>&1; then

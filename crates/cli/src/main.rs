@@ -88,7 +88,7 @@ enum Workload {
     /// Blob store with TTL (EigenDA-style soak): large write-once blobs, expiry, checked reads.
     Blobs(Box<replay_cmd::GenArgs>),
     /// Account state: creates, reads and read-modify-writes in blocks.
-    Accounts(Box<replay_cmd::AccountsArgs>),
+    Accounts(Box<replay_cmd::GenArgs>),
     /// Crash safety: kill -9 and power cuts of a committing writer, then
     /// checks that every batch the durability level promises survived whole.
     Crash(Box<crash::Args>),
@@ -132,10 +132,10 @@ fn main() -> ExitCode {
             Workload::PointReads(args) => pointreads_cmd::run(*args),
             Workload::FanOut(args) => fanout_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
-            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args, 1),
-            Workload::Solana(args) => replay_cmd::generated("solana", *args, 1),
-            Workload::Blobs(args) => replay_cmd::generated("blobs", *args, 1),
-            Workload::Accounts(args) => args.run(),
+            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args),
+            Workload::Solana(args) => replay_cmd::generated("solana", *args),
+            Workload::Blobs(args) => replay_cmd::generated("blobs", *args),
+            Workload::Accounts(args) => replay_cmd::generated("accounts", *args),
             Workload::Crash(args) => crash::run(*args),
         },
     };

@@ -287,10 +287,9 @@ fn stellar_flags_are_checked_before_anything_runs() {
     );
     let help = stdout(&ledgerbench(&["run", "ycsb", "--help"], t.path()));
     assert!(
-        !help.contains("--workers") && !help.contains("\\\""),
+        help.contains("--threads") && !help.contains("\\\""),
         "{help}"
     );
-    assert!(stdout(&ledgerbench(&["run", "accounts", "--help"], t.path())).contains("--workers"));
 }
 
 #[test]

@@ -15,5 +15,7 @@ mod tuning;
 pub use batch::{Batch, BatchOp};
 pub use error::{Error, Op, Result};
 pub use stats::{DiskUsage, EngineStats, PageOps, counter_delta};
-pub use store::{Capabilities, CrashKind, Durability, KvBackend, KvStore, UnknownDurability};
+pub use store::{
+    Capabilities, CrashKind, Durability, KvBackend, KvStore, UnknownDurability, WriterModel,
+};
 pub use tuning::{ReadPath, Tuning};

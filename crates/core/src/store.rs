@@ -100,6 +100,42 @@ pub struct Capabilities {
     /// on it are not verified.
     #[serde(default)]
     pub discards_writes: bool,
+    /// How concurrent writers meet: one at a time, or together inside the
+    /// engine. Absent in results from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writers: Option<WriterModel>,
+}
+
+/// How an engine takes writes from several threads at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriterModel {
+    /// One write transaction at a time; a second writer waits for the first
+    /// (LMDB, MDBX, redb, bbolt); readers do not wait.
+    Single,
+    /// Writers proceed together: the engine queues and merges them itself
+    /// (RocksDB's write groups, Pebble's commit pipeline).
+    Concurrent,
+    /// Every request, read or write, waits for the one before it (an
+    /// engine behind one pipe, or one lock around the whole store).
+    Serial,
+}
+
+impl WriterModel {
+    /// The model's name as results spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriterModel::Single => "single",
+            WriterModel::Concurrent => "concurrent",
+            WriterModel::Serial => "serial",
+        }
+    }
+
+    /// Whether a second writer waits for the first: the harness then takes
+    /// the turn itself and times the wait (see the ops driver).
+    pub fn serialises_writes(self) -> bool {
+        self != WriterModel::Concurrent
+    }
 }
 
 impl Capabilities {
@@ -111,6 +147,7 @@ impl Capabilities {
         evicts_oldest: false,
         persistent: true,
         discards_writes: false,
+        writers: Some(WriterModel::Single),
     };
 }
 

@@ -28,6 +28,13 @@ impl Schedule {
         }
     }
 
+    /// The same schedule, its first request due `offset` from now (client
+    /// threads sharing a rate start a gap apart, not all at once).
+    pub(crate) fn offset(mut self, offset: Duration) -> Self {
+        self.due += offset;
+        self
+    }
+
     fn gap(&mut self) -> Duration {
         let secs = match self.arrival {
             Arrival::Fixed => self.mean,

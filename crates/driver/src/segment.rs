@@ -44,6 +44,8 @@ pub struct OpHists {
     pub get_corrected: Histogram<u64>,
     /// Range scans.
     pub scan: Histogram<u64>,
+    /// Waits for the writer's turn (threads sharing a one-writer engine).
+    pub commit_wait: Histogram<u64>,
 }
 
 impl Default for OpHists {
@@ -55,6 +57,7 @@ impl Default for OpHists {
             get: histogram(),
             get_corrected: histogram(),
             scan: histogram(),
+            commit_wait: histogram(),
         }
     }
 }
@@ -69,7 +72,20 @@ impl OpHists {
             get: Latency::from_histogram(&self.get),
             get_corrected: Latency::from_histogram(&self.get_corrected),
             scan: Latency::from_histogram(&self.scan),
+            commit_wait: Latency::from_histogram(&self.commit_wait),
         }
+    }
+
+    /// Adds `other`'s counts to these (another thread's, same bounds).
+    pub fn add(&mut self, other: &OpHists) {
+        // Every histogram has the bounds of `histogram()`, so adding cannot fail.
+        let _ = self.commit.add(&other.commit);
+        let _ = self.flush.add(&other.flush);
+        let _ = self.compaction.add(&other.compaction);
+        let _ = self.get.add(&other.get);
+        let _ = self.get_corrected.add(&other.get_corrected);
+        let _ = self.scan.add(&other.scan);
+        let _ = self.commit_wait.add(&other.commit_wait);
     }
 }
 

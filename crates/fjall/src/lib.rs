@@ -247,6 +247,7 @@ impl KvStore for FjallStore {
             evicts_oldest: false,
             persistent: true,
             discards_writes: false,
+            writers: Some(ledgerbench_core::WriterModel::Concurrent),
         }
     }
 

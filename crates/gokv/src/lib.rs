@@ -440,6 +440,8 @@ impl KvStore for GoStore {
             evicts_oldest: false,
             persistent: self.engine != GoEngine::Null,
             discards_writes: self.engine == GoEngine::Null,
+            // One pipe per store carries one request at a time.
+            writers: Some(ledgerbench_core::WriterModel::Serial),
         }
     }
 

@@ -409,6 +409,7 @@ impl KvStore for MemStore {
             evicts_oldest: false,
             persistent: self.cfg.persist,
             discards_writes: false,
+            writers: Some(ledgerbench_core::WriterModel::Single),
         }
     }
 

@@ -143,6 +143,7 @@ impl KvStore for NullStore {
             evicts_oldest: false,
             persistent: false,
             discards_writes: true,
+            writers: Some(ledgerbench_core::WriterModel::Concurrent),
         }
     }
 

@@ -26,7 +26,9 @@ pub mod workload;
 pub use header::RunHeader;
 pub use memory::MemoryRecord;
 pub use reads::{LookupReads, StoreReads};
-pub use replay::{DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, drift};
+pub use replay::{
+    DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, ThreadSummary, drift,
+};
 pub use summary::{Bound, OpLatency, StoreSummary, Summary, TotalSummary};
 
 /// Settings a workload refuses; the message names the flag to change.
@@ -139,6 +141,14 @@ pub struct ReplayResult {
     /// Totals; absent when no segment finished.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<OpsSummary>,
+    /// Client threads that ran the stream at once; absent in results from
+    /// before threads were recorded (one, or the accounts `workers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// How the stream was divided between threads: `partitioned` (each
+    /// thread's own seeded stream) or `key-hash` (one stream split by key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
 }
 
 /// A store's backend.
@@ -165,6 +175,10 @@ pub struct StoreSetup {
     /// memory), as the registry reported it; absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_path: Option<ledgerbench_core::ReadPath>,
+    /// How the open store takes writers from several threads (one at a
+    /// time, or together); absent in older results and where it never opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writers: Option<ledgerbench_core::WriterModel>,
 }
 
 impl StoreSetup {

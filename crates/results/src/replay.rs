@@ -69,6 +69,32 @@ pub struct OpsSummary {
     /// the run to the last (soaks); absent with fewer than 8 segments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+    /// Each client thread's own share, when several ran at once; the
+    /// latencies above are these threads' histograms merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadSummary>,
+}
+
+/// One client thread of a run with several, over every store.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThreadSummary {
+    /// Thread number, from 0.
+    pub thread: u32,
+    /// Operations (puts, deletes, gets, scans) it issued.
+    pub ops: u64,
+    /// Gets among them.
+    pub gets: u64,
+    /// Commits it made.
+    pub commits: u64,
+    /// Its gets' latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get: Option<super::Latency>,
+    /// Its commits' latency in the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<super::Latency>,
+    /// Its waits for the writer's turn (engines taking one writer at a time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_wait: Option<super::Latency>,
 }
 
 /// First quarter against last quarter of a run.

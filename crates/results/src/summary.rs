@@ -166,4 +166,9 @@ pub struct OpLatency {
     /// Range scans (replayed and generated workloads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<Latency>,
+    /// Waiting for the writer's turn before a commit, when client threads
+    /// share an engine that takes one writer at a time: the queueing, apart
+    /// from the time in the engine (`commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_wait: Option<Latency>,
 }

@@ -38,9 +38,14 @@ pub struct OpsConfig {
     /// The generator (`ycsb`, `solana`, `blobs`, `accounts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<String>,
-    /// Concurrent generator streams.
+    /// Concurrent generator streams (accounts' `--workers`, before
+    /// `--threads` replaced it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<u64>,
+    /// Client-thread counts the run swept (`--threads`); each run records
+    /// its own in its replay result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<u64>,
     /// Operations per second of a paced stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_rate: Option<f64>,

@@ -237,6 +237,7 @@ impl KvStore for RocksStore {
             evicts_oldest: matches!(self.cfg.compaction, Compaction::Fifo { .. }),
             persistent: true,
             discards_writes: false,
+            writers: Some(ledgerbench_core::WriterModel::Concurrent),
         }
     }
 

@@ -370,6 +370,7 @@ impl KvStore for PartitionedStore {
             evicts_oldest: false,
             persistent: true,
             discards_writes: false,
+            writers: Some(ledgerbench_core::WriterModel::Concurrent),
         }
     }
 

@@ -239,6 +239,7 @@ impl KvStore for ShardedStore {
             evicts_oldest: false,
             persistent: true,
             discards_writes: false,
+            writers: Some(ledgerbench_core::WriterModel::Concurrent),
         }
     }
 

@@ -201,7 +201,9 @@ pub fn run_on_stores(
             env.engine_versions
                 .insert(s.engine().to_string(), v.clone());
         }
-        run.stores.push(store_setup(spec, name, version));
+        let mut setup = store_setup(spec, name, version);
+        setup.writers = opened.last().and_then(|s| s.capabilities().writers);
+        run.stores.push(setup);
     }
     if run.error.is_none() {
         run.device_meter = Some(placed.meter.clone());
@@ -412,5 +414,6 @@ pub fn store_setup(spec: &BackendSpec, store: &str, version: Option<String>) -> 
         durability: Some(spec.durability()),
         evicts_oldest: Some(spec.evicts_oldest()),
         read_path: Some(spec.read_path()),
+        writers: None,
     }
 }

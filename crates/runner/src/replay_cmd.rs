@@ -15,6 +15,8 @@ use ledgerbench_driver::results::{ReplayResult, RunResult};
 use ledgerbench_driver::stellar::StellarOps;
 use ledgerbench_meter::loopdev::Device;
 use ledgerbench_trace::TraceReader;
+use ledgerbench_trace::queue::Queued;
+use ledgerbench_trace::split::Split;
 
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
@@ -46,6 +48,11 @@ pub struct ReplayArgs {
     /// Trace file (from `ledgerbench record` or `ledgerbench import`).
     #[arg(value_name = "TRACE")]
     trace: PathBuf,
+    /// Client threads replaying at once, comma-separated for a sweep (e.g.
+    /// 1,4,8): the trace is split by key hash (a commit group by its first
+    /// key), every mark a barrier for all threads.
+    #[arg(long, value_name = "N,...", default_value = "1")]
+    threads: String,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -67,31 +74,14 @@ pub struct GenArgs {
     /// loop, each operation when the last returned.
     #[arg(long, value_name = "PER_SEC")]
     op_rate: Option<f64>,
+    /// Client threads running at once, comma-separated for a sweep (e.g.
+    /// 1,4,8). YCSB and accounts give each thread its own seeded stream and
+    /// share of the work; solana and blobs split one stream by key hash.
+    /// Every mark is a barrier; a paced run splits --op-rate between them.
+    #[arg(long, alias = "workers", value_name = "N,...", default_value = "1")]
+    threads: String,
     #[command(flatten)]
     common: CommonArgs,
-}
-
-/// Options of `ledgerbench run accounts`: a generated workload that can also
-/// run with concurrent workers.
-#[derive(clap::Args)]
-pub struct AccountsArgs {
-    /// Concurrent worker threads, each with its share of the work.
-    #[arg(long, default_value_t = 1)]
-    workers: u64,
-    #[command(flatten)]
-    gen_args: GenArgs,
-}
-
-impl AccountsArgs {
-    /// Where the run writes.
-    pub fn output(&self) -> &crate::flags::OutputArgs {
-        self.gen_args.output()
-    }
-
-    /// Runs it.
-    pub fn run(self) -> anyhow::Result<ExitCode> {
-        generated("accounts", self.gen_args, self.workers)
-    }
 }
 
 /// Options every operation-stream run shares.
@@ -216,6 +206,30 @@ pub fn parse_params(params: &[String]) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::to_value(t)?)
 }
 
+/// Parses `--threads 1,4,8`: counts from 1 to [`MAX_THREADS`], each once.
+pub fn parse_threads(list: &str) -> anyhow::Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    for part in list.split(',') {
+        let n: u64 = part.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
+                "--threads `{list}`: `{part}` is not a number of threads; give e.g. 1,4,8"
+            )
+        })?;
+        if !(1..=MAX_THREADS).contains(&n) {
+            bail!("--threads `{list}`: {n} is out of range; give 1 to {MAX_THREADS} threads");
+        }
+        if out.contains(&n) {
+            bail!("--threads `{list}`: {n} is given twice");
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// Client threads a run takes at most: past this the harness's threads,
+/// not the engine, decide what is measured on any machine kvbench targets.
+pub const MAX_THREADS: u64 = 256;
+
 /// Runs `ledgerbench run replay`.
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     // Read the header first: a foreign or damaged file fails before anything is created.
@@ -223,10 +237,12 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let trace_bytes = fs::metadata(&args.trace)
         .with_context(|| format!("reading {}", args.trace.display()))?
         .len();
+    let threads = parse_threads(&args.threads)?;
     let trace = args.trace.clone();
     let config = OpsConfig {
         workload: None,
         workers: None,
+        threads: threads.clone(),
         op_rate: None,
         trace: Some(args.trace.display().to_string()),
         trace_bytes: Some(trace_bytes),
@@ -235,36 +251,41 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     run_stream(
         &args.common,
         &header,
-        format!("replay:{}", header.workload),
-        config,
+        (format!("replay:{}", header.workload), config),
         trace_bytes * 3 + (512 << 20),
-        &|stores, devs, progress| {
-            let mut src = TraceReader::open(&trace)?;
-            Ok(ops::replay(&mut src, stores, devs, progress))
+        (&threads, ledgerbench_trace::split::SPLIT),
+        &|stores, devs, progress, n| {
+            if n == 1 {
+                let mut src = TraceReader::open(&trace)?;
+                return Ok(ops::replay(&mut src, stores, devs, progress));
+            }
+            let sources = (0..n)
+                .map(|t| -> anyhow::Result<Box<dyn OpSource + Send>> {
+                    let split = Split::new(TraceReader::open(&trace)?, t, n);
+                    Ok(Box::new(Queued::new(split)))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            Ok(ops::replay_threads(sources, (stores, devs), progress, None))
         },
     )
 }
 
 /// Runs `ledgerbench run WORKLOAD` for a generated workload.
-pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<ExitCode> {
+pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
     let params = parse_params(&args.params)?;
     let seed = args.seed;
-    if workers == 0 {
-        bail!("--workers must be at least 1");
-    }
-    let make = || -> anyhow::Result<Box<dyn OpSource>> {
-        ledgerbench_workloads::by_name(name, seed, params.clone()).map_err(anyhow::Error::msg)
-    };
-    let header = make()?.header().clone();
+    let threads = parse_threads(&args.threads)?;
+    // Settings are checked (and the header made) before anything is created.
+    let header = ledgerbench_workloads::by_name(name, seed, params.clone())
+        .map_err(anyhow::Error::msg)?
+        .header()
+        .clone();
     let pace = match args.op_rate {
         None => None,
         // Bounded like the Stellar lookup rate: a schedule past this is no
         // schedule the harness can keep on any machine.
         Some(r) if !(r.is_finite() && r > 0.0 && r <= 100_000_000.0) => {
             bail!("--op-rate {r}: give operations per second above 0 and at most 100,000,000")
-        }
-        Some(_) if workers > 1 => {
-            bail!("--op-rate paces one stream; it cannot be combined with --workers {workers}")
         }
         Some(r) => Some(ops::Pace {
             ops_per_sec: r,
@@ -273,45 +294,38 @@ pub fn generated(name: &str, args: GenArgs, workers: u64) -> anyhow::Result<Exit
     };
     let config = OpsConfig {
         workload: Some(name.to_string()),
-        workers: Some(workers),
+        workers: None,
+        threads: threads.clone(),
         op_rate: args.op_rate,
         trace: None,
         trace_bytes: None,
         header: header.clone(),
     };
-    if workers > 1 {
-        // Refused early for workloads without concurrent workers.
-        ledgerbench_workloads::workers(name, seed, params.clone(), workers)
-            .map_err(anyhow::Error::msg)?;
-    }
     run_stream(
         &args.common,
         &header,
-        name.to_string(),
-        config,
+        (name.to_string(), config),
         8 << 30,
-        &|stores, devs, progress| {
-            if workers == 1 {
-                return Ok(ops::replay_paced(
-                    &mut *make()?,
-                    stores,
-                    devs,
-                    progress,
-                    pace,
-                ));
-            }
-            let sources = ledgerbench_workloads::workers(name, seed, params.clone(), workers)
+        (&threads, ledgerbench_workloads::split_of(name)),
+        &|stores, devs, progress, n| {
+            let mut sources = ledgerbench_workloads::threads(name, seed, params.clone(), n)
                 .map_err(anyhow::Error::msg)?;
-            Ok(ops::replay_parallel(sources, stores, devs))
+            if n == 1
+                && let Some(src) = sources.first_mut()
+            {
+                return Ok(ops::replay_paced(&mut **src, stores, devs, progress, pace));
+            }
+            Ok(ops::replay_threads(sources, (stores, devs), progress, pace))
         },
     )
 }
 
-/// Runs the stream on opened stores and devices.
+/// Runs the stream on opened stores and devices with this many client threads.
 type Exec<'a> = dyn Fn(
         &[&dyn ledgerbench_core::KvStore],
         &[Option<&Device>],
         &mut dyn Observer,
+        u64,
     ) -> anyhow::Result<ops::OpsOutcome>
     + 'a;
 
@@ -321,9 +335,9 @@ type Exec<'a> = dyn Fn(
 fn run_stream(
     args: &CommonArgs,
     header: &ledgerbench_trace::Header,
-    workload: String,
-    config: OpsConfig,
+    (workload, config): (String, OpsConfig),
     default_device: u64,
+    (threads, split): (&[u64], &str),
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
@@ -360,22 +374,40 @@ fn run_stream(
     // results file to be recorded in.
     crate::output::write_json(&out.join("results.json"), &result)?;
     let mut failed = false;
-    for spec in &specs {
-        eprintln!("[{}] running {}...", spec.name, result.header.workload);
-        let mut run = harness::new_run(&spec.name, memory_limit);
-        crate::supervise::note_current_run(&out, &spec.name, 0, memory_limit, false);
+    let cells = specs
+        .iter()
+        .flat_map(|s| threads.iter().map(move |&n| (s, n)));
+    for (spec, n) in cells {
+        // One thread count keeps the plain backend label; a sweep names each.
+        let label = if threads == [1] {
+            spec.name.clone()
+        } else {
+            format!("{}@{n}t", spec.name)
+        };
+        eprintln!(
+            "[{label}] running {} with {n} client thread(s)...",
+            result.header.workload
+        );
+        let mut run = harness::new_run(&label, memory_limit);
+        run.design = Some(spec.name.clone());
+        crate::supervise::note_current_run(&out, &label, 0, memory_limit, false);
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
-        let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &spec.name);
-        let mut view = ProgressView::new(&spec.name);
+        let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &label);
+        let mut view = ProgressView::new(&label);
         harness::run_on_stores(
             &place,
-            &spec.name,
+            &label,
             (&header.stores, &per_store),
             &rundir,
             &mut result.header.env,
             &mut run,
-            &mut |stores, devs| match exec(stores, devs, &mut Fanout(vec![&mut jsonl, &mut view])) {
+            &mut |stores, devs| match exec(
+                stores,
+                devs,
+                &mut Fanout(vec![&mut jsonl, &mut view]),
+                n,
+            ) {
                 Ok(mut o) => {
                     let err = o.error.take();
                     replayed = Some(o);
@@ -394,11 +426,13 @@ fn run_stream(
             run.replay = Some(ReplayResult {
                 segments: o.segments,
                 summary: o.summary,
+                threads: Some(n),
+                split: (n > 1).then(|| split.to_string()),
             });
         }
         if let Some(e) = &run.error {
             failed = true;
-            eprintln!("[{}] failed: {e}", spec.name);
+            eprintln!("[{label}] failed: {e}");
         }
         result.runs.push(run);
         // Rewritten after every backend so a later crash keeps the earlier runs.

@@ -251,6 +251,10 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
         run.replay = Some(ledgerbench_driver::results::ReplayResult {
             segments,
             summary: None,
+            // A killed run's label names its threads (`@8t`); the count
+            // itself is only known to the worker that died.
+            threads: None,
+            split: None,
         });
     }
     let n = run.batches.len() + run.replay.as_ref().map_or(0, |r| r.segments.len());

@@ -17,6 +17,7 @@
 
 pub mod queue;
 mod reader;
+pub mod split;
 mod writer;
 
 pub use reader::TraceReader;
@@ -241,6 +242,20 @@ pub trait OpSource {
     /// bar with an ETA from it, or a spinner when absent.
     fn progress(&self) -> Option<(u64, u64)> {
         None
+    }
+}
+
+/// A boxed source is a source, so adapters (the thread split) take the
+/// boxes generators are handed out in.
+impl<S: OpSource + ?Sized> OpSource for Box<S> {
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+    fn next_op(&mut self) -> Result<Option<Op<'_>>, TraceError> {
+        (**self).next_op()
+    }
+    fn progress(&self) -> Option<(u64, u64)> {
+        (**self).progress()
     }
 }
 

@@ -62,6 +62,35 @@ impl OwnedOp {
     }
 }
 
+/// The owned copy of an operation.
+impl From<&Op<'_>> for OwnedOp {
+    fn from(op: &Op<'_>) -> OwnedOp {
+        match *op {
+            Op::Put {
+                store,
+                key,
+                value: ValueRef::Bytes(v),
+            } => OwnedOp::Put(store, key.to_vec(), v.to_vec()),
+            Op::Put {
+                store,
+                key,
+                value: ValueRef::Generated { len, seed },
+            } => OwnedOp::PutGenerated(store, key.to_vec(), len, seed),
+            Op::Delete { store, key } => OwnedOp::Delete(store, key.to_vec()),
+            Op::Get { store, key, expect } => OwnedOp::Get(store, key.to_vec(), expect),
+            Op::Scan {
+                store,
+                start,
+                limit,
+            } => OwnedOp::Scan(store, start.to_vec(), limit),
+            Op::Commit { sync } => OwnedOp::Commit(sync),
+            Op::Flush { store } => OwnedOp::Flush(store),
+            Op::Compact { store } => OwnedOp::Compact(store),
+            Op::Mark { label } => OwnedOp::Mark(label.to_string()),
+        }
+    }
+}
+
 /// A generator that produces its operations a chunk at a time.
 pub trait Refill {
     /// What the operations describe.

@@ -18,9 +18,6 @@ pub enum GenError {
         /// What is wrong and what is accepted.
         message: String,
     },
-    /// Concurrent workers asked of a workload that runs with one.
-    #[error("workload `{0}` runs with one worker; concurrent workers: accounts")]
-    OneWorker(String),
 }
 
 impl GenError {
@@ -45,8 +42,8 @@ pub fn by_name(
     name: &str,
     seed: u64,
     params: serde_json::Value,
-) -> Result<Box<dyn OpSource>, GenError> {
-    fn boxed<G: Refill + 'static>(g: G) -> Box<dyn OpSource> {
+) -> Result<Box<dyn OpSource + Send>, GenError> {
+    fn boxed<G: Refill + Send + 'static>(g: G) -> Box<dyn OpSource + Send> {
         Box::new(Queued::new(g))
     }
     Ok(match name {
@@ -70,23 +67,50 @@ pub fn by_name(
     })
 }
 
-/// `workers` streams of a workload that runs with concurrent workers
-/// (accounts), each its own share; one stream for `workers == 1`.
-pub fn workers(
+/// How a workload's stream is split between client threads, as results
+/// record it: `partitioned` when the generator makes each thread's share
+/// itself (its own seeded stream), else the generic key-hash split of one
+/// stream ([`ledgerbench_trace::split`]).
+pub fn split_of(name: &str) -> &'static str {
+    match name {
+        "ycsb" | "accounts" => "partitioned",
+        _ => ledgerbench_trace::split::SPLIT,
+    }
+}
+
+/// `threads` streams of a workload, one per client thread running at once
+/// on the same stores; one stream, the workload's own, for `threads == 1`.
+pub fn threads(
     name: &str,
     seed: u64,
     params: serde_json::Value,
-    workers: u64,
+    threads: u64,
 ) -> Result<Vec<Box<dyn OpSource + Send>>, GenError> {
-    if name != "accounts" {
-        return Err(GenError::OneWorker(name.to_string()));
+    fn boxed<G: Refill + Send + 'static>(g: G) -> Box<dyn OpSource + Send> {
+        Box::new(Queued::new(g))
     }
-    let cfg: accounts::AccountConfig =
-        serde_json::from_value(params).map_err(|e| GenError::config("accounts", e))?;
-    (0..workers)
-        .map(|w| {
-            accounts::Accounts::partition(seed, cfg.clone(), w, workers)
-                .map(|g| Box::new(Queued::new(g)) as Box<dyn OpSource + Send>)
+    (0..threads)
+        .map(|t| {
+            Ok(match name {
+                "ycsb" => boxed(ycsb::Ycsb::thread(
+                    seed,
+                    serde_json::from_value(params.clone())
+                        .map_err(|e| GenError::config("ycsb", e))?,
+                    t,
+                    threads,
+                )?),
+                "accounts" => boxed(accounts::Accounts::partition(
+                    seed,
+                    serde_json::from_value(params.clone())
+                        .map_err(|e| GenError::config("accounts", e))?,
+                    t,
+                    threads,
+                )?),
+                _ => {
+                    let one = by_name(name, seed, params.clone())?;
+                    boxed(ledgerbench_trace::split::Split::new(one, t, threads))
+                }
+            })
         })
         .collect()
 }

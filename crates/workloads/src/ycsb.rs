@@ -69,14 +69,36 @@ pub struct Ycsb {
     zipf: Zipf,
     rng: Rng,
     seed: u64,
+    /// Global cursors: records loaded and run-phase operations issued by
+    /// every thread together.
     loaded: u64,
     done_ops: u64,
+    /// Records this thread inserted in the run phase.
     inserted: u64,
+    /// This stream's thread and the number of threads (see [`Ycsb::thread`]).
+    thread: u64,
+    threads: u64,
 }
 
 impl Ycsb {
     /// A generator; refuses unknown workloads and empty sizes.
     pub fn new(seed: u64, cfg: YcsbConfig) -> Result<Self, GenError> {
+        Self::thread(seed, cfg, 0, 1)
+    }
+
+    /// Client thread `thread` of `threads` running at once on one store:
+    /// it loads the records `i % threads == thread`, issues its share of
+    /// every segment's operations from its own seeded stream (thread 0's
+    /// is the one-thread stream), and inserts keys of its own, which only
+    /// it reads, so every read finds its key whatever the interleaving.
+    /// Every thread's marks are the same, so marks can be barriers.
+    pub fn thread(seed: u64, cfg: YcsbConfig, thread: u64, threads: u64) -> Result<Self, GenError> {
+        if threads == 0 || thread >= threads {
+            return Err(GenError::config(
+                "ycsb",
+                format!("thread {thread} of {threads}"),
+            ));
+        }
         let mix = mix_of(&cfg.workload).ok_or_else(|| {
             GenError::config(
                 "ycsb",
@@ -108,11 +130,13 @@ impl Ycsb {
             ),
             mix,
             zipf: Zipf::new(cfg.records, cfg.theta),
-            rng: Rng::new(stream(seed, 0x7963, 0)),
+            rng: Rng::new(stream(seed, 0x7963, thread)),
             seed,
             loaded: 0,
             done_ops: 0,
             inserted: 0,
+            thread,
+            threads,
             cfg,
         })
     }
@@ -126,18 +150,28 @@ impl Ycsb {
         stream(self.seed, i, version)
     }
 
+    /// Records this thread may read: the loaded ones and its own inserts.
     fn live(&self) -> u64 {
         self.cfg.records + self.inserted
     }
 
+    /// The record of this thread's `j`-th readable record.
+    fn record(&self, j: u64) -> u64 {
+        match j.checked_sub(self.cfg.records) {
+            None => j,
+            Some(own) => self.cfg.records + own * self.threads + self.thread,
+        }
+    }
+
     fn pick(&mut self) -> u64 {
-        if self.cfg.workload == "d" {
+        let j = if self.cfg.workload == "d" {
             // Latest: the newest records are the hottest.
             let back = self.zipf.next(&mut self.rng) % self.live();
             self.live() - 1 - back
         } else {
             self.zipf.next_scrambled(&mut self.rng) % self.live()
-        }
+        };
+        self.record(j)
     }
 }
 
@@ -157,8 +191,12 @@ impl Refill for Ycsb {
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         let len = self.cfg.value_bytes;
         if self.loaded < self.cfg.records {
-            let end = (self.loaded + self.cfg.load_batch).min(self.cfg.records);
-            for i in self.loaded..end {
+            // About `load_batch` of this thread's records per commit.
+            let span = self.cfg.load_batch.saturating_mul(self.threads);
+            let end = (self.loaded + span).min(self.cfg.records);
+            let first = self.loaded
+                + (self.thread + self.threads - self.loaded % self.threads) % self.threads;
+            for i in (first..end).step_by(self.threads as usize) {
                 out.push(OwnedOp::PutGenerated(
                     0,
                     Self::key(i),
@@ -181,7 +219,10 @@ impl Refill for Ycsb {
         // Workload C never updates, so its reads check every byte; in the
         // others a read may see any version, so presence is what is checked.
         let exact = self.cfg.workload == "c";
-        for op in self.done_ops..end {
+        // This thread's share of the segment; `op` numbers versions globally.
+        let first = self.done_ops
+            + (self.thread + self.threads - self.done_ops % self.threads) % self.threads;
+        for op in (first..end).step_by(self.threads as usize) {
             let u = self.rng.f64();
             let mut acc = 0.0;
             let kind = self
@@ -216,7 +257,7 @@ impl Refill for Ycsb {
                     out.push(OwnedOp::Commit(false));
                 }
                 2 => {
-                    let i = self.live();
+                    let i = self.record(self.live());
                     self.inserted += 1;
                     out.push(OwnedOp::PutGenerated(
                         0,

@@ -1,70 +1,12 @@
 //! The generated streams: deterministic from the seed, shaped as each
 //! workload says, and safe to check (reads only expect what is committed).
 
-use std::collections::HashMap;
-
-use ledgerbench_trace::{Op, OpSource, ValueRef, generate};
+use ledgerbench_trace::{Op, OpSource};
 use ledgerbench_workloads::{GenError, by_name};
 use serde_json::json;
 
-/// Writes waiting for a commit: (key, value or None for a delete), per store.
-type Pending = Vec<Vec<(Vec<u8>, Option<Vec<u8>>)>>;
-
-/// Runs a stream against a plain map, applying commits like a store would,
-/// and returns (op counts by kind, failed expectations).
-fn play(src: &mut dyn OpSource) -> (HashMap<&'static str, u64>, u64) {
-    let n = src.header().stores.len();
-    let mut db: Vec<std::collections::BTreeMap<Vec<u8>, Vec<u8>>> = vec![Default::default(); n];
-    let mut pending: Pending = vec![Vec::new(); n];
-    let mut counts = HashMap::new();
-    let mut bad = 0;
-    let mut scratch = Vec::new();
-    while let Some(op) = src.next_op().expect("op") {
-        let kind = match op {
-            Op::Put { store, key, value } => {
-                let v = match value {
-                    ValueRef::Bytes(b) => b.to_vec(),
-                    ValueRef::Generated { len, seed } => {
-                        let mut v = Vec::new();
-                        generate(len, seed, &mut v);
-                        v
-                    }
-                };
-                pending[store as usize].push((key.to_vec(), Some(v)));
-                "put"
-            }
-            Op::Delete { store, key } => {
-                pending[store as usize].push((key.to_vec(), None));
-                "delete"
-            }
-            Op::Get { store, key, expect } => {
-                let got = db[store as usize].get(key).map(Vec::as_slice);
-                if !expect.check(got, &mut scratch) {
-                    bad += 1;
-                }
-                "get"
-            }
-            Op::Scan { .. } => "scan",
-            Op::Commit { .. } => {
-                for (s, p) in pending.iter_mut().enumerate() {
-                    for (k, v) in p.drain(..) {
-                        match v {
-                            Some(v) => db[s].insert(k, v),
-                            None => db[s].remove(&k),
-                        };
-                    }
-                }
-                "commit"
-            }
-            Op::Flush { .. } => "flush",
-            Op::Compact { .. } => "compact",
-            Op::Mark { .. } => "mark",
-        };
-        *counts.entry(kind).or_insert(0) += 1;
-    }
-    assert!(pending.iter().all(Vec::is_empty), "a stream ends committed");
-    (counts, bad)
-}
+mod model;
+use model::play;
 
 #[test]
 fn ycsb_workloads_have_their_mix_and_pass_their_checks() {
@@ -166,7 +108,7 @@ fn accounts_read_only_committed_accounts() {
 fn account_workers_own_disjoint_accounts_and_split_the_work() {
     let p =
         json!({"accounts": 1000, "operations": 4000, "ops_per_block": 50, "blocks_per_segment": 4});
-    let streams = ledgerbench_workloads::workers("accounts", 4, p, 4).expect("workers");
+    let streams = ledgerbench_workloads::threads("accounts", 4, p, 4).expect("workers");
     let mut total_gets = 0;
     for mut s in streams {
         // Each worker alone is consistent: it reads only what it committed.
@@ -175,5 +117,4 @@ fn account_workers_own_disjoint_accounts_and_split_the_work() {
         total_gets += c.get("get").copied().unwrap_or(0);
     }
     assert!(total_gets > 0);
-    assert!(ledgerbench_workloads::workers("ycsb", 1, json!({}), 2).is_err());
 }

@@ -2,6 +2,7 @@
 //! timing every commit, flush, compaction, get and scan, checking reads.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use ledgerbench_core::{Batch, KvStore};
@@ -57,6 +58,10 @@ pub(super) struct Applier<'a> {
     pub(super) got: Vec<u8>,
     /// When the operation being applied was due (paced runs).
     pub(super) due: Option<Instant>,
+    /// Per store, the writer's turn when threads share an engine that takes
+    /// one writer at a time (empty with one thread): taking it here, not
+    /// inside the engine, is what lets the wait be timed apart.
+    pub(super) turns: &'a [Option<Mutex<()>>],
 }
 
 impl<'a> Applier<'a> {
@@ -80,6 +85,7 @@ impl<'a> Applier<'a> {
             scratch: Vec::new(),
             got: Vec::new(),
             due: None,
+            turns: &[],
         }
     }
 
@@ -182,6 +188,15 @@ impl<'a> Applier<'a> {
                     if b.is_empty() {
                         continue;
                     }
+                    let _turn = match self.turns.get(i) {
+                        Some(Some(turn)) => {
+                            let t = Instant::now();
+                            let held = turn.lock().unwrap_or_else(PoisonError::into_inner);
+                            record(&mut self.hists[i].commit_wait, t.elapsed());
+                            Some(held)
+                        }
+                        _ => None,
+                    };
                     let t = Instant::now();
                     store.write(b).map_err(self.err(i))?;
                     let (n, bytes) = (b.len() as u64, b.logical_bytes());
@@ -305,9 +320,6 @@ pub(super) fn run_ops(
     counts.add(&a.counts);
     result
 }
-
-/// What one worker thread of [`replay_parallel`] hands back.
-pub(super) type WorkerOut = (Vec<OpHists>, Counts, Vec<StoreBatch>, u64, f64);
 
 pub(super) fn selected(store: Option<u8>, n: usize) -> std::ops::Range<usize> {
     match store {

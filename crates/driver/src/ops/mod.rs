@@ -15,13 +15,15 @@ use crate::DriverError;
 use crate::results::{
     OpsSummary, PhaseCost, RecordStats, Sample, SegmentRecord, StoreBatch, drift,
 };
-use crate::segment::{Counters, OpHists, SegmentMeter, sample_every_second, summarize_stores};
+use crate::segment::{Counters, OpHists, sample_every_second, summarize_stores};
 
 pub use ledgerbench_trace::OpSource;
 
 mod apply;
+mod threads;
 
-use apply::{Applier, Counts, WorkerOut, run_ops};
+use apply::{Counts, run_ops};
+pub use threads::replay_threads;
 
 /// What a replay produced, including a partial one that ended in an error.
 #[derive(Debug, Default)]
@@ -156,127 +158,9 @@ fn finish(
             stores,
             total,
             drift: drift(&out.segments, &out.samples),
+            threads: Vec::new(),
         });
     }
-}
-
-/// Runs one stream per worker thread against the same stores at once (the
-/// account-state workload's concurrent workers). Marks do not split the run:
-/// it is one segment, metered at the end; latencies come from every worker;
-/// write and flush seconds are summed over workers.
-///
-/// Long because one thread scope: the workers and the sampler borrow the stores, meter and counters it owns.
-pub fn replay_parallel(
-    mut sources: Vec<Box<dyn OpSource + Send>>,
-    stores: &[&dyn KvStore],
-    devices: &[Option<&Device>],
-) -> OpsOutcome {
-    let mut out = OpsOutcome::default();
-    let Some(first) = sources.first() else {
-        out.error = Some(DriverError::Config("no worker streams".into()));
-        return out;
-    };
-    let names = first.header().stores.clone();
-    if names.len() != stores.len() {
-        out.error = Some(DriverError::Config(format!(
-            "the workload has {} stores, {} were opened",
-            names.len(),
-            stores.len()
-        )));
-        return out;
-    }
-    let started = Instant::now();
-    let usage0 = Usage::now();
-    let done = AtomicBool::new(false);
-    let counters = Counters::default();
-    let mut hists: Vec<OpHists> = names.iter().map(|_| OpHists::default()).collect();
-    let mut counts = Counts::default();
-    let workers = sources.len();
-    let result = (|| -> Result<(), DriverError> {
-        let mut meter = SegmentMeter::new(&names, stores, devices)?;
-        let mut recs = meter.fresh();
-        let fresh: Vec<Vec<StoreBatch>> = sources.iter().map(|_| meter.fresh()).collect();
-        let (names, counters, done) = (&names, &counters, &done);
-        let (joined, samples) = std::thread::scope(|scope| {
-            let sampler = scope.spawn(|| sample_every_second(stores, counters, done, started));
-            let handles: Vec<_> = sources
-                .iter_mut()
-                .zip(fresh)
-                .map(|(src, r)| {
-                    scope.spawn(move || -> Result<WorkerOut, DriverError> {
-                        let mut a = Applier::new(stores, names, counters, r);
-                        while let Some(op) = a.pull(&mut **src)? {
-                            a.apply(op)?;
-                        }
-                        if a.uncommitted() {
-                            return Err(DriverError::Config(
-                                "a worker's stream ended with writes uncommitted".into(),
-                            ));
-                        }
-                        Ok((a.hists, a.counts, a.recs, a.seg_ops, a.seg_source))
-                    })
-                })
-                .collect();
-            let joined: Vec<Result<WorkerOut, DriverError>> = handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .map_err(|_| DriverError::Generator("worker thread panicked".into()))?
-                })
-                .collect();
-            done.store(true, Ordering::Relaxed);
-            (joined, sampler.join().unwrap_or_default())
-        });
-        out.samples = samples;
-        let (mut ops, mut source_secs) = (0, 0.0);
-        for j in joined {
-            let (h, c, r, n, src_secs) = j?;
-            source_secs += src_secs;
-            for (mine, theirs) in hists.iter_mut().zip(&h) {
-                // Same bounds on both sides, so adding cannot fail.
-                let _ = mine.commit.add(&theirs.commit);
-                let _ = mine.flush.add(&theirs.flush);
-                let _ = mine.compaction.add(&theirs.compaction);
-                let _ = mine.get.add(&theirs.get);
-                let _ = mine.get_corrected.add(&theirs.get_corrected);
-                let _ = mine.scan.add(&theirs.scan);
-            }
-            counts.add(&c);
-            for (m, t) in recs.iter_mut().zip(&r) {
-                m.entries += t.entries;
-                m.logical_bytes += t.logical_bytes;
-                m.raw_bytes += t.raw_bytes;
-                m.write_secs += t.write_secs;
-                m.flush_secs += t.flush_secs;
-                if let Some(c) = t.compact_secs {
-                    *m.compact_secs.get_or_insert(0.0) += c;
-                }
-            }
-            ops += n;
-        }
-        let total_secs = started.elapsed().as_secs_f64();
-        let process_write_bytes = meter.close(&mut recs)?;
-        out.segments.push(SegmentRecord {
-            segment: 1,
-            mark: format!("{workers} workers"),
-            ops,
-            gets: counts.gets,
-            source_secs: Some(source_secs),
-            total_secs,
-            process_write_bytes,
-            memory: crate::segment::memory_now(),
-            stores: recs,
-        });
-        Ok(())
-    })();
-    finish(
-        &mut out,
-        result,
-        (&names, stores),
-        (&hists, &counts),
-        (started, usage0),
-    );
-    out
 }
 
 /// Key + value bytes of every entry of each store.
