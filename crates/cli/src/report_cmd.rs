@@ -119,9 +119,11 @@ fn load_all(paths: &[PathBuf]) -> anyhow::Result<Vec<Loaded>> {
 /// Runs `ledgerbench report`: the markdown (or HTML) exporter into --out,
 /// or the verdict exporter to standard output.
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    if !(args.lookup_bound_ms.is_finite() && args.lookup_bound_ms > 0.0) {
+    // An hour is no lookup bound any node would set: past it, the value is
+    // a typo (or an overflow), not a choice.
+    if !(args.lookup_bound_ms > 0.0 && args.lookup_bound_ms <= 3_600_000.0) {
         anyhow::bail!(
-            "--lookup-bound-ms {}: must be a positive number of milliseconds",
+            "--lookup-bound-ms {}: give a number of milliseconds above 0 and at most 3,600,000 (an hour)",
             args.lookup_bound_ms
         );
     }

@@ -142,3 +142,86 @@ fn a_trace_replays_split_by_key_hash_and_concurrent_writers_take_no_turn() {
         "nothing created for a bad count"
     );
 }
+
+/// A small point-read sweep at 1 and 2 threads into `out`.
+fn depth_sweep(dir: &std::path::Path, out: &str, extra: &[&str]) -> Value {
+    let mut a = vec![
+        "run",
+        "point-reads",
+        "--keys",
+        "20000",
+        "--reads",
+        "2000",
+        "--missing-reads",
+        "100",
+        "--threads",
+        "1,2",
+        "--backends",
+        "lmdb",
+        "--cache",
+        "cold,warm",
+        "--fio-secs",
+        "1",
+        "--out",
+        out,
+    ];
+    a.extend(extra);
+    let o = ledgerbench(&a, dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(summary.contains("GETs at queue depth"), "{summary}");
+    read_json(&dir.join(out).join("results.json"))
+}
+
+/// Each measurement at each thread count, with its rate.
+fn depths(r: &Value) -> Vec<u64> {
+    let m = r["runs"][0]["measurements"]
+        .as_array()
+        .expect("measurements");
+    for x in m {
+        assert_eq!(x["cost"]["mismatches"], 0);
+        assert!(x["cost"]["gets_per_sec"].as_f64() > Some(0.0));
+    }
+    m.iter()
+        .filter_map(|x| x["cost"]["threads"].as_u64())
+        .collect()
+}
+
+#[test]
+fn point_reads_sweep_queue_depths_and_say_why_there_is_no_device_anchor() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = depth_sweep(t.path(), "pr", &["--device", "none"]);
+    // Two cache states, each at both depths, before compaction (LMDB has no
+    // manual compaction, so there is no "after").
+    assert_eq!(depths(&r), [1, 2, 1, 2]);
+    let run = &r["runs"][0];
+    assert!(run.get("fio").is_none());
+    let note = run["fio_note"].as_str().expect("why no fio");
+    assert!(note.contains("no private device"), "{note}");
+}
+
+#[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
+fn point_reads_measure_the_device_with_fio_at_the_same_depths() {
+    let here = ledgerbench_meter::cgroup::MemoryLimit::available().map_err(|e| e.to_string());
+    let fio = if ledgerbench_meter::fio::available() {
+        Ok(())
+    } else {
+        Err("fio is not installed".to_string())
+    };
+    if !ledgerbench_testkit::can_run(here.and(fio)) {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = depth_sweep(t.path(), "pr", &[]);
+    assert_eq!(depths(&r), [1, 2, 1, 2]);
+    let fio = r["runs"][0]["fio"].as_array().expect("fio figures");
+    let at: Vec<u64> = fio.iter().filter_map(|f| f["threads"].as_u64()).collect();
+    assert_eq!(at, [1, 2], "fio at the sweep's depths");
+    assert!(fio.iter().all(|f| f["iops"].as_f64() > Some(0.0)));
+    let cold = &r["runs"][0]["measurements"][0]["cost"];
+    assert!(
+        cold["device_reads_per_sec"].as_f64().is_some(),
+        "a private device is metered"
+    );
+}

@@ -16,6 +16,7 @@
 pub mod blockdev;
 pub mod cgroup;
 pub mod clean;
+pub mod fio;
 pub mod loopdev;
 pub mod memory;
 pub mod proc_io;

@@ -125,6 +125,39 @@ pub struct GetCost {
     /// CPU time and faults of the existing-key GETs (`getrusage`).
     #[serde(default)]
     pub usage: Usage,
+    /// Client threads reading at once (the queue depth the engine sees);
+    /// absent in results from before the sweep, which read with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// Existing-key GETs per second of wall time, all threads together;
+    /// absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gets_per_sec: Option<f64>,
+    /// Device read requests per second over the same GETs; absent without a
+    /// private device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads_per_sec: Option<f64>,
+}
+
+/// The device's own random-read rate at one queue depth: fio, 4 KiB random
+/// reads with O_DIRECT, one synchronous reader per thread (as the engines'
+/// GET threads read), on the backend's private device in the same run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FioPoint {
+    /// Reader threads (`--numjobs`, `psync`): the queue depth.
+    pub threads: u64,
+    /// Read requests per second.
+    pub iops: f64,
+    /// Completion latency, microseconds: median and 99th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_us: Option<f64>,
+    /// 99th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_us: Option<f64>,
+    /// Seconds fio read for.
+    pub secs: f64,
+    /// Size of the file it read, bytes.
+    pub file_bytes: u64,
 }
 
 /// The cache state a measurement ran under.
@@ -226,6 +259,14 @@ pub struct PointRun {
     /// reopened for it, so they count from 0); absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_after_compaction: Option<ledgerbench_core::EngineStats>,
+    /// The device's own random-read rate at each thread count of the run
+    /// (fio), measured after the engine's reads on the same device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fio: Vec<FioPoint>,
+    /// Why there is no fio figure (fio missing, no private device, a
+    /// failure), when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_note: Option<String>,
     /// What ended this backend's run early, if anything did; the
     /// measurements before it are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -65,6 +65,14 @@ pub struct Args {
     /// Seed.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Client threads reading at once (the queue depth), comma-separated for
+    /// a sweep, e.g. 1,2,4,8,16,32: every cache state is measured at each,
+    /// and fio measures the device's own random-read rate at the same depths.
+    #[arg(long, value_name = "N,...", default_value = "1")]
+    threads: String,
+    /// Seconds fio reads at each depth (0 skips the device anchor).
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    fio_secs: u64,
     #[command(flatten)]
     output: crate::flags::OutputArgs,
 }
@@ -100,6 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..PointReadConfig::default()
     };
     cfg.validate().map_err(anyhow::Error::msg)?;
+    let threads = crate::replay_cmd::parse_threads(&args.threads)?;
     let limit = args.limit.bytes()?;
     let states = cache_states(&args.cache, limit)?;
     let place = Placement {
@@ -157,11 +166,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             skipped: Vec::new(),
             engine_after_load: Default::default(),
             engine_after_compaction: None,
+            fio: Vec::new(),
+            fio_note: None,
             error: None,
         };
         // One backend's failure is recorded with what it measured, and the
         // others still run.
-        if let Err(e) = one_backend(&spec, &cfg, &states, limit, &rundir, &place, &mut run) {
+        let sweep = Sweep {
+            states: &states,
+            threads: &threads,
+            limit,
+            fio_secs: args.fio_secs,
+        };
+        if let Err(e) = one_backend(&spec, &cfg, &sweep, &rundir, &place, &mut run) {
             eprintln!("[{}] failed: {e:#}", spec.name);
             run.error = Some(format!("{e:#}"));
             failed = true;
@@ -195,14 +212,22 @@ fn cache_states(given: &[CacheState], limit: Option<u64>) -> anyhow::Result<Vec<
     Ok(out)
 }
 
+/// What each backend is measured under: cache states, thread counts, the
+/// memory limit of `limited` reads and fio's seconds per depth.
+struct Sweep<'a> {
+    states: &'a [CacheState],
+    threads: &'a [u64],
+    limit: Option<u64>,
+    fio_secs: u64,
+}
+
 /// Loads, compacts and measures one backend into `run`.
 ///
 /// Long because the measurement protocol's steps in order (place, load, settle, drop caches, read per cache state) on one placed store.
 fn one_backend(
     spec: &crate::registry::BackendSpec,
     cfg: &PointReadConfig,
-    states: &[CacheState],
-    limit: Option<u64>,
+    sweep: &Sweep<'_>,
     rundir: &RunDir,
     place: &Placement,
     run: &mut PointRun,
@@ -251,28 +276,37 @@ fn one_backend(
             store.close()?;
             run.compact_device_write_bytes = written(&before)?;
         }
-        for &state in states {
+        let cells = sweep
+            .states
+            .iter()
+            .flat_map(|&state| sweep.threads.iter().map(move |&n| (state, n)));
+        for (state, n) in cells {
+            let at = match n {
+                1 => format!("{phase} {}", state.name()),
+                n => format!("{phase} {} x{n}", state.name()),
+            };
             if state != CacheState::Warm {
                 placed.sync()?;
                 if let Err(e) = cgroup::drop_caches() {
-                    let why = format!("{phase} {}: page cache not dropped ({e})", state.name());
+                    let why = format!("{at}: page cache not dropped ({e})");
                     eprintln!("[{}] skipped {why}", spec.name);
                     run.skipped.push(why);
                     continue;
                 }
             }
             let guard = match state {
-                CacheState::Limited => limit.map(MemoryLimit::enter).transpose()?,
+                CacheState::Limited => sweep.limit.map(MemoryLimit::enter).transpose()?,
                 _ => None,
             };
             let store = spec.open(&store_dir)?;
+            let read = (round as u64, n);
             if state == CacheState::Warm {
                 // The warm-up pass reads the very keys measured next.
-                view.phase(&format!("{phase} {} warm-up: GETs", state.name()));
-                pointreads::measure(cfg, &*store, &device, round as u64, &mut view)?;
+                view.phase(&format!("{at} warm-up: GETs"));
+                pointreads::measure(cfg, &*store, &device, read, &mut view)?;
             }
-            view.phase(&format!("{phase} {}: GETs", state.name()));
-            let cost = pointreads::measure(cfg, &*store, &device, round as u64, &mut view)?;
+            view.phase(&format!("{at}: GETs"));
+            let cost = pointreads::measure(cfg, &*store, &device, read, &mut view)?;
             let disk_allocated_bytes = store.disk_usage()?.allocated_bytes;
             store.close()?;
             drop(guard);
@@ -287,11 +321,51 @@ fn one_backend(
             run.measurements.push(m);
         }
     }
+    if sweep.fio_secs > 0 {
+        view.phase("fio: the device's random reads");
+        anchor(&placed, cfg.logical_bytes(), sweep, run);
+    }
     view.finish();
     if let Some(e) = jsonl.take_error() {
         anyhow::bail!(e);
     }
     Ok(())
+}
+
+/// fio's random reads at every thread count on the backend's own device,
+/// into `run.fio`; a note instead where there is no device or no fio.
+fn anchor(placed: &harness::Placed, logical: u64, sweep: &Sweep<'_>, run: &mut PointRun) {
+    use ledgerbench_meter::fio;
+    let Some(mount) = placed.devices()[0].and_then(|_| placed.dirs[0].parent()) else {
+        run.fio_note = Some("no private device: fio would measure another one".into());
+        return;
+    };
+    if !fio::available() {
+        run.fio_note = Some(fio::FioError::Missing.to_string());
+        return;
+    }
+    // As big as the data set, so fio reads as wide a span of the device as
+    // the engine's GETs do; at least 64 MiB, whole 4 KiB blocks.
+    let file_bytes = logical.max(64 << 20).div_ceil(4096) * 4096;
+    let file = mount.join("fio-anchor");
+    for &n in sweep.threads {
+        match fio::random_reads(&file, file_bytes, n, sweep.fio_secs) {
+            Ok(r) => run.fio.push(ledgerbench_results::points::FioPoint {
+                threads: n,
+                iops: r.iops,
+                p50_us: r.p50_us,
+                p99_us: r.p99_us,
+                secs: sweep.fio_secs as f64,
+                file_bytes,
+            }),
+            Err(e) => {
+                run.fio_note = Some(format!("at {n} thread(s): {e}"));
+                break;
+            }
+        }
+    }
+    // Ours, made above: the device is removed with the run anyway.
+    let _ = std::fs::remove_file(&file);
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod points;
 mod replay;
 mod stellar;
 mod summary;
+mod threads;
 mod verdict;
 
 pub use fanout::{fanout_summary, held_per_batch};

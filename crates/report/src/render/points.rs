@@ -38,7 +38,7 @@ pub(super) fn point_section(
     for (l, run) in &runs {
         cats.push(l.clone());
         for m in &run.measurements {
-            let n = format!("{} {}", m.phase, m.cache.name());
+            let n = format!("{} {}", m.phase, cache_at(m));
             if !names.contains(&n) {
                 names.push(n.clone());
             }
@@ -60,6 +60,16 @@ pub(super) fn point_section(
         "Device reads per GET",
         svg::bar_chart("Device reads per GET", "reads", &cats, &names, &values),
     );
+    super::threads::depth_section(out, &runs);
+}
+
+/// The measurement's cache state, and its thread count when it read with
+/// several (`cold x8`).
+fn cache_at(m: &ledgerbench_results::points::Measurement) -> String {
+    match m.cost.threads {
+        Some(n) if n > 1 => format!("{} x{n}", m.cache.name()),
+        _ => m.cache.name().to_string(),
+    }
 }
 
 /// The heading of a point-read run: its shape, reads and memory limit.
@@ -98,7 +108,7 @@ pub fn point_table(runs: &[(String, &PointRun)]) -> String {
             t.row([
                 l.clone(),
                 m.phase.clone(),
-                m.cache.name().to_string(),
+                cache_at(m),
                 opt(c.device_reads_per_get, 2),
                 opt(c.device_bytes_per_get.map(|b| b / 1024.0), 2),
                 format!("{:.2}", c.major_faults_per_get),
@@ -148,5 +158,7 @@ pub fn point_table(runs: &[(String, &PointRun)]) -> String {
 /// The end-of-run summary of one point-read results file.
 pub fn point_summary(p: &PointResults) -> String {
     let runs: Vec<(String, &PointRun)> = p.runs.iter().map(|r| (r.backend.clone(), r)).collect();
-    format!("{}\n\n{}", point_heading(p), point_table(&runs))
+    let depth =
+        super::threads::depth_table(&runs).map_or(String::new(), |(md, _)| format!("\n{md}"));
+    format!("{}\n\n{}{depth}", point_heading(p), point_table(&runs))
 }

@@ -28,6 +28,7 @@ pub(super) fn replay_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
         "Replay: time per segment",
         svg::line_chart("Time per segment", "segment", "seconds", &series),
     );
+    super::threads::threads_section(out, runs);
 }
 
 /// Tables of replayed runs: one row per run, then one per run and store.
@@ -82,11 +83,7 @@ fn run_phase_table(s: &mut String, runs: &[(String, &BackendRun)]) {
     );
     for (label, run) in runs {
         let Some(rp) = &run.replay else { continue };
-        let segs = &rp.segments;
-        let loaded = segs
-            .first()
-            .filter(|g| g.mark == "load" || g.mark == "genesis");
-        let rest = &segs[usize::from(loaded.is_some())..];
+        let (loaded, rest) = run_phase(rp);
         let (ops, secs) = rest
             .iter()
             .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
@@ -122,6 +119,30 @@ fn run_phase_table(s: &mut String, runs: &[(String, &BackendRun)]) {
             lat(|l| &l.commit),
         );
     }
+}
+
+/// A replay's load segment (the first, when it ends at a `load` or
+/// `genesis` mark) and the run phase's segments after it.
+pub(super) fn run_phase(
+    rp: &ledgerbench_results::ReplayResult,
+) -> (
+    Option<&ledgerbench_results::SegmentRecord>,
+    &[ledgerbench_results::SegmentRecord],
+) {
+    let segs = &rp.segments;
+    let loaded = segs
+        .first()
+        .filter(|g| g.mark == "load" || g.mark == "genesis");
+    (loaded, &segs[usize::from(loaded.is_some())..])
+}
+
+/// The run phase's operations per second, when it took any time.
+pub(super) fn run_phase_rate(rp: &ledgerbench_results::ReplayResult) -> Option<f64> {
+    let (ops, secs) = run_phase(rp)
+        .1
+        .iter()
+        .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
+    (secs > 0.0).then(|| ops as f64 / secs)
 }
 
 /// Per run and store: entries, sizes, amplification, compaction, commits.
