@@ -8,8 +8,8 @@ mod report_cmd;
 
 use ledgerbench_engines as registry;
 use ledgerbench_runner::{
-    crash, fanout_cmd, flags, import_cmd, output, pointreads_cmd, presets, replay_cmd, stellar_cmd,
-    supervise,
+    capacity_cmd, crash, fanout_cmd, flags, import_cmd, output, pointreads_cmd, presets,
+    replay_cmd, stellar_cmd, supervise,
 };
 
 /// Counts the harness's own heap (Rust allocations; engines in C/C++
@@ -79,6 +79,8 @@ enum Workload {
     PointReads(Box<pointreads_cmd::Args>),
     /// Lookup fan-out: a store grown batch by batch (a partition per batch), random-hash GETs, memory and open time at chosen batch counts.
     FanOut(Box<fanout_cmd::Args>),
+    /// Capacity at a block time: the highest rate of rows (transactions, shreds) each backend persists close after close, by bisection.
+    Capacity(Box<capacity_cmd::Args>),
     /// Replay a trace file (from `ledgerbench record` or `ledgerbench import`) on each backend.
     Replay(Box<replay_cmd::ReplayArgs>),
     /// YCSB core workloads A to F (--param workload=a..f, records, operations, ...).
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
             Workload::FanOut(args) => fanout_cmd::run(*args),
+            Workload::Capacity(args) => capacity_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
             Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args),
             Workload::Solana(args) => replay_cmd::generated("solana", *args),
@@ -163,6 +166,7 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
         Workload::Stellar(a) => ("stellar", a.output()),
         Workload::PointReads(a) => ("point-reads", a.output()),
         Workload::FanOut(a) => ("fan-out", a.output()),
+        Workload::Capacity(a) => ("capacity", a.output()),
         Workload::Replay(a) => ("replay", a.output()),
         Workload::Ycsb(a) => ("ycsb", a.output()),
         Workload::Solana(a) => ("solana", a.output()),

@@ -7,6 +7,7 @@
 
 pub use ledgerbench_results as results;
 
+pub mod capacity;
 pub mod crash;
 pub mod env;
 pub mod fanout;

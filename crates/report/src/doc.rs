@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ledgerbench_results::capacity::CapacityResults;
 use ledgerbench_results::crash::CrashResults;
 use ledgerbench_results::env::EnvInfo;
 use ledgerbench_results::fanout::FanOutResults;
@@ -21,6 +22,8 @@ pub enum Doc {
     Crash(Box<CrashResults>),
     /// `ledgerbench run fan-out`.
     FanOut(Box<FanOutResults>),
+    /// `ledgerbench run capacity`.
+    Capacity(Box<CapacityResults>),
 }
 
 /// A results file as loaded.
@@ -42,6 +45,7 @@ impl Loaded {
             Doc::PointReads(r) => &r.header,
             Doc::Crash(r) => &r.header,
             Doc::FanOut(r) => &r.header,
+            Doc::Capacity(r) => &r.header,
         }
     }
 
@@ -80,6 +84,7 @@ impl Loaded {
             Doc::Stellar(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::PointReads(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::FanOut(r) => serde_json::to_value(&r.config).unwrap_or_default(),
+            Doc::Capacity(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::Crash(r) => serde_json::json!({
                 "shape": r.shape,
                 "batches_per_cycle": r.batches_per_cycle
@@ -142,6 +147,7 @@ pub fn parse(file: &Path, bytes: &[u8]) -> Result<Loaded, ReportError> {
     let doc = match workload.as_str() {
         "point-reads" => Doc::PointReads(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "fan-out" => Doc::FanOut(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
+        "capacity" => Doc::Capacity(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "crash" => Doc::Crash(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "" => return Err(bad("no `workload` field".into())),
         _ => Doc::Stellar(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),

@@ -143,6 +143,7 @@ impl RunSummary {
             Doc::Stellar(r) => render::run_summary(r),
             Doc::PointReads(p) => render::point_summary(p),
             Doc::FanOut(f) => render::fanout_summary(f),
+            Doc::Capacity(c) => render::capacity_summary(c),
             Doc::Crash(c) => crate::crash::crash_table(c),
         }
     }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use ledgerbench_core::{DiskUsage, EngineStats};
 use serde::{Deserialize, Serialize};
 
+pub mod capacity;
 pub mod crash;
 pub mod env;
 pub mod fanout;

@@ -122,7 +122,16 @@ pub fn replay_threads(
                 gos.push(go_tx);
                 let (tx, fresh, shared) = (tx.clone(), meter.fresh(), &shared);
                 scope.spawn(move || {
-                    let r = client(t, &mut **src, shared, fresh, (&tx, &go_rx));
+                    // A panic still reports, so the barrier never waits
+                    // for a thread that is gone.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        client(t, &mut **src, shared, fresh, (&tx, &go_rx))
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(DriverError::Generator(format!(
+                            "client thread {t} panicked"
+                        )))
+                    });
                     if r.is_err() {
                         shared.abort.store(true, Ordering::Relaxed);
                     }

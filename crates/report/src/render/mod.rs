@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+mod capacity;
 mod fanout;
 mod openloop;
 mod points;
@@ -14,6 +15,7 @@ mod summary;
 mod threads;
 mod verdict;
 
+pub use capacity::capacity_summary;
 pub use fanout::{fanout_summary, held_per_batch};
 pub use openloop::open_loop_table;
 use points::point_section;
@@ -261,6 +263,7 @@ fn sections(
     if !fanouts.is_empty() {
         fanout::fanout_section(out, &fanouts, label);
     }
+    capacity::capacity_section(out, docs);
     for d in docs {
         if let Doc::Crash(c) = &d.doc {
             out.md

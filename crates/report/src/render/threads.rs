@@ -175,6 +175,12 @@ pub(super) fn depth_table(runs: &[(String, &PointRun)]) -> Option<(String, Vec<S
                     c.gets_per_sec.zip(fio).map(|(g, f)| g / f.iops.max(1e-9)),
                     2,
                 ),
+                opt(
+                    c.device_reads_per_sec
+                        .zip(fio)
+                        .map(|(d, f)| d / f.iops.max(1e-9)),
+                    2,
+                ),
             ]);
             if let Some(g) = c.gets_per_sec {
                 add(format!("{label} {} {}", m.phase, m.cache.name()), n, g);

@@ -1,0 +1,78 @@
+//! `ledgerbench run capacity`: a bisection on a real engine records every
+//! probe with its closes, brackets the answer, prints the tables, and bad
+//! settings are refused before anything is made.
+
+mod common;
+use common::{ledgerbench, read_json, stderr, stdout};
+
+#[test]
+fn a_capacity_search_brackets_the_rate_and_records_every_close() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "run",
+            "capacity",
+            "--backends",
+            "lmdb",
+            "--device",
+            "none",
+            "--close-interval",
+            "50ms",
+            "--intervals",
+            "2",
+            "--min-rate",
+            "100",
+            "--max-rate",
+            "20000000",
+            "--probes",
+            "5",
+            "--value-bytes",
+            "100",
+            "--out",
+            "cap",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("## Capacity: tx-hash rows"),
+        "{}",
+        stdout(&o)
+    );
+    let r = read_json(&t.path().join("cap/results.json"));
+    assert_eq!(r["workload"], "capacity");
+    let run = &r["runs"][0];
+    let probes = run["probes"].as_array().expect("probes");
+    assert!((2..=5).contains(&probes.len()), "{}", probes.len());
+    for p in probes {
+        assert_eq!(p["persist_secs"].as_array().map(Vec::len), Some(2));
+        let held = p["sustained"].as_bool().expect("judged");
+        assert_eq!(held, p.get("why_not").is_none());
+    }
+    // 20 million rows a second is a million rows a 50 ms close: no engine
+    // commits that in time, so the top end fails and the answer is bracketed.
+    let failed = run["failed_rate"].as_f64().expect("a rate failed");
+    if let Some(held) = run["sustained_rate"].as_f64() {
+        assert!(held < failed);
+    }
+}
+
+#[test]
+fn bad_capacity_settings_are_refused_before_anything_is_made() {
+    let t = tempfile::tempdir().expect("tempdir");
+    for (flag, value, says) in [
+        ("--close-interval", "5", "unit"),
+        ("--close-interval", "0ms", "between 1ms and 1h"),
+        ("--intervals", "1", "at least 2"),
+        ("--min-rate", "0", "--min-rate"),
+        ("--probes", "1", "--probes"),
+    ] {
+        let o = ledgerbench(&["run", "capacity", flag, value, "--out", "x"], t.path());
+        assert!(!o.status.success(), "{flag} {value} accepted");
+        assert!(stderr(&o).contains(says), "{flag} {value}: {}", stderr(&o));
+        assert!(
+            !t.path().join("x").exists(),
+            "{flag} {value} made the run directory"
+        );
+    }
+}

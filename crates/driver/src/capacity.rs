@@ -1,0 +1,197 @@
+//! Capacity at a fixed close interval: the highest rate of rows an engine
+//! persists in time, close after close, found by bisection.
+//!
+//! A probe offers one rate: every `interval` a close commits the rows that
+//! arrived since the last one at the store's durability level (in write
+//! batches of at most [`CHUNK_BYTES`]; the close's persist time is their
+//! writes together), and waits for the next close (the engine's background work gets
+//! the rest of the interval, as on a node). The rate holds when every close
+//! persisted within the interval and neither the persist time nor the
+//! engine's compaction debt grew over the probe. The search probes both
+//! ends, then the geometric middle of the last rate that held and the
+//! first that did not, until they are within 5% or the probes run out.
+
+use std::time::{Duration, Instant};
+
+use ledgerbench_core::{Batch, KvStore};
+use ledgerbench_rng::{Rng, stream};
+
+use crate::DriverError;
+pub use ledgerbench_results::capacity::{CapacityConfig, Probe, RowShape};
+
+const TAG_KEY: u64 = 0x6361;
+const TAG_VALUE: u64 = 0x6376;
+
+/// Bytes of rows per write batch at most: a close of many rows is written
+/// as several batches, so the harness's memory stays small inside the
+/// memory limit the engine is measured under.
+pub const CHUNK_BYTES: u64 = 16 << 20;
+
+/// Where the search stops narrowing: the bracket's high end within 5%
+/// of its low end.
+const NARROW: f64 = 1.05;
+
+/// Row `row` of close `close`'s key.
+fn key(cfg: &CapacityConfig, close: u64, row: u64, n: u64, out: &mut Vec<u8>) {
+    out.clear();
+    match cfg.rows {
+        RowShape::TxHash => Rng::new(stream(cfg.seed, TAG_KEY, close * n + row)).fill(out, 32),
+        // A close is a slot; its shreds by index.
+        RowShape::Shred => {
+            out.extend_from_slice(&close.to_be_bytes());
+            out.extend_from_slice(&row.to_be_bytes());
+        }
+    }
+}
+
+/// Offers `rate` rows per second to `store` for `cfg.intervals` closes.
+/// Close numbers start at `first_close`, so probes on one store never
+/// rewrite each other's rows.
+pub fn probe(
+    store: &dyn KvStore,
+    cfg: &CapacityConfig,
+    rate: f64,
+    first_close: u64,
+) -> Result<Probe, DriverError> {
+    let err = |source| DriverError::Store {
+        store: "rows".into(),
+        source,
+    };
+    let n = cfg.rows_per_close(rate);
+    let interval = Duration::from_secs_f64(cfg.interval_secs);
+    let row_bytes = 32 + cfg.value_bytes as u64;
+    let chunk = (CHUNK_BYTES / row_bytes).clamp(1, n);
+    let mut batch = Batch::with_capacity(chunk as usize, (chunk * row_bytes) as usize);
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    let mut persist_secs = Vec::new();
+    let mut pending = Vec::new();
+    let start = Instant::now();
+    for i in 0..u64::from(cfg.intervals) {
+        let close = first_close + i;
+        let due = start + interval * (i as u32 + 1);
+        if let Some(w) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(w);
+        }
+        // The close's rows, a write batch of at most CHUNK_BYTES at a time;
+        // only the writes are timed, not the making of the rows.
+        let mut secs = 0.0;
+        for first in (0..n).step_by(chunk as usize) {
+            batch.clear();
+            for row in first..(first + chunk).min(n) {
+                key(cfg, close, row, n, &mut k);
+                v.clear();
+                Rng::new(stream(cfg.seed, TAG_VALUE, close * n + row))
+                    .fill(&mut v, cfg.value_bytes);
+                batch.put(&k, &v);
+            }
+            let t = Instant::now();
+            store.write(&batch).map_err(err)?;
+            secs += t.elapsed().as_secs_f64();
+        }
+        persist_secs.push(secs);
+        if let Some(p) = store.stats().map_err(err)?.pending_compaction_bytes {
+            pending.push(p);
+        }
+    }
+    Ok(judge(cfg, rate, n, persist_secs, pending))
+}
+
+/// Whether the closes of a probe held: each within the interval, and no
+/// growth of persist time or compaction debt from the first half to the last.
+fn judge(
+    cfg: &CapacityConfig,
+    rate: f64,
+    n: u64,
+    persist_secs: Vec<f64>,
+    pending: Vec<u64>,
+) -> Probe {
+    let max = persist_secs.iter().copied().fold(0.0, f64::max);
+    let half = persist_secs.len() / 2;
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
+    let (first, last) = (mean(&persist_secs[..half]), mean(&persist_secs[half..]));
+    let why_not = if max > cfg.interval_secs {
+        Some(format!(
+            "a close took {max:.3} s, over the {:.3} s interval",
+            cfg.interval_secs
+        ))
+    } else if half >= 2 && last > 2.0 * first && last > cfg.interval_secs / 2.0 {
+        Some(format!(
+            "persist time grew from {first:.3} s to {last:.3} s a close"
+        ))
+    } else if let (Some(&a), Some(&b)) = (pending.first(), pending.last())
+        && b > 2 * a + (64 << 20)
+    {
+        Some(format!(
+            "compaction debt grew from {} to {} MiB",
+            a >> 20,
+            b >> 20
+        ))
+    } else {
+        None
+    };
+    Probe {
+        rate,
+        rows_per_close: n,
+        persist_secs,
+        pending_compaction_bytes: pending,
+        max_persist_secs: max,
+        sustained: why_not.is_none(),
+        why_not,
+    }
+}
+
+/// What a search found: every probe, the highest rate that held and the
+/// lowest that did not (each absent when the search's end was not reached).
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Probes in the order tried.
+    pub probes: Vec<Probe>,
+    /// The highest rate sustained.
+    pub sustained: Option<f64>,
+    /// The lowest rate that failed.
+    pub failed: Option<f64>,
+}
+
+/// Bisects between `cfg.min_rate` and `cfg.max_rate` with `try_rate`,
+/// which runs one probe; an error ends the search with what it found.
+pub fn search(
+    cfg: &CapacityConfig,
+    try_rate: &mut dyn FnMut(f64) -> Result<Probe, DriverError>,
+) -> (Found, Option<DriverError>) {
+    let mut found = Found::default();
+    let mut tried = |rate: f64, found: &mut Found| -> Result<bool, DriverError> {
+        let p = try_rate(rate)?;
+        let ok = p.sustained;
+        found.probes.push(p);
+        Ok(ok)
+    };
+    let mut run = |found: &mut Found| -> Result<(), DriverError> {
+        if !tried(cfg.min_rate, found)? {
+            found.failed = Some(cfg.min_rate);
+            return Ok(());
+        }
+        found.sustained = Some(cfg.min_rate);
+        if tried(cfg.max_rate, found)? {
+            found.sustained = Some(cfg.max_rate);
+            return Ok(());
+        }
+        let (mut lo, mut hi) = (cfg.min_rate, cfg.max_rate);
+        found.failed = Some(hi);
+        while (found.probes.len() as u32) < cfg.probes && hi / lo > NARROW {
+            let mid = (lo * hi).sqrt();
+            if tried(mid, found)? {
+                lo = mid;
+                found.sustained = Some(lo);
+            } else {
+                hi = mid;
+                found.failed = Some(hi);
+            }
+        }
+        Ok(())
+    };
+    let e = run(&mut found).err();
+    (found, e)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+use super::*;
+use ledgerbench_core::{Capabilities, EngineStats, Result};
+use std::path::Path;
+
+/// A store whose commits take a known time per row, so its capacity is
+/// known: 1 / `per_row` rows a second.
+struct Slow {
+    per_row: Duration,
+}
+
+impl KvStore for Slow {
+    fn engine(&self) -> &'static str {
+        "slow"
+    }
+    fn path(&self) -> &Path {
+        Path::new("/nonexistent")
+    }
+    fn get_into(&self, _: &[u8], _: &mut Vec<u8>) -> Result<bool> {
+        Ok(false)
+    }
+    fn write(&self, batch: &Batch) -> Result<()> {
+        std::thread::sleep(self.per_row * batch.len() as u32);
+        Ok(())
+    }
+    fn scan(&self, _: &[u8], _: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    fn stats(&self) -> Result<EngineStats> {
+        Ok(EngineStats::default())
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::BTREE
+    }
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn cfg() -> CapacityConfig {
+    CapacityConfig {
+        seed: 1,
+        rows: RowShape::TxHash,
+        value_bytes: 16,
+        interval_secs: 0.05,
+        intervals: 3,
+        min_rate: 1_000.0,
+        max_rate: 200_000.0,
+        probes: 14,
+    }
+}
+
+#[test]
+fn bisection_converges_on_a_known_capacity() {
+    // 50 us a row: 20,000 rows a second fill the interval exactly.
+    let store = Slow {
+        per_row: Duration::from_micros(50),
+    };
+    let c = cfg();
+    let mut close = 0;
+    let (found, err) = search(&c, &mut |rate| {
+        let p = probe(&store, &c, rate, close);
+        close += u64::from(c.intervals);
+        p
+    });
+    assert!(err.is_none(), "{err:?}");
+    let (lo, hi) = (
+        found.sustained.expect("held"),
+        found.failed.expect("failed"),
+    );
+    assert!(lo < hi && hi / lo <= NARROW + 1e-9, "bracket {lo}..{hi}");
+    assert!((15_000.0..=20_000.0).contains(&lo), "sustained {lo}");
+    assert!(hi <= 21_000.0, "failed {hi}");
+    assert!(found.probes.len() as u32 <= c.probes);
+    assert!(found.probes.iter().all(|p| p.persist_secs.len() == 3));
+    for p in &found.probes {
+        assert_eq!(
+            p.sustained,
+            p.rate <= lo,
+            "rate {} judged {}",
+            p.rate,
+            p.sustained
+        );
+    }
+}
+
+#[test]
+fn ends_of_the_search_are_reported_as_bounds() {
+    let c = cfg();
+    let fast = Slow {
+        per_row: Duration::ZERO,
+    };
+    let (found, _) = search(&c, &mut |rate| probe(&fast, &c, rate, 0));
+    assert_eq!((found.sustained, found.failed), (Some(200_000.0), None));
+    let slow = Slow {
+        per_row: Duration::from_millis(1),
+    };
+    let (found, _) = search(&c, &mut |rate| probe(&slow, &c, rate, 0));
+    assert_eq!((found.sustained, found.failed), (None, Some(1_000.0)));
+    assert_eq!(found.probes.len(), 1, "nothing above a rate that failed");
+}
+
+#[test]
+fn growing_persist_time_or_compaction_debt_is_not_sustained() {
+    let c = CapacityConfig {
+        intervals: 4,
+        ..cfg()
+    };
+    let growing = judge(&c, 10.0, 1, vec![0.001, 0.001, 0.03, 0.04], Vec::new());
+    assert!(!growing.sustained);
+    assert!(
+        growing
+            .why_not
+            .as_deref()
+            .unwrap_or_default()
+            .contains("grew")
+    );
+    let debt = judge(
+        &c,
+        10.0,
+        1,
+        vec![0.001; 4],
+        vec![0, 1 << 20, 100 << 20, 200 << 20],
+    );
+    assert!(
+        debt.why_not
+            .as_deref()
+            .unwrap_or_default()
+            .contains("compaction debt")
+    );
+    let steady = judge(&c, 10.0, 1, vec![0.01; 4], vec![5 << 20; 4]);
+    assert!(steady.sustained && steady.max_persist_secs == 0.01);
+}
+
+#[test]
+fn shred_rows_are_a_slot_by_index() {
+    let c = CapacityConfig {
+        rows: RowShape::Shred,
+        ..cfg()
+    };
+    let mut k = Vec::new();
+    key(&c, 7, 3, 10, &mut k);
+    assert_eq!(k, [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 3]);
+    key(&cfg(), 7, 3, 10, &mut k);
+    assert_eq!(k.len(), 32);
+}

@@ -1,0 +1,123 @@
+//! Capacity at a close interval: each backend's highest sustained rate, the
+//! probes behind it and a chart of persist time against the offered rate.
+
+use std::fmt::Write;
+
+use super::*;
+use crate::table::Table;
+use ledgerbench_results::capacity::CapacityResults;
+
+/// The section of every capacity results file among the inputs.
+pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
+    for d in docs {
+        let Doc::Capacity(c) = &d.doc else { continue };
+        out.md.push_str(&capacity_summary(c));
+        let mut series: Vec<Series> = c
+            .runs
+            .iter()
+            .map(|r| {
+                let mut points: Vec<(f64, f64)> = r
+                    .probes
+                    .iter()
+                    .map(|p| (p.rate, p.max_persist_secs))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series {
+                    name: r.backend.clone(),
+                    points,
+                }
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        series.push(Series {
+            name: "the close interval".into(),
+            points: vec![
+                (c.config.min_rate, c.config.interval_secs),
+                (c.config.max_rate, c.config.interval_secs),
+            ],
+        });
+        out.chart(
+            &format!(
+                "Slowest close against offered rate, {}",
+                c.config.rows.name()
+            ),
+            svg::line_chart(
+                "Slowest close against offered rate",
+                "rows per second offered",
+                "seconds",
+                &series,
+            ),
+        );
+    }
+}
+
+/// The tables of one capacity search: the answer per backend, then every probe.
+pub fn capacity_summary(c: &CapacityResults) -> String {
+    let cfg = &c.config;
+    let mut s = format!(
+        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes.\n\n",
+        cfg.rows.name(),
+        cfg.value_bytes,
+        cfg.interval_secs,
+        cfg.intervals,
+        c.memory_limit_bytes
+            .map_or("none".into(), |b| format!("{} MiB", b >> 20)),
+        c.header
+            .durability
+            .map_or("not recorded".into(), |d| d.name().to_string()),
+        cfg.min_rate,
+        cfg.max_rate,
+        cfg.probes,
+    );
+    let mut t = Table::new(&[
+        "run",
+        ">sustained rows/s",
+        ">lowest failed rows/s",
+        ">probes",
+        "why the lowest failed rate failed",
+    ]);
+    for r in &c.runs {
+        let why = r
+            .failed_rate
+            .and_then(|f| r.probes.iter().find(|p| p.rate == f))
+            .and_then(|p| p.why_not.clone());
+        t.row([
+            r.backend.clone(),
+            r.sustained_rate
+                .map_or("below the lowest tried".into(), |x| format!("{x:.0}")),
+            r.failed_rate
+                .map_or("none up to the highest tried".into(), |x| format!("{x:.0}")),
+            r.probes.len().to_string(),
+            r.error
+                .as_ref()
+                .map(|e| format!("error: {e}"))
+                .or(why)
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    s.push_str(&t.render());
+    let mut p = Table::new(&[
+        "run",
+        ">rows/s",
+        ">rows a close",
+        ">median close s",
+        ">slowest close s",
+        "held",
+    ]);
+    for r in &c.runs {
+        let mut probes: Vec<_> = r.probes.iter().collect();
+        probes.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+        for x in probes {
+            p.row([
+                r.backend.clone(),
+                format!("{:.0}", x.rate),
+                x.rows_per_close.to_string(),
+                opt(ledgerbench_core::quantile::median(&x.persist_secs), 3),
+                format!("{:.3}", x.max_persist_secs),
+                x.why_not.clone().unwrap_or_else(|| "yes".into()),
+            ]);
+        }
+    }
+    let _ = write!(s, "\nEvery probe, by rate:\n\n{}\n", p.render());
+    s
+}
