@@ -45,8 +45,14 @@ fn a_capacity_search_brackets_the_rate_and_records_every_close() {
     let probes = run["probes"].as_array().expect("probes");
     assert!((2..=5).contains(&probes.len()), "{}", probes.len());
     for p in probes {
-        assert_eq!(p["persist_secs"].as_array().map(Vec::len), Some(2));
         let held = p["sustained"].as_bool().expect("judged");
+        let closes = p["persist_secs"].as_array().map_or(0, Vec::len);
+        // A failed rate stops at its first late close.
+        assert!(if held {
+            closes == 2
+        } else {
+            (1..=2).contains(&closes)
+        });
         assert_eq!(held, p.get("why_not").is_none());
     }
     // 20 million rows a second is a million rows a 50 ms close: no engine

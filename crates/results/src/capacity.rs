@@ -92,7 +92,8 @@ pub struct Probe {
     /// Rows each close committed.
     pub rows_per_close: u64,
     /// Seconds each close took to persist (commit at the run's durability
-    /// level), in order.
+    /// level), in order; the probe stops at the first close over the
+    /// interval, whose time is then the time until it was over.
     pub persist_secs: Vec<f64>,
     /// Engine's pending compaction bytes after each close, where it reports
     /// them.
