@@ -55,7 +55,7 @@ pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
 pub fn capacity_summary(c: &CapacityResults) -> String {
     let cfg = &c.config;
     let mut s = format!(
-        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 64 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes.\n\n",
+        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes.\n\n",
         cfg.rows.name(),
         cfg.value_bytes,
         cfg.interval_secs,
