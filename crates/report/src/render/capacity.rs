@@ -85,8 +85,12 @@ pub fn capacity_summary(c: &CapacityResults) -> String {
             r.backend.clone(),
             r.sustained_rate
                 .map_or("below the lowest tried".into(), |x| format!("{x:.0}")),
-            r.failed_rate
-                .map_or("none up to the highest tried".into(), |x| format!("{x:.0}")),
+            match (r.failed_rate, &r.error) {
+                (Some(x), _) => format!("{x:.0}"),
+                // The search ended early: nothing is known above what held.
+                (None, Some(_)) => "not reached: the search ended in an error".into(),
+                (None, None) => "none up to the highest tried".into(),
+            },
             r.probes.len().to_string(),
             r.error
                 .as_ref()
