@@ -87,6 +87,8 @@ pub fn parse_interval(s: &str) -> anyhow::Result<f64> {
 }
 
 /// Runs `ledgerbench run capacity`.
+///
+/// Long because the run's steps in order (settings, placement, specs, one search per backend, results kept after each).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let cfg = CapacityConfig {

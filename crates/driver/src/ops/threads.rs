@@ -65,6 +65,8 @@ type Targets<'a> = (
 /// get from when it was due. Engines whose writers take turns
 /// ([`ledgerbench_core::WriterModel::serialises_writes`]) get the turn from
 /// the harness, which times the wait (`commit_wait`) apart from the commit.
+///
+/// Long because one thread scope: the clients, the sampler and the coordinator borrow the stores, meter, turns and counters it owns.
 pub fn replay_threads(
     mut sources: Vec<Box<dyn OpSource + Send>>,
     (stores, devices): (&[&dyn KvStore], &[Option<&Device>]),

@@ -10,6 +10,8 @@ use crate::table::Table;
 use ledgerbench_results::points::PointRun;
 
 /// The sweep section of op-stream runs, when any ran with several threads.
+///
+/// Long because one table row per swept run and two charts built from the same rows.
 pub(super) fn threads_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
     let swept: Vec<(&String, &BackendRun, u64)> = runs
         .iter()
@@ -119,6 +121,8 @@ pub(super) fn depth_section(out: &mut Out, runs: &[(String, &PointRun)]) {
 
 /// The queue-depth table (and its notes) and the GET-rate series of
 /// point-read runs; `None` when none read with several threads or ran fio.
+///
+/// Long because one row per measurement with its fio figure at the same depth, and the chart series gathered in the same pass.
 pub(super) fn depth_table(runs: &[(String, &PointRun)]) -> Option<(String, Vec<Series>)> {
     let deep = runs
         .iter()
