@@ -150,6 +150,12 @@ impl Ycsb {
         stream(self.seed, i, version)
     }
 
+    /// This thread's numbers in `from..end`: those `i % threads == thread`.
+    fn own(&self, from: u64, end: u64) -> std::iter::StepBy<std::ops::Range<u64>> {
+        let first = from + (self.thread + self.threads - from % self.threads) % self.threads;
+        (first..end).step_by(self.threads as usize)
+    }
+
     /// Records this thread may read: the loaded ones and its own inserts.
     fn live(&self) -> u64 {
         self.cfg.records + self.inserted
@@ -194,9 +200,7 @@ impl Refill for Ycsb {
             // About `load_batch` of this thread's records per commit.
             let span = self.cfg.load_batch.saturating_mul(self.threads);
             let end = (self.loaded + span).min(self.cfg.records);
-            let first = self.loaded
-                + (self.thread + self.threads - self.loaded % self.threads) % self.threads;
-            for i in (first..end).step_by(self.threads as usize) {
+            for i in self.own(self.loaded, end) {
                 out.push(OwnedOp::PutGenerated(
                     0,
                     Self::key(i),
@@ -220,9 +224,7 @@ impl Refill for Ycsb {
         // others a read may see any version, so presence is what is checked.
         let exact = self.cfg.workload == "c";
         // This thread's share of the segment; `op` numbers versions globally.
-        let first = self.done_ops
-            + (self.thread + self.threads - self.done_ops % self.threads) % self.threads;
-        for op in (first..end).step_by(self.threads as usize) {
+        for op in self.own(self.done_ops, end) {
             let u = self.rng.f64();
             let mut acc = 0.0;
             let kind = self

@@ -145,8 +145,9 @@ pub fn replay_threads(
             done.store(true, Ordering::Relaxed);
             (joined, sampler.join().unwrap_or_default())
         });
+        let (joined, mut error) = joined;
         out.samples = samples;
-        let (mut error, mut mine) = (None, Vec::new());
+        let mut mine = Vec::new();
         for (t, r) in joined.into_iter().enumerate() {
             match r {
                 Some(Ok(x)) => mine.push((t, x)),
@@ -220,10 +221,11 @@ fn client(
         .pace
         .and_then(|(p, n)| (!p.after_load).then(|| schedule(t, (p, n))));
     loop {
+        // Told to stop (another thread or the meter failed): a clean end
+        // with what it did, so the failure that stopped it is the one
+        // reported, not this thread's stop.
         if shared.abort.load(Ordering::Relaxed) {
-            return Err(DriverError::Config(
-                "stopped: another client thread failed".into(),
-            ));
+            return Ok((a.hists, a.counts));
         }
         let label = match a.pull(src)? {
             None => None,
@@ -266,16 +268,14 @@ fn client(
             return Ok((a.hists, a.counts));
         }
         if !go.recv().unwrap_or(false) {
-            return Err(DriverError::Config(
-                "stopped: another client thread failed".into(),
-            ));
+            return Ok((a.hists, a.counts));
         }
     }
 }
 
 /// The barrier at every mark: waits for each running thread's share, meters
 /// the segment, tells the threads to go on. Returns each thread's result
-/// (`None` for a thread that never reported one).
+/// (`None` for a thread that never reported one) and the meter's failure.
 fn coordinate(
     rx: &mpsc::Receiver<Msg>,
     gos: &[mpsc::SyncSender<bool>],
@@ -283,7 +283,7 @@ fn coordinate(
     observer: &mut dyn Observer,
     segments: &mut Vec<SegmentRecord>,
     abort: &AtomicBool,
-) -> Vec<Option<ClientOut>> {
+) -> (Vec<Option<ClientOut>>, Option<DriverError>) {
     let n = gos.len();
     let mut results: Vec<Option<_>> = (0..n).map(|_| None).collect();
     let mut running = vec![true; n];
@@ -293,9 +293,10 @@ fn coordinate(
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::At(part) => arrived.push(part),
+            // A thread waiting at a mark cannot be done, so only its end
+            // part (if any) is among those arrived.
             Msg::Done(t, r) => {
                 running[t] = false;
-                arrived.retain(|p| p.thread != t || p.label.is_none());
                 results[t] = Some(r);
             }
         }
@@ -323,11 +324,7 @@ fn coordinate(
             }
         }
     }
-    if let Some(e) = failed {
-        // The meter's failure ends the run: say so on thread 0's result.
-        results[0] = Some(Err(e));
-    }
-    results
+    (results, failed)
 }
 
 /// Sums the threads' shares of a segment and meters it once.

@@ -77,6 +77,13 @@ impl Model {
         kind
     }
 
+    /// Whether store `store` holds `key` (each test binary compiles this
+    /// module; only the thread tests ask).
+    #[allow(dead_code)]
+    pub fn has(&self, store: usize, key: &[u8]) -> bool {
+        self.db[store].contains_key(key)
+    }
+
     /// Whether every stream has committed all it wrote.
     pub fn committed(&self) -> bool {
         self.pending.iter().flatten().all(Vec::is_empty)
