@@ -1,14 +1,21 @@
 // Command ledgerbench-sidecar embeds the Go key-value engines (Pebble, LevelDB,
 // Badger, bbolt) and serves ledgerbench's operations on one store over its
-// standard input and output, so the Rust harness can drive them through the
-// same KvStore trait as the engines it links.
+// Unix socket, so the Rust harness can drive them through the same KvStore
+// trait as the engines it links.
 //
-// Usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON
+// Usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON SOCKET
+//
+// SOCKET is a name in Linux's abstract socket namespace. The sidecar listens
+// on it, opens the store, and writes one response frame to its standard
+// output saying whether the store opened. It then serves every connection
+// on the socket concurrently, one request and its reply at a time per
+// connection, so the harness has as many requests in flight as it has
+// connections. The end of its standard input (the harness is gone) ends it
+// without closing the store, as a crash would.
 //
 // Frames both ways are a little-endian u32 length and a body. A request body
 // starts with an op byte; a response body with a status byte (0 ok, 1 not
-// found, 2 error followed by its message). The first response, before any
-// request, says whether the store opened.
+// found, 2 error followed by its message).
 package main
 
 import (
@@ -17,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -168,14 +176,18 @@ func decodeWrite(b []byte) ([]Op, error) {
 	return ops, nil
 }
 
+// connBuf is the buffer per connection and direction: large frames bypass
+// it, so a few clients do not cost the store megabytes.
+const connBuf = 64 << 10
+
+// serve answers one connection's requests until it ends. A close request
+// closes the store and ends the process.
 func serve(e Engine, c *conn) error {
 	for {
 		req, err := c.read()
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			// The harness went away without a close (it was killed, or
-			// dropped the store): end like a crash, without closing the
-			// store, so what survives is what the engine made durable.
-			os.Exit(0)
+		if err == io.EOF {
+			// The harness dropped this connection; others may go on.
+			return nil
 		}
 		if err != nil {
 			return err
@@ -186,6 +198,12 @@ func serve(e Engine, c *conn) error {
 		body := req[1:]
 		switch req[0] {
 		case opPing:
+			// A 4-byte body asks the reply to wait that many milliseconds,
+			// so a test can see requests on two connections overlap; any
+			// other body (the pipe-cost pings) is ignored.
+			if len(body) == 4 {
+				time.Sleep(time.Duration(binary.LittleEndian.Uint32(body)) * time.Millisecond)
+			}
 			err = c.reply(stOK)
 		case opWrite:
 			ops, derr := decodeWrite(body)
@@ -248,11 +266,12 @@ func serve(e Engine, c *conn) error {
 			err = c.reply(stOK, j)
 		case opClose:
 			cerr := e.Close()
-			rerr := result(c, cerr)
-			if rerr != nil {
-				return rerr
+			result(c, cerr)
+			if cerr != nil {
+				fmt.Fprintln(os.Stderr, "ledgerbench-sidecar: close:", cerr)
+				os.Exit(1)
 			}
-			return cerr
+			os.Exit(0)
 		default:
 			err = c.fail(fmt.Errorf("unknown op %d", req[0]))
 		}
@@ -275,18 +294,20 @@ func result(c *conn, err error) error {
 }
 
 func main() {
-	c := &conn{
-		in:  bufio.NewReaderSize(os.Stdin, 1<<20),
-		out: bufio.NewWriterSize(os.Stdout, 1<<20),
-	}
-	if len(os.Args) != 4 {
-		c.fail(fmt.Errorf("usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON"))
+	out := &conn{out: bufio.NewWriterSize(os.Stdout, connBuf)}
+	if len(os.Args) != 5 {
+		out.fail(fmt.Errorf("usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON SOCKET"))
 		os.Exit(2)
 	}
 	var cfg Config
 	if err := json.Unmarshal([]byte(os.Args[3]), &cfg); err != nil {
-		c.fail(fmt.Errorf("config: %w", err))
+		out.fail(fmt.Errorf("config: %w", err))
 		os.Exit(2)
+	}
+	ln, err := net.Listen("unix", "@"+os.Args[4])
+	if err != nil {
+		out.fail(fmt.Errorf("listen on the socket: %w", err))
+		os.Exit(1)
 	}
 	// A sidecar of a harness that was just killed may still hold the
 	// store's lock for a few milliseconds while it exits.
@@ -296,14 +317,36 @@ func main() {
 		e, err = open(os.Args[1], os.Args[2], cfg)
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("open %s: %w", os.Args[2], err))
+		out.fail(fmt.Errorf("open %s: %w", os.Args[2], err))
 		os.Exit(1)
 	}
-	if err := c.reply(stOK); err != nil {
+	// The harness went away without a close (it was killed, or dropped
+	// the store): end like a crash, without closing the store, so what
+	// survives is what the engine made durable.
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	if err := out.reply(stOK); err != nil {
 		os.Exit(1)
 	}
-	if err := serve(e, c); err != nil {
-		fmt.Fprintln(os.Stderr, "ledgerbench-sidecar:", err)
-		os.Exit(1)
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ledgerbench-sidecar: accept:", err)
+			os.Exit(1)
+		}
+		go func() {
+			c := &conn{
+				in:  bufio.NewReaderSize(nc, connBuf),
+				out: bufio.NewWriterSize(nc, connBuf),
+			}
+			// A connection that fails (the harness gave up on it mid-frame)
+			// ends alone; the store and the other connections go on.
+			if err := serve(e, c); err != nil {
+				fmt.Fprintln(os.Stderr, "ledgerbench-sidecar: a connection:", err)
+			}
+			nc.Close()
+		}()
 	}
 }

@@ -116,8 +116,9 @@ pub enum WriterModel {
     /// Writers proceed together: the engine queues and merges them itself
     /// (RocksDB's write groups, Pebble's commit pipeline).
     Concurrent,
-    /// Every request, read or write, waits for the one before it (an
-    /// engine behind one pipe, or one lock around the whole store).
+    /// Every request, read or write, waits for the one before it (one lock
+    /// around the whole store; the Go sidecar's single pipe in results made
+    /// before it served a connection per thread).
     Serial,
 }
 

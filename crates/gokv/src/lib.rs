@@ -1,14 +1,17 @@
 //! The Go engines ledgerbench cannot link: Pebble, goleveldb, Badger and bbolt
 //! run inside `ledgerbench-sidecar` (a Go program in `sidecar/`, one process per
-//! open store) and are driven over its standard input and output.
+//! open store) and are driven over a Unix socket: each thread using a store
+//! takes a connection of its own from the store's pool, and the sidecar
+//! serves connections concurrently, so a Go engine sees as many requests at
+//! once as an engine linked into ledgerbench would.
 //!
-//! The pipe costs a round trip per operation, which ledgerbench measures and
+//! The socket costs a round trip per operation, which ledgerbench measures and
 //! reports instead of subtracting: every store pings its sidecar at open and
 //! records the mean round trip (`extra.sidecar_rtt_ns`) and the time per MiB
 //! a request carries (`extra.sidecar_ns_per_mib`; a batch of B MiB costs the
 //! round trip plus B times that), and the `go-null`
 //! engine (answers from nothing, keeps nothing) runs any workload through
-//! the same pipe, so its figures are the pipe's cost alone.
+//! the same socket, so its figures are the socket's cost alone.
 
 mod conn;
 mod sidecar;
@@ -16,7 +19,7 @@ mod sidecar;
 pub use sidecar::{NoSidecar, sidecar};
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ledgerbench_core::{
@@ -25,7 +28,7 @@ use ledgerbench_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use conn::{Conn, NOT_FOUND, op};
+use conn::{Conn, NOT_FOUND, Process, op};
 
 /// Which Go engine a store runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,7 +59,7 @@ impl GoEngine {
     }
 
     /// The longest key the engine stores, bytes (`None`: no limit below
-    /// the pipe's).
+    /// the frame's).
     pub fn max_key(self) -> Option<usize> {
         match self {
             GoEngine::Bbolt => Some(32_768),
@@ -152,12 +155,15 @@ pub struct Go;
 
 /// A store served by one sidecar process.
 pub struct GoStore {
-    conn: Mutex<Option<Conn>>,
+    proc: Arc<Process>,
+    /// Connections not in use; a thread that finds none opens another, so
+    /// the pool grows to the number of threads using the store at once.
+    idle: Mutex<Vec<Conn>>,
     engine: GoEngine,
     path: PathBuf,
     /// Mean round trip of an empty request at open, nanoseconds.
     rtt_ns: u64,
-    /// Pipe time per MiB of request beyond the round trip, nanoseconds.
+    /// Socket time per MiB of request beyond the round trip, nanoseconds.
     ns_per_mib: u64,
 }
 
@@ -231,14 +237,15 @@ impl KvBackend for Go {
             engine: engine.name(),
             message: e.to_string(),
         })?;
-        let mut conn = Conn::spawn(&binary, engine.name(), &dir.join("db"), &config)?;
+        let proc = Process::spawn(&binary, engine.name(), &dir.join("db"), &config)?;
+        let mut conn = proc.connect(Op::Open)?;
         let t = Instant::now();
         for _ in 0..PINGS {
             conn.begin(op::PING);
             conn.call(Op::Open)?;
         }
         let rtt_ns = (t.elapsed().as_nanos() / u128::from(PINGS)) as u64;
-        // Bytes through the pipe: pings carrying 1 MiB each (the sidecar
+        // Bytes through the socket: pings carrying 1 MiB each (the sidecar
         // ignores a ping's body), so a batch's cost is rtt + size x this.
         let t = Instant::now();
         for _ in 0..MIB_PINGS {
@@ -249,7 +256,8 @@ impl KvBackend for Go {
         let ns_per_mib = (t.elapsed().as_nanos() / u128::from(MIB_PINGS)) as u64;
         let ns_per_mib = ns_per_mib.saturating_sub(rtt_ns);
         Ok(GoStore {
-            conn: Mutex::new(Some(conn)),
+            proc,
+            idle: Mutex::new(vec![conn]),
             engine,
             path: dir.to_path_buf(),
             rtt_ns,
@@ -275,18 +283,18 @@ fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
 }
 
 impl GoStore {
-    /// Runs `f` on the open connection.
+    /// Runs `f` on a connection of this thread's own for the call.
     fn with<T>(&self, op: Op, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
-        let mut g = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        match g.as_mut() {
-            Some(c) => f(c),
-            None => Err(Error::engine(
-                self.engine.name(),
-                op,
-                &self.path,
-                "the store is closed",
-            )),
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut c = match idle {
+            Some(c) => c,
+            None => self.proc.connect(op)?,
+        };
+        let r = f(&mut c);
+        if !c.broken {
+            self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(c);
         }
+        r
     }
 
     fn garbled(&self, op: Op) -> Error {
@@ -440,16 +448,62 @@ impl KvStore for GoStore {
             evicts_oldest: false,
             persistent: self.engine != GoEngine::Null,
             discards_writes: self.engine == GoEngine::Null,
-            // One pipe per store carries one request at a time.
-            writers: Some(ledgerbench_core::WriterModel::Serial),
+            // bbolt runs one write transaction at a time; the LSM trees
+            // queue concurrent commits themselves (Pebble's commit
+            // pipeline, goleveldb's write merge, Badger's write channel).
+            writers: Some(if self.engine == GoEngine::Bbolt {
+                ledgerbench_core::WriterModel::Single
+            } else {
+                ledgerbench_core::WriterModel::Concurrent
+            }),
         }
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner()).take();
-        match conn {
-            Some(c) => c.close(),
-            None => Ok(()),
-        }
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut idle = idle.into_iter();
+        let c = match idle.next() {
+            Some(c) => c,
+            None => self.proc.connect(Op::Close)?,
+        };
+        c.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    needs_sidecar! {
+    #[test]
+    fn requests_from_several_threads_are_in_flight_together() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let st = Go::open(&t.path().join("s"), &GoConfig::of(GoEngine::Null)).expect("open");
+        let hold_ms: u32 = 300;
+        let threads = 4;
+        let start = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    st.with(Op::Get, |c| {
+                        c.begin(op::PING);
+                        c.req.extend_from_slice(&hold_ms.to_le_bytes());
+                        c.call(Op::Get)
+                    })
+                    .expect("held ping");
+                });
+            }
+        });
+        let took = start.elapsed().as_millis();
+        // One connection would answer the four one after another (1.2 s);
+        // a connection per thread answers them together.
+        assert!(
+            took < u128::from(hold_ms) * 2,
+            "{threads} held pings took {took} ms: they waited for each other"
+        );
+        let idle = st.idle.lock().expect("pool").len();
+        assert_eq!(idle, threads, "one connection per thread, each kept for reuse");
+        Box::new(st).close().expect("close");
+    }
     }
 }

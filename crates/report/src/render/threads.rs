@@ -22,7 +22,7 @@ pub(super) fn threads_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
     }
     let _ = writeln!(
         out.md,
-        "## Client threads\n\nThe run phase at each number of client threads (`--threads`). `writers` is how the engine takes several writers: `single` (one write transaction at a time: the harness takes the turn for it, so the wait for the turn is timed apart from the commit in the engine), `concurrent` (the engine queues and merges writers itself: its queueing is inside the commit time), `serial` (every request waits for the one before, e.g. one pipe to a sidecar). Latency in microseconds, p50 / p99, over every store and thread.\n"
+        "## Client threads\n\nThe run phase at each number of client threads (`--threads`). `writers` is how the engine takes several writers: `single` (one write transaction at a time: the harness takes the turn for it, so the wait for the turn is timed apart from the commit in the engine), `concurrent` (the engine queues and merges writers itself: its queueing is inside the commit time), `serial` (every request waits for the one before, e.g. the Go sidecar's single pipe before it served a connection per thread). Latency in microseconds, p50 / p99, over every store and thread.\n"
     );
     let mut t = Table::new(&[
         "run",
