@@ -82,3 +82,66 @@ fn bad_capacity_settings_are_refused_before_anything_is_made() {
         );
     }
 }
+
+#[test]
+#[ignore = "privileged: needs root (cgroups); scripts/test.sh runs it as root"]
+fn a_probe_the_oom_killer_ends_is_a_failed_rate_and_the_search_goes_on() {
+    if !ledgerbench_testkit::can_run(ledgerbench_meter::cgroup::MemoryLimit::available()) {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    // The in-memory engine keeps every row in ledgerbench's own heap: a
+    // million 1 KiB rows a close outgrow 48 MiB and the worker is killed;
+    // the geometric middle (10,000 a close, 20 MiB over two) fits.
+    let o = ledgerbench(
+        &[
+            "run",
+            "capacity",
+            "--backends",
+            "mem",
+            "--device",
+            "none",
+            "--memory-limit",
+            "48MiB",
+            "--close-interval",
+            "1s",
+            "--intervals",
+            "2",
+            "--min-rate",
+            "100",
+            "--max-rate",
+            "1000000",
+            "--probes",
+            "3",
+            "--value-bytes",
+            "1000",
+            "--out",
+            "cap",
+        ],
+        t.path(),
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("going on with the remaining probes"), "{err}");
+    let r = read_json(&t.path().join("cap/results.json"));
+    assert_eq!(r["harness_allowance_bytes"], 48 << 20, "{r}");
+    let run = &r["runs"][0];
+    let probes = run["probes"].as_array().expect("probes");
+    assert_eq!(probes.len(), 3, "{run}");
+    let killed = &probes[1];
+    assert_eq!(killed["rate"], 1_000_000.0);
+    assert_eq!(killed["sustained"], false);
+    assert!(
+        killed["why_not"]
+            .as_str()
+            .expect("why")
+            .contains("killed by the OOM killer"),
+        "{killed}"
+    );
+    // Its closes died with the worker: no figure stands in for them.
+    assert!(killed.get("max_persist_secs").is_none(), "{killed}");
+    assert_eq!(run["failed_rate"], 1_000_000.0);
+    assert_eq!(run["sustained_rate"], 10_000.0);
+    assert!(run.get("error").is_none(), "{run}");
+    assert!(!t.path().join("cap/.ledgerbench-capacity-probe").exists());
+}

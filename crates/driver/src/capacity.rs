@@ -143,7 +143,7 @@ fn judge(
         rows_per_close: n,
         persist_secs,
         pending_compaction_bytes: pending,
-        max_persist_secs: max,
+        max_persist_secs: Some(max),
         sustained: why_not.is_none(),
         why_not,
     }

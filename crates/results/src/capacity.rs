@@ -99,14 +99,32 @@ pub struct Probe {
     /// them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_compaction_bytes: Vec<u64>,
-    /// The slowest close, seconds (the p99 of so few closes).
-    pub max_persist_secs: f64,
+    /// The slowest close, seconds (the p99 of so few closes); absent when
+    /// the probe was killed (by the memory limit) before its closes were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_persist_secs: Option<f64>,
     /// Whether every close persisted within the interval and neither the
     /// persist time nor the compaction debt grew.
     pub sustained: bool,
     /// Why not, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why_not: Option<String>,
+}
+
+impl Probe {
+    /// A probe the OOM killer ended: it failed, with `why`, and its closes'
+    /// times died with the engine.
+    pub fn killed(rate: f64, rows_per_close: u64, why: String) -> Probe {
+        Probe {
+            rate,
+            rows_per_close,
+            persist_secs: Vec::new(),
+            pending_compaction_bytes: Vec::new(),
+            max_persist_secs: None,
+            sustained: false,
+            why_not: Some(why),
+        }
+    }
 }
 
 /// One backend's search.
@@ -143,6 +161,11 @@ pub struct CapacityResults {
     pub config: CapacityConfig,
     /// Memory cgroup limit of every probe, bytes.
     pub memory_limit_bytes: Option<u64>,
+    /// ledgerbench's own allowance, bytes, added to the cgroup's limit on
+    /// top of `memory_limit_bytes`; absent in searches made before it was
+    /// (their harness's batch counted against the engine's limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_allowance_bytes: Option<u64>,
     /// One entry per backend.
     pub runs: Vec<CapacityRun>,
 }

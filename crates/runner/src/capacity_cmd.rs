@@ -86,9 +86,65 @@ pub fn parse_interval(s: &str) -> anyhow::Result<f64> {
     Ok(v * scale)
 }
 
+/// ledgerbench's own memory in each probe's cgroup, on top of
+/// `--memory-limit`: one close's batch being built (at most 16 MiB of rows
+/// with their framing) and the process around it, so the harness does not
+/// eat the limit the engine is measured under.
+pub const HARNESS_ALLOWANCE: u64 = 48 << 20;
+/// The file in the output directory naming the probe in progress, so a
+/// worker started after the OOM killer ended it records that rate as failed.
+pub const PROBE_NOTE: &str = ".ledgerbench-capacity-probe";
+
+/// Why a killed probe failed.
+fn killed_why(limit: Option<u64>) -> String {
+    format!(
+        "killed by the OOM killer: the engine needed more than the memory limit ({}) at this rate",
+        limit.map_or("none".into(), |b| format!("{} MiB", b >> 20))
+    )
+}
+
+/// Probes recorded in `out`'s results, plus one for a probe noted in
+/// progress: the supervisor goes on after an OOM kill only if this grew.
+pub fn progress(out: &std::path::Path) -> usize {
+    let recorded = std::fs::read(out.join("results.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<CapacityResults>(&b).ok())
+        .map_or(0, |r| r.runs.iter().map(|r| r.probes.len()).sum());
+    recorded + usize::from(out.join(PROBE_NOTE).exists())
+}
+
+/// After a worker the OOM killer ended: the results it kept, and the probe
+/// it was killed in (backend, rate), recorded as failed in that backend's
+/// run, which is then taken out of the results to be searched on.
+fn resumed(
+    out: &std::path::Path,
+    limit: Option<u64>,
+    cfg: &CapacityConfig,
+) -> anyhow::Result<(CapacityResults, Option<CapacityRun>)> {
+    let path = out.join("results.json");
+    let mut results: CapacityResults = serde_json::from_slice(&std::fs::read(&path)?)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let note = std::fs::read_to_string(out.join(PROBE_NOTE)).unwrap_or_default();
+    let _ = std::fs::remove_file(out.join(PROBE_NOTE));
+    let mut lines = note.lines();
+    let (Some(backend), Some(rate)) = (lines.next(), lines.next().and_then(|r| r.parse().ok()))
+    else {
+        return Ok((results, None));
+    };
+    let Some(at) = results.runs.iter().position(|r| r.backend == backend) else {
+        return Ok((results, None));
+    };
+    let mut run = results.runs.remove(at);
+    let why = killed_why(limit);
+    eprintln!("[{backend}] {rate:.0} rows/s: {why}");
+    run.probes
+        .push(Probe::killed(rate, cfg.rows_per_close(rate), why));
+    Ok((results, Some(run)))
+}
+
 /// Runs `ledgerbench run capacity`.
 ///
-/// Long because the run's steps in order (settings, placement, specs, one search per backend, results kept after each).
+/// Long because the run's steps in order (settings, placement, specs, a resumed worker's results, one search per backend with results kept after each probe).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let cfg = CapacityConfig {
@@ -123,45 +179,79 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.set.sets,
     )?;
     let (out, rundir) = args.output.create("capacity")?;
-    let mut results = CapacityResults {
-        header: ledgerbench_driver::env::header(
-            "capacity",
-            cfg.seed,
-            &out,
-            Some(args.level.durability),
-        ),
-        config: cfg.clone(),
-        memory_limit_bytes: limit,
-        runs: Vec::new(),
-    };
-    let mut failed = false;
-    for spec in specs {
-        let mut run = CapacityRun {
-            backend: spec.name.clone(),
-            config: serde_json::to_value(&spec.config)?,
-            probes: Vec::new(),
-            sustained_rate: None,
-            failed_rate: None,
-            device_meter: "absent: the run failed before its device was made".into(),
-            error: None,
+    // A worker going on after one the OOM killer ended keeps what that one
+    // recorded and searches on from the probe it was killed in.
+    let (mut results, mut killed_in) = if crate::supervise::is_resume() {
+        resumed(&out, limit, &cfg)?
+    } else {
+        let fresh = CapacityResults {
+            header: ledgerbench_driver::env::header(
+                "capacity",
+                cfg.seed,
+                &out,
+                Some(args.level.durability),
+            ),
+            config: cfg.clone(),
+            memory_limit_bytes: limit,
+            harness_allowance_bytes: limit.map(|_| HARNESS_ALLOWANCE),
+            runs: Vec::new(),
         };
+        (fresh, None)
+    };
+    let mut failed = results.runs.iter().any(|r| r.error.is_some());
+    for spec in specs {
+        let mut run = match killed_in.take_if(|r| r.backend == spec.name) {
+            Some(r) => r,
+            // Searched to its end by a worker before this one.
+            None if results.runs.iter().any(|r| r.backend == spec.name) => continue,
+            None => CapacityRun {
+                backend: spec.name.clone(),
+                config: serde_json::to_value(&spec.config)?,
+                probes: Vec::new(),
+                sustained_rate: None,
+                failed_rate: None,
+                device_meter: "absent: the run failed before its device was made".into(),
+                error: None,
+            },
+        };
+        // The search is deterministic: it asks again for the rates already
+        // probed, in order, and gets what they gave.
+        let mut known = std::mem::take(&mut run.probes).into_iter().peekable();
         let (found, err) = capacity::search(&cfg, &mut |rate| {
-            let p = one_probe(
-                &spec,
-                &cfg,
-                rate,
-                (&place, &rundir, limit),
-                &mut run.device_meter,
-            );
+            if let Some(p) = known.next_if(|p| (p.rate / rate - 1.0).abs() < 1e-9) {
+                run.probes.push(p.clone());
+                return Ok(p);
+            }
+            // Recorded before the probe: a worker the OOM killer ends
+            // leaves what its search found and the rate it died at.
+            let mut kept = results.clone();
+            kept.runs.push(run.clone());
+            let noted =
+                crate::output::write_json(&out.join("results.json"), &kept).and_then(|_| {
+                    std::fs::write(out.join(PROBE_NOTE), format!("{}\n{rate}\n", spec.name))
+                        .map_err(anyhow::Error::from)
+                });
+            let p = noted.and_then(|_| {
+                one_probe(
+                    &spec,
+                    &cfg,
+                    rate,
+                    (&place, &rundir, limit),
+                    &mut run.device_meter,
+                )
+            });
+            let _ = std::fs::remove_file(out.join(PROBE_NOTE));
             if let Ok(p) = &p {
                 eprintln!(
-                    "[{}] {rate:.0} rows/s ({} a close): slowest close {:.3} s of {:.3} s: {}",
+                    "[{}] {rate:.0} rows/s ({} a close): slowest close {} of {:.3} s: {}",
                     spec.name,
                     p.rows_per_close,
-                    p.max_persist_secs,
+                    p.max_persist_secs
+                        .map_or("unknown".into(), |s| format!("{s:.3} s")),
                     cfg.interval_secs,
                     p.why_not.as_deref().unwrap_or("held")
                 );
+                run.probes.push(p.clone());
             }
             p.map_err(|e| ledgerbench_driver::DriverError::Config(format!("{e:#}")))
         });
@@ -180,7 +270,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.finish(&out, &summary, failed)
 }
 
-/// One probe on a fresh store on its own device, inside the memory limit.
+/// One probe on a fresh store on its own device, inside the memory limit
+/// (plus the harness's allowance); a probe the OOM killer ended is a
+/// failed rate, not an error.
 fn one_probe(
     spec: &crate::registry::BackendSpec,
     cfg: &CapacityConfig,
@@ -193,7 +285,9 @@ fn one_probe(
     let placed = harness::place_stores(place, &tag, &["rows".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
     meter.clone_from(&placed.meter);
-    let guard = limit.map(MemoryLimit::enter).transpose()?;
+    let guard = limit
+        .map(|b| MemoryLimit::enter(b + HARNESS_ALLOWANCE))
+        .transpose()?;
     let probed = spec
         .open(&placed.dirs[0])
         .map_err(anyhow::Error::from)
@@ -202,6 +296,11 @@ fn one_probe(
             store.close()?;
             Ok(p?)
         });
+    // An engine in a sidecar is killed alone; the harness sees its error.
+    let oom_killed = guard
+        .as_ref()
+        .and_then(MemoryLimit::oom_kills)
+        .is_some_and(|n| n > 0);
     drop(guard);
     // Without a private device the store sits in the run directory: the
     // next probe's store would add to it, so it goes (a device goes with
@@ -209,7 +308,14 @@ fn one_probe(
     if place.device_size.is_none() {
         rundir.remove_store_dir(&placed.dirs[0])?;
     }
-    probed
+    match probed {
+        Err(_) if oom_killed => Ok(Probe::killed(
+            rate,
+            cfg.rows_per_close(rate),
+            killed_why(limit),
+        )),
+        p => p,
+    }
 }
 
 #[cfg(test)]

@@ -75,10 +75,16 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    // Only a Stellar run knows how to go on after a killed backend.
-    let resumable = args.windows(2).any(|w| w[0] == "run" && w[1] == "stellar");
+    // A Stellar run goes on after a killed backend, a capacity search after
+    // a killed probe (that rate failed); other runs stop.
+    let command = |name: &str| args.windows(2).any(|w| w[0] == "run" && w[1] == name);
+    let (stellar, capacity) = (command("stellar"), command("capacity"));
+    let resumable = stellar || capacity;
     let mut resume = false;
     let recorded = || {
+        if capacity {
+            return crate::capacity_cmd::progress(out);
+        }
         std::fs::read(out.join("results.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<RunResult>(&b).ok())
@@ -91,7 +97,10 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
             // Each new worker skips what is recorded; one that recorded
             // nothing new would only be killed again.
             Outcome::OomKilled if resumable && recorded() > before => {
-                eprintln!("ledgerbench: going on with the remaining runs in a new worker");
+                eprintln!(
+                    "ledgerbench: going on with the remaining {} in a new worker",
+                    if capacity { "probes" } else { "runs" }
+                );
                 resume = true;
             }
             Outcome::OomKilled => return Ok(ExitCode::from(2)),

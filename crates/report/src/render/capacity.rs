@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::*;
 use crate::table::Table;
-use ledgerbench_results::capacity::CapacityResults;
+use ledgerbench_results::capacity::{CapacityResults, CapacityRun, RowShape};
 
 /// The section of every capacity results file among the inputs.
 pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
@@ -19,7 +19,7 @@ pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
                 let mut points: Vec<(f64, f64)> = r
                     .probes
                     .iter()
-                    .map(|p| (p.rate, p.max_persist_secs))
+                    .filter_map(|p| Some((p.rate, p.max_persist_secs?)))
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 Series {
@@ -51,11 +51,53 @@ pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
     }
 }
 
+/// One capacity search as a row of the verdict's answer: the rows, the
+/// interval, what the probes ran under, and every backend's sustained rate,
+/// highest first, each with the lowest rate that failed.
+pub(super) fn verdict_row(c: &CapacityResults) -> String {
+    let cfg = &c.config;
+    let mut runs: Vec<_> = c.runs.iter().collect();
+    // Highest sustained first; a backend that sustained nothing last.
+    runs.sort_by(|a, b| {
+        let key = |r: &CapacityRun| r.sustained_rate.unwrap_or(-1.0);
+        key(b).total_cmp(&key(a))
+    });
+    let ranked: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let held = match r.sustained_rate {
+                Some(x) => format!("{x:.0}"),
+                None => format!("< {:.0}", cfg.min_rate),
+            };
+            let bound = match (r.failed_rate, &r.error) {
+                (Some(f), _) => format!("{f:.0} failed"),
+                (None, Some(_)) => "then an error ended the search".into(),
+                (None, None) => "the highest tried: a lower bound".into(),
+            };
+            format!("`{}` {held} ({bound})", r.backend)
+        })
+        .collect();
+    format!(
+        "| {} | {} s | {} | {} | {} |",
+        match cfg.rows {
+            RowShape::TxHash => "transactions by hash (`txdata`'s keys)",
+            RowShape::Shred => "Solana shreds (one slot a close)",
+        },
+        cfg.interval_secs,
+        c.memory_limit_bytes
+            .map_or("none".into(), |b| format!("{} MiB", b >> 20)),
+        c.header
+            .durability
+            .map_or("not recorded".into(), |d| format!("`{}`", d.name())),
+        ranked.join("; ")
+    )
+}
+
 /// The tables of one capacity search: the answer per backend, then every probe.
 pub fn capacity_summary(c: &CapacityResults) -> String {
     let cfg = &c.config;
     let mut s = format!(
-        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes.\n\n",
+        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes. {}\n\n",
         cfg.rows.name(),
         cfg.value_bytes,
         cfg.interval_secs,
@@ -68,6 +110,14 @@ pub fn capacity_summary(c: &CapacityResults) -> String {
         cfg.min_rate,
         cfg.max_rate,
         cfg.probes,
+        match (c.memory_limit_bytes, c.harness_allowance_bytes) {
+            (None, _) => String::new(),
+            (Some(_), Some(h)) => format!(
+                "The cgroup adds {} MiB to the limit for ledgerbench's own batch and process; a probe the OOM killer ends is a failed rate.",
+                h >> 20
+            ),
+            (Some(_), None) => "ledgerbench's own batch (up to 16 MiB) counted against the limit: this search predates its allowance.".into(),
+        },
     );
     let mut t = Table::new(&[
         "run",
@@ -117,7 +167,7 @@ pub fn capacity_summary(c: &CapacityResults) -> String {
                 format!("{:.0}", x.rate),
                 x.rows_per_close.to_string(),
                 opt(ledgerbench_core::quantile::median(&x.persist_secs), 3),
-                format!("{:.3}", x.max_persist_secs),
+                opt(x.max_persist_secs, 3),
                 x.why_not.clone().unwrap_or_else(|| "yes".into()),
             ]);
         }

@@ -254,6 +254,16 @@ fn sections(
         stellar_section(out, &runs)?;
         answer = verdict_section(out, &runs, verdict, &fanout_runs);
     }
+    // Capacity searches among the results answer beside the verdict.
+    if let Some(a) = &mut answer {
+        a.capacity = docs
+            .iter()
+            .filter_map(|d| match &d.doc {
+                Doc::Capacity(c) => Some(capacity::verdict_row(c)),
+                _ => None,
+            })
+            .collect();
+    }
     if !replays.is_empty() {
         replay_section(out, &replays);
     }

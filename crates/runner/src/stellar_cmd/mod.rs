@@ -66,8 +66,9 @@ pub struct Args {
     /// Milliseconds between streamed ledgers (0: as fast as possible).
     #[arg(long)]
     close_interval_ms: Option<u64>,
-    /// Lookup threads during streaming.
-    #[arg(long)]
+    /// Lookup threads during streaming, beside the one writer streaming
+    /// ledgers in (`--readers` is the same flag).
+    #[arg(long, visible_alias = "readers")]
     lookup_workers: Option<usize>,
     /// Open-loop lookups during streaming: this many per second arrive on a
     /// schedule whether or not earlier ones returned, latency counted from

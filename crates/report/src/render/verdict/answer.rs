@@ -110,6 +110,8 @@ pub struct Answer {
     harness_bound: usize,
     /// The lookup bound, microseconds, when fan-out runs were weighed.
     pub(super) lookup_bound_us: Option<f64>,
+    /// One table row per capacity search among the results.
+    pub(crate) capacity: Vec<String>,
 }
 
 impl Answer {
@@ -140,6 +142,7 @@ impl Answer {
                 .filter(|(_, r)| harness_wait(r).is_some())
                 .count(),
             lookup_bound_us: None,
+            capacity: Vec::new(),
         }
     }
 
@@ -147,7 +150,7 @@ impl Answer {
     /// section heading and the pointer to the details (the report, not the
     /// README).
     ///
-    /// Long because it is the answer's text in reading order: what it rests on, the table of picks per store, the growth table, then how to read them.
+    /// Long because it is the answer's text in reading order: what it rests on, the table of picks per store, the growth table, the capacity searches, then how to read them.
     pub fn markdown(&self, heading: bool) -> String {
         let mut s = String::new();
         if heading {
@@ -241,6 +244,17 @@ impl Answer {
                 cell("txdata"),
                 cell("txindex")
             );
+        }
+        if !self.capacity.is_empty() {
+            s.push_str(
+                "\nSustainable rate at a close interval (`ledgerbench run capacity`): the highest rows per second each backend persisted close after close \
+                 within the interval, neither persist time nor compaction debt growing, each probe on an empty store; in brackets the lowest rate that failed.\n\n\
+                 | rows | close | memory limit | durability | sustained rows/s, highest first |\n|---|---:|---:|---|---|\n",
+            );
+            for row in &self.capacity {
+                s.push_str(row);
+                s.push('\n');
+            }
         }
         if heading {
             s.push_str("\nThe month is the Stellar report's (234 batches of 550,000 transactions) predicted by the cost model fitted to each config; \
