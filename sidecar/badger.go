@@ -17,6 +17,12 @@ func openBadger(dir string, cfg Config) (Engine, error) {
 		WithSyncWrites(cfg.Durability == "power").
 		WithBlockCacheSize(max64(cfg.CacheBytes, 8<<20)).
 		WithMemTableSize(max64(cfg.MemtableBytes, 1<<20)).
+		// Badger keeps up to five memtables by default: at the 64 MiB
+		// floor that is 320 MiB, more than a 256 MiB limit, where its
+		// process spun at the limit without progress. Two (the active
+		// one and one being flushed) keep it within the engine's budget,
+		// as the other engines' write buffers are.
+		WithNumMemtables(2).
 		WithNumLevelZeroTables(orDefault(cfg.L0CompactTrigger, 5)).
 		WithNumLevelZeroTablesStall(orDefault(cfg.L0StopTrigger, 15)).
 		WithNumCompactors(orDefault(cfg.Compactions, 2)).
