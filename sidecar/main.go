@@ -59,9 +59,12 @@ type Config struct {
 	ValueBytes       int    `json:"value_bytes"`
 }
 
-// Op is one put or delete of a batch.
+// Op is one put, delete or range delete of a batch. A range delete
+// removes Key (included) to Value (excluded); only Pebble is sent them (the
+// harness expands them to deletes for the others).
 type Op struct {
 	Del   bool
+	Range bool
 	Key   []byte
 	Value []byte
 }
@@ -143,7 +146,8 @@ func u32(b []byte) (uint32, []byte, error) {
 }
 
 // decodeWrite reads a batch: u32 count, then per op a tag byte (0 put,
-// 1 delete), u32 key length, key, and for a put u32 value length, value.
+// 1 delete, 2 range delete), u32 key length, key, and for a put (a range
+// delete) u32 value (end key) length, value (end key).
 // Keys and values are copied: the frame buffer is reused.
 func decodeWrite(b []byte) ([]Op, error) {
 	n, b, err := u32(b)
@@ -161,7 +165,7 @@ func decodeWrite(b []byte) ([]Op, error) {
 		if kl, b, err = u32(b); err != nil || uint32(len(b)) < kl {
 			return nil, fmt.Errorf("truncated key")
 		}
-		op := Op{Del: tag == 1, Key: append([]byte(nil), b[:kl]...)}
+		op := Op{Del: tag == 1, Range: tag == 2, Key: append([]byte(nil), b[:kl]...)}
 		b = b[kl:]
 		if !op.Del {
 			var vl uint32
@@ -207,6 +211,9 @@ func serve(e Engine, c *conn) error {
 			err = c.reply(stOK)
 		case opWrite:
 			ops, derr := decodeWrite(body)
+			if derr == nil && !rangesFit(e, ops) {
+				derr = fmt.Errorf("a range delete sent to an engine without one (the harness expands them)")
+			}
 			if derr == nil {
 				derr = e.Write(ops)
 			}
@@ -279,6 +286,19 @@ func serve(e Engine, c *conn) error {
 			return err
 		}
 	}
+}
+
+// rangesFit reports whether e takes every op: only Pebble has range deletes.
+func rangesFit(e Engine, ops []Op) bool {
+	if _, ok := e.(*pebbleEngine); ok {
+		return true
+	}
+	for _, op := range ops {
+		if op.Range {
+			return false
+		}
+	}
+	return true
 }
 
 func locked(err error) bool {

@@ -50,9 +50,12 @@ func (e *pebbleEngine) Write(ops []Op) error {
 	defer b.Close()
 	for _, op := range ops {
 		var err error
-		if op.Del {
+		switch {
+		case op.Range:
+			err = b.DeleteRange(op.Key, op.Value, nil)
+		case op.Del:
 			err = b.Delete(op.Key, nil)
-		} else {
+		default:
 			err = b.Set(op.Key, op.Value, nil)
 		}
 		if err != nil {

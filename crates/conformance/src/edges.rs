@@ -10,7 +10,12 @@ fn scan_all(st: &dyn KvStore) -> Vec<(Vec<u8>, Vec<u8>)> {
     st.scan_collect(b"", usize::MAX).unwrap()
 }
 
-fn check_model(s: &Subject, st: &dyn KvStore, model: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str) {
+pub(crate) fn check_model(
+    s: &Subject,
+    st: &dyn KvStore,
+    model: &BTreeMap<Vec<u8>, Vec<u8>>,
+    when: &str,
+) {
     for (k, v) in model {
         assert_eq!(
             st.get(k).unwrap().as_ref(),

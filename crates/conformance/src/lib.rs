@@ -10,6 +10,7 @@ mod basics;
 mod edges;
 mod engine;
 mod errors;
+mod ranges;
 mod reopen;
 mod smallfs;
 
@@ -17,6 +18,7 @@ pub use basics::*;
 pub use edges::*;
 pub use engine::*;
 pub use errors::*;
+pub use ranges::*;
 pub use reopen::*;
 
 use std::path::{Path, PathBuf};
@@ -114,6 +116,8 @@ macro_rules! conformance_suite {
             empty_batch_is_a_no_op,
             deletes_hide_keys_from_scans,
             overwrites_and_deletes_survive_flush_and_compaction,
+            range_delete_removes_exactly_its_range,
+            range_delete_survives_flush_and_compaction,
             high_bytes_and_prefix_boundaries,
             long_keys_work_or_fail_clearly,
             stats_are_real_or_absent,

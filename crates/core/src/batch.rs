@@ -5,13 +5,40 @@ pub enum BatchOp<'a> {
     Put(&'a [u8], &'a [u8]),
     /// Remove `key` (a no-op when absent).
     Delete(&'a [u8]),
+    /// Remove every key from `start` (included) to `end` (excluded),
+    /// including keys put earlier in the same batch; keys put after it in
+    /// the batch stay. Engines without a native range delete expand it to
+    /// deletes ([`crate::ranges::expand`]); `Capabilities::range_delete`
+    /// says which.
+    DeleteRange(&'a [u8], &'a [u8]),
 }
 
 impl BatchOp<'_> {
-    /// The key the operation writes or deletes.
+    /// The key the operation writes or deletes (a range's start).
     pub fn key(&self) -> &[u8] {
         match self {
-            BatchOp::Put(k, _) | BatchOp::Delete(k) => k,
+            BatchOp::Put(k, _) | BatchOp::Delete(k) | BatchOp::DeleteRange(k, _) => k,
+        }
+    }
+}
+
+/// What follows an operation's key in a batch's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Len {
+    /// A put's value, this many bytes.
+    Value(usize),
+    /// Nothing: a delete.
+    Delete,
+    /// A range delete's end key, this many bytes.
+    RangeEnd(usize),
+}
+
+impl Len {
+    /// Bytes after the key.
+    fn bytes(self) -> usize {
+        match self {
+            Len::Value(n) | Len::RangeEnd(n) => n,
+            Len::Delete => 0,
         }
     }
 }
@@ -20,11 +47,10 @@ impl BatchOp<'_> {
 struct Rec {
     start: usize,
     key_len: usize,
-    /// `None` marks a delete.
-    value_len: Option<usize>,
+    then: Len,
 }
 
-/// An atomic group of puts and deletes, applied in order.
+/// An atomic group of puts, deletes and range deletes, applied in order.
 ///
 /// Keys and values live in one growing buffer so building a batch of
 /// thousands of entries costs no allocation per entry; `clear` keeps the
@@ -69,7 +95,7 @@ impl Batch {
         self.recs.push(Rec {
             start,
             key_len: key.len(),
-            value_len: Some(value.len()),
+            then: Len::Value(value.len()),
         });
     }
 
@@ -81,8 +107,26 @@ impl Batch {
         self.recs.push(Rec {
             start,
             key_len: key.len(),
-            value_len: None,
+            then: Len::Delete,
         });
+    }
+
+    /// Appends a delete of every key in `start..end`.
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        self.grow(start.len() + end.len());
+        let at = self.buf.len();
+        self.buf.extend_from_slice(start);
+        self.buf.extend_from_slice(end);
+        self.recs.push(Rec {
+            start: at,
+            key_len: start.len(),
+            then: Len::RangeEnd(end.len()),
+        });
+    }
+
+    /// True when some operation is a range delete.
+    pub fn has_range_deletes(&self) -> bool {
+        self.recs.iter().any(|r| matches!(r.then, Len::RangeEnd(_)))
     }
 
     /// Number of operations.
@@ -114,28 +158,26 @@ impl Batch {
         &self.buf
     }
 
-    /// Each operation's key length and value length (`None` for a delete).
-    pub fn lengths(&self) -> impl ExactSizeIterator<Item = (usize, Option<usize>)> + '_ {
-        self.recs.iter().map(|r| (r.key_len, r.value_len))
+    /// Each operation's key length and what follows the key.
+    pub fn lengths(&self) -> impl ExactSizeIterator<Item = (usize, Len)> + '_ {
+        self.recs.iter().map(|r| (r.key_len, r.then))
     }
 
     /// Rebuilds a batch from [`Batch::data`] and [`Batch::lengths`];
     /// `None` when the lengths do not cover `data` exactly.
     pub fn from_parts(
         data: Vec<u8>,
-        lengths: impl IntoIterator<Item = (usize, Option<usize>)>,
+        lengths: impl IntoIterator<Item = (usize, Len)>,
     ) -> Option<Batch> {
         let mut recs = Vec::new();
         let mut start = 0usize;
-        for (key_len, value_len) in lengths {
+        for (key_len, then) in lengths {
             recs.push(Rec {
                 start,
                 key_len,
-                value_len,
+                then,
             });
-            start = start
-                .checked_add(key_len)?
-                .checked_add(value_len.unwrap_or(0))?;
+            start = start.checked_add(key_len)?.checked_add(then.bytes())?;
         }
         (start == data.len()).then_some(Batch { buf: data, recs })
     }
@@ -144,12 +186,11 @@ impl Batch {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = BatchOp<'_>> + '_ {
         self.recs.iter().map(move |r| {
             let key = &self.buf[r.start..r.start + r.key_len];
-            match r.value_len {
-                Some(n) => {
-                    let v = r.start + r.key_len;
-                    BatchOp::Put(key, &self.buf[v..v + n])
-                }
-                None => BatchOp::Delete(key),
+            let v = r.start + r.key_len;
+            match r.then {
+                Len::Value(n) => BatchOp::Put(key, &self.buf[v..v + n]),
+                Len::Delete => BatchOp::Delete(key),
+                Len::RangeEnd(n) => BatchOp::DeleteRange(key, &self.buf[v..v + n]),
             }
         })
     }
@@ -164,6 +205,7 @@ mod tests {
         let mut b = Batch::new();
         b.put(b"k1", b"value");
         b.delete(b"gone");
+        b.delete_range(b"a", b"b");
         b.put(b"k2", b"");
         let lens: Vec<_> = b.lengths().collect();
         let c = Batch::from_parts(b.data().to_vec(), lens.clone()).expect("fits");

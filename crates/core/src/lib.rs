@@ -8,12 +8,14 @@ mod batch;
 mod error;
 pub mod fsutil;
 pub mod quantile;
+pub mod ranges;
 mod stats;
 mod store;
 mod tuning;
 
-pub use batch::{Batch, BatchOp};
+pub use batch::{Batch, BatchOp, Len};
 pub use error::{Error, Op, Result};
+pub use ranges::RangeDelete;
 pub use stats::{DiskUsage, EngineStats, PageOps, counter_delta};
 pub use store::{
     Capabilities, CrashKind, Durability, KvBackend, KvStore, UnknownDurability, WriterModel,

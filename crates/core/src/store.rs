@@ -104,6 +104,11 @@ pub struct Capabilities {
     /// engine. Absent in results from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writers: Option<WriterModel>,
+    /// How a range delete in a batch is carried out: one tombstone, or a
+    /// delete per key found by a scan. Absent in results from before range
+    /// deletes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_delete: Option<crate::RangeDelete>,
 }
 
 /// How an engine takes writes from several threads at once.
@@ -149,6 +154,7 @@ impl Capabilities {
         persistent: true,
         discards_writes: false,
         writers: Some(WriterModel::Single),
+        range_delete: Some(crate::RangeDelete::Emulated),
     };
 }
 

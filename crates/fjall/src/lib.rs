@@ -173,6 +173,8 @@ impl KvStore for FjallStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        // fjall has no range delete: a delete per key the range holds.
+        let batch = ledgerbench_core::ranges::expand(self, batch)?;
         let mut b = self.db.batch();
         for op in batch.iter() {
             // Checked as the batch is built (lsm-tree panics on these keys);
@@ -187,6 +189,7 @@ impl KvStore for FjallStore {
             match op {
                 BatchOp::Put(k, v) => b.insert(&self.ks, k, v),
                 BatchOp::Delete(k) => b.remove(&self.ks, k),
+                BatchOp::DeleteRange(..) => unreachable!("range deletes were expanded above"),
             }
         }
         let b = b.durability(match self.cfg.persist {
@@ -248,6 +251,7 @@ impl KvStore for FjallStore {
             persistent: true,
             discards_writes: false,
             writers: Some(ledgerbench_core::WriterModel::Concurrent),
+            range_delete: Some(ledgerbench_core::RangeDelete::Emulated),
         }
     }
 

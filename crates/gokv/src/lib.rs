@@ -330,11 +330,21 @@ impl KvStore for GoStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        // Pebble deletes a range with one tombstone; the others get a
+        // delete per key the range holds.
+        let batch = if self.engine == GoEngine::Pebble {
+            std::borrow::Cow::Borrowed(batch)
+        } else {
+            ledgerbench_core::ranges::expand(self, batch)?
+        };
         // No limit below the frame's u32 lengths.
         let max = self.engine.max_key().unwrap_or(u32::MAX as usize);
         self.with(Op::Write, |c| {
             c.begin(op::WRITE);
-            put_u32(&mut c.req, batch.len());
+            // The count is patched in once known: empty ranges are not sent.
+            let count_at = c.req.len();
+            put_u32(&mut c.req, 0);
+            let mut count = 0usize;
             for o in batch.iter() {
                 // Checked while encoding: nothing is sent for a batch with
                 // a key the engine cannot hold.
@@ -354,8 +364,19 @@ impl KvStore for GoStore {
                         put_u32(&mut c.req, k.len());
                         c.req.extend_from_slice(k);
                     }
+                    // An empty or inverted range deletes nothing.
+                    BatchOp::DeleteRange(k, e) if k >= e => continue,
+                    BatchOp::DeleteRange(k, e) => {
+                        c.req.push(2);
+                        put_u32(&mut c.req, k.len());
+                        c.req.extend_from_slice(k);
+                        put_u32(&mut c.req, e.len());
+                        c.req.extend_from_slice(e);
+                    }
                 }
+                count += 1;
             }
+            c.req[count_at..count_at + 4].copy_from_slice(&(count as u32).to_le_bytes());
             c.call(Op::Write).map(|_| ())
         })
     }
@@ -456,6 +477,11 @@ impl KvStore for GoStore {
             } else {
                 ledgerbench_core::WriterModel::Concurrent
             }),
+            range_delete: match self.engine {
+                GoEngine::Pebble => Some(ledgerbench_core::RangeDelete::Native),
+                GoEngine::Null => None,
+                _ => Some(ledgerbench_core::RangeDelete::Emulated),
+            },
         }
     }
 

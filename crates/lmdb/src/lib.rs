@@ -198,12 +198,15 @@ impl KvStore for LmdbStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        // A delete per key the range holds, found by a scan just before.
+        let batch = ledgerbench_core::ranges::expand(self, batch)?;
         let mut wtxn = self.env.write_txn().map_err(|e| self.err(Op::Write, e))?;
         for op in batch.iter() {
             // An error drops `wtxn`, which aborts it: nothing of the batch lands.
             match op {
                 BatchOp::Put(k, v) => self.db.put(&mut wtxn, k, v),
                 BatchOp::Delete(k) => self.db.delete(&mut wtxn, k).map(|_| ()),
+                BatchOp::DeleteRange(..) => unreachable!("range deletes were expanded above"),
             }
             .map_err(|e| self.write_err(op.key(), e))?;
         }

@@ -275,6 +275,8 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        // A delete per key the range holds, found by a scan just before.
+        let batch = ledgerbench_core::ranges::expand(self, batch)?;
         let txn = self.db.begin_rw_txn().map_err(|e| self.err(Op::Write, e))?;
         let table = txn.open_table(None).map_err(|e| self.err(Op::Write, e))?;
         for op in batch.iter() {
@@ -282,6 +284,7 @@ impl<E: DatabaseKind + Send + std::marker::Sync> KvStore for MdbxStore<E> {
             match op {
                 BatchOp::Put(k, v) => txn.put(&table, k, v, WriteFlags::UPSERT),
                 BatchOp::Delete(k) => txn.del(&table, k, None).map(|_| ()),
+                BatchOp::DeleteRange(..) => unreachable!("range deletes were expanded above"),
             }
             .map_err(|e| self.write_err(op.key(), e))?;
         }

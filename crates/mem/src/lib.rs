@@ -182,7 +182,22 @@ fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<L
     })
 }
 
-/// Puts are tagged 1 and deletes 0: `tag, key length, value length, key, value`.
+/// Removes every key of `map` in `start..end`.
+fn remove_range(map: &mut BTreeMap<Vec<u8>, Vec<u8>>, start: &[u8], end: &[u8]) {
+    if start >= end {
+        return;
+    }
+    let doomed: Vec<Vec<u8>> = map
+        .range(start.to_vec()..end.to_vec())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in doomed {
+        map.remove(&k);
+    }
+}
+
+/// Puts are tagged 1, deletes 0 and range deletes 2 (the range's end in
+/// the value's place): `tag, key length, value length, key, value`.
 fn apply_frame(mut body: &[u8], map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<()> {
     let bad = || {
         io::Error::new(
@@ -196,10 +211,14 @@ fn apply_frame(mut body: &[u8], map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Res
         let vl = u32::from_le_bytes(head[5..9].try_into().map_err(|_| bad())?) as usize;
         let k = body.get(9..9 + kl).ok_or_else(bad)?;
         let v = body.get(9 + kl..9 + kl + vl).ok_or_else(bad)?;
-        if head[0] == 1 {
-            map.insert(k.to_vec(), v.to_vec());
-        } else {
-            map.remove(k);
+        match head[0] {
+            1 => {
+                map.insert(k.to_vec(), v.to_vec());
+            }
+            2 => remove_range(map, k, v),
+            _ => {
+                map.remove(k);
+            }
         }
         body = &body[9 + kl + vl..];
     }
@@ -213,6 +232,7 @@ fn encode_frame(batch: &Batch) -> Vec<u8> {
         let (tag, k, v): (u8, &[u8], &[u8]) = match op {
             BatchOp::Put(k, v) => (1, k, v),
             BatchOp::Delete(k) => (0, k, &[]),
+            BatchOp::DeleteRange(k, end) => (2, k, end),
         };
         body.push(tag);
         body.extend_from_slice(&(k.len() as u32).to_le_bytes());
@@ -375,6 +395,7 @@ impl KvStore for MemStore {
                 BatchOp::Delete(k) => {
                     map.remove(k);
                 }
+                BatchOp::DeleteRange(start, end) => remove_range(&mut map, start, end),
             }
         }
         Ok(())
@@ -410,6 +431,8 @@ impl KvStore for MemStore {
             persistent: self.cfg.persist,
             discards_writes: false,
             writers: Some(ledgerbench_core::WriterModel::Single),
+            // Removed from the map under the writer's lock, with the batch.
+            range_delete: Some(ledgerbench_core::RangeDelete::Native),
         }
     }
 

@@ -144,6 +144,8 @@ impl KvStore for NullStore {
             persistent: false,
             discards_writes: true,
             writers: Some(ledgerbench_core::WriterModel::Concurrent),
+            // Discarded like every write.
+            range_delete: None,
         }
     }
 

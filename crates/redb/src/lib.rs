@@ -181,11 +181,14 @@ impl KvStore for RedbStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        // A delete per key the range holds, found by a scan just before.
+        let batch = ledgerbench_core::ranges::expand(self, batch)?;
         self.commit(Op::Write, false, |t| {
             for op in batch.iter() {
                 match op {
                     BatchOp::Put(k, v) => t.insert(k, v).map(|_| ()),
                     BatchOp::Delete(k) => t.remove(k).map(|_| ()),
+                    BatchOp::DeleteRange(..) => unreachable!("range deletes were expanded above"),
                 }
                 .map_err(|e| self.err(Op::Write, e))?;
             }

@@ -180,6 +180,10 @@ pub struct StoreSetup {
     /// time, or together); absent in older results and where it never opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writers: Option<ledgerbench_core::WriterModel>,
+    /// How the open store deletes a range (one tombstone, or a delete per
+    /// key); absent in older results and where it never opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_delete: Option<ledgerbench_core::RangeDelete>,
 }
 
 impl StoreSetup {

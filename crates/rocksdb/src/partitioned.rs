@@ -236,6 +236,9 @@ impl KvStore for PartitionedStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
+        // A range would need range marks in every older partition: a
+        // delete per key it holds instead, each marked as any delete is.
+        let batch = ledgerbench_core::ranges::expand(self, batch)?;
         let parts = self.parts.read().expect("not poisoned");
         let p = parts.last().expect("at least one partition");
         let (older, deleted) = (parts.len() > 1, p.deleted());
@@ -260,6 +263,7 @@ impl KvStore for PartitionedStore {
                         wb.put_cf(deleted, k, []);
                     }
                 }
+                BatchOp::DeleteRange(..) => unreachable!("range deletes were expanded above"),
             }
         }
         if marking {
@@ -371,6 +375,7 @@ impl KvStore for PartitionedStore {
             persistent: true,
             discards_writes: false,
             writers: Some(ledgerbench_core::WriterModel::Concurrent),
+            range_delete: Some(ledgerbench_core::RangeDelete::Emulated),
         }
     }
 

@@ -166,6 +166,14 @@ impl KvStore for ShardedStore {
             match op {
                 BatchOp::Put(k, v) => wb.put_cf(self.cf(self.shard_of(k)), k, v),
                 BatchOp::Delete(k) => wb.delete_cf(self.cf(self.shard_of(k)), k),
+                // A tombstone in each shard the range reaches (shards hold
+                // consecutive key ranges).
+                BatchOp::DeleteRange(s, e) if s < e => {
+                    for i in self.shard_of(s)..=self.shard_of(e) {
+                        wb.delete_range_cf(self.cf(i), s, e);
+                    }
+                }
+                BatchOp::DeleteRange(..) => {}
             }
         }
         self.db
@@ -240,6 +248,7 @@ impl KvStore for ShardedStore {
             persistent: true,
             discards_writes: false,
             writers: Some(ledgerbench_core::WriterModel::Concurrent),
+            range_delete: Some(ledgerbench_core::RangeDelete::Native),
         }
     }
 

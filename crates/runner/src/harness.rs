@@ -202,7 +202,9 @@ pub fn run_on_stores(
                 .insert(s.engine().to_string(), v.clone());
         }
         let mut setup = store_setup(spec, name, version);
-        setup.writers = opened.last().and_then(|s| s.capabilities().writers);
+        let caps = opened.last().map(|s| s.capabilities());
+        setup.writers = caps.and_then(|c| c.writers);
+        setup.range_delete = caps.and_then(|c| c.range_delete);
         run.stores.push(setup);
     }
     if run.error.is_none() {
@@ -415,5 +417,6 @@ pub fn store_setup(spec: &BackendSpec, store: &str, version: Option<String>) -> 
         evicts_oldest: Some(spec.evicts_oldest()),
         read_path: Some(spec.read_path()),
         writers: None,
+        range_delete: None,
     }
 }

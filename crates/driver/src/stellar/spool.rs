@@ -14,12 +14,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crossbeam_channel::Sender;
-use ledgerbench_core::Batch;
+use ledgerbench_core::{Batch, Len};
 
 use super::produce::Chunk;
 use crate::DriverError;
 
 const MAGIC: &[u8; 8] = b"KVBSPL01";
+/// Set in a length table's key length: the operation is a range delete.
+const RANGE_BIT: u32 = 1 << 31;
 
 fn io_err(what: &str, path: &Path) -> impl Fn(std::io::Error) -> DriverError {
     let m = format!("spool {} ({what})", path.display());
@@ -94,10 +96,15 @@ impl SpoolWriter {
             out.write_all(&b.logical_bytes().to_le_bytes())
                 .map_err(&w)?;
             let mut table = Vec::with_capacity(b.len() * 8);
-            for (k, v) in b.lengths() {
-                // A delete has value length u32::MAX.
-                let v = v.map_or(u32::MAX, |v| v as u32);
-                table.extend_from_slice(&(k as u32).to_le_bytes());
+            for (k, then) in b.lengths() {
+                // A delete has value length u32::MAX; a range delete sets
+                // the key length's top bit, its end key in the value's place.
+                let (k, v) = match then {
+                    Len::Value(v) => (k as u32, v as u32),
+                    Len::Delete => (k as u32, u32::MAX),
+                    Len::RangeEnd(e) => (k as u32 | RANGE_BIT, e as u32),
+                };
+                table.extend_from_slice(&k.to_le_bytes());
                 table.extend_from_slice(&v.to_le_bytes());
             }
             out.write_all(&table).map_err(&w)?;
@@ -215,9 +222,14 @@ impl SpoolReader {
             }
             self.offset += bytes as u64;
             let lengths = table.chunks_exact(8).map(|e| {
-                let k = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
+                let k = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
                 let v = u32::from_le_bytes([e[4], e[5], e[6], e[7]]);
-                (k, (v != u32::MAX).then_some(v as usize))
+                let then = match (k & RANGE_BIT != 0, v) {
+                    (true, e) => Len::RangeEnd(e as usize),
+                    (false, u32::MAX) => Len::Delete,
+                    (false, v) => Len::Value(v as usize),
+                };
+                ((k & !RANGE_BIT) as usize, then)
             });
             *w = Batch::from_parts(data, lengths).ok_or_else(|| {
                 DriverError::Generator(format!(
