@@ -45,6 +45,9 @@ pub struct OpsSummary {
     pub puts: u64,
     /// Deletes.
     pub deletes: u64,
+    /// Range deletes (each one operation, however many keys it covers).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub range_deletes: u64,
     /// Gets.
     pub gets: u64,
     /// Scans.
@@ -56,7 +59,7 @@ pub struct OpsSummary {
     pub commits: u64,
     /// Wall time, seconds.
     pub wall_secs: f64,
-    /// Operations (puts, deletes, gets, scans) per second of wall time.
+    /// Operations (puts, deletes, range deletes, gets, scans) per second of wall time.
     pub ops_per_sec: f64,
     /// Seconds spent producing the operations (see [`SegmentRecord::source_secs`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,4 +178,9 @@ pub struct RecordStats {
     pub puts: u64,
     /// Key + value bytes of the puts.
     pub logical_bytes: u64,
+}
+
+/// For `skip_serializing_if`: a count that is zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

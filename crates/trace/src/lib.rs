@@ -41,6 +41,7 @@ pub(crate) const TAG_FLUSH: u8 = 5;
 pub(crate) const TAG_COMPACT: u8 = 6;
 pub(crate) const TAG_MARK: u8 = 7;
 pub(crate) const TAG_SCAN: u8 = 8;
+pub(crate) const TAG_DELETE_RANGE: u8 = 9;
 pub(crate) const TAG_END: u8 = 0xff;
 
 pub(crate) const VALUE_BYTES: u8 = 0;
@@ -155,6 +156,16 @@ pub enum Op<'a> {
         store: u8,
         /// Key.
         key: &'a [u8],
+    },
+    /// Add a delete of every key in `start..end` to the store's pending
+    /// batch (keys put earlier in the batch included).
+    DeleteRange {
+        /// Store index.
+        store: u8,
+        /// First key deleted.
+        start: &'a [u8],
+        /// First key kept after the range.
+        end: &'a [u8],
     },
     /// Read a key now.
     Get {

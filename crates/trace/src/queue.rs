@@ -12,6 +12,8 @@ pub enum OwnedOp {
     PutGenerated(u8, Vec<u8>, u32, u64),
     /// A delete.
     Delete(u8, Vec<u8>),
+    /// A delete of every key from the first (included) to the second.
+    DeleteRange(u8, Vec<u8>, Vec<u8>),
     /// A get and what it must return.
     Get(u8, Vec<u8>, Expect),
     /// A scan from a key, of at most this many entries.
@@ -44,6 +46,11 @@ impl OwnedOp {
                 },
             },
             OwnedOp::Delete(s, k) => Op::Delete { store: *s, key: k },
+            OwnedOp::DeleteRange(s, a, b) => Op::DeleteRange {
+                store: *s,
+                start: a,
+                end: b,
+            },
             OwnedOp::Get(s, k, e) => Op::Get {
                 store: *s,
                 key: k,
@@ -77,6 +84,9 @@ impl From<&Op<'_>> for OwnedOp {
                 value: ValueRef::Generated { len, seed },
             } => OwnedOp::PutGenerated(store, key.to_vec(), len, seed),
             Op::Delete { store, key } => OwnedOp::Delete(store, key.to_vec()),
+            Op::DeleteRange { store, start, end } => {
+                OwnedOp::DeleteRange(store, start.to_vec(), end.to_vec())
+            }
             Op::Get { store, key, expect } => OwnedOp::Get(store, key.to_vec(), expect),
             Op::Scan {
                 store,

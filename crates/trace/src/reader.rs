@@ -214,6 +214,11 @@ impl<R: Read> TraceReader<R> {
                     ParsedOp::Put(s, key, value)
                 }
                 TAG_DELETE => ParsedOp::Delete(store(&mut c)?, c.bytes()?),
+                TAG_DELETE_RANGE => {
+                    let s = store(&mut c)?;
+                    let start = c.bytes()?;
+                    ParsedOp::DeleteRange(s, start, c.bytes()?)
+                }
                 TAG_GET => {
                     let s = store(&mut c)?;
                     let key = c.bytes()?;
@@ -288,6 +293,11 @@ impl<R: Read> TraceReader<R> {
                 store,
                 key: &self.buf[k],
             },
+            ParsedOp::DeleteRange(store, s, e) => Op::DeleteRange {
+                store,
+                start: &self.buf[s],
+                end: &self.buf[e],
+            },
             ParsedOp::Get(store, k, expect) => Op::Get {
                 store,
                 key: &self.buf[k],
@@ -333,6 +343,7 @@ enum ParsedValue {
 enum ParsedOp {
     Put(u8, std::ops::Range<usize>, ParsedValue),
     Delete(u8, std::ops::Range<usize>),
+    DeleteRange(u8, std::ops::Range<usize>, std::ops::Range<usize>),
     Get(u8, std::ops::Range<usize>, Expect),
     Scan(u8, std::ops::Range<usize>, u32),
     Commit(bool),

@@ -78,7 +78,11 @@ impl<S: OpSource> Refill for Split<S> {
                 return Ok(!out.is_empty());
             };
             let keep = match &op {
-                Op::Put { key, .. } | Op::Delete { key, .. } => {
+                // A range delete reaches every thread's keys in the store
+                // whichever thread sends it: it goes with its start key.
+                Op::Put { key, .. }
+                | Op::Delete { key, .. }
+                | Op::DeleteRange { start: key, .. } => {
                     *group.get_or_insert_with(|| ours(key, thread, threads))
                 }
                 Op::Commit { .. } => group.take().unwrap_or(false),

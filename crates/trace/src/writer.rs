@@ -137,6 +137,12 @@ impl TraceWriter {
                 self.buf.push(self.check_store(store)?);
                 put_bytes(&mut self.buf, key);
             }
+            Op::DeleteRange { store, start, end } => {
+                self.buf.push(TAG_DELETE_RANGE);
+                self.buf.push(self.check_store(store)?);
+                put_bytes(&mut self.buf, start);
+                put_bytes(&mut self.buf, end);
+            }
             Op::Get { store, key, expect } => {
                 self.buf.push(TAG_GET);
                 self.buf.push(self.check_store(store)?);

@@ -1,7 +1,13 @@
 //! A Solana blockstore: data and coding shreds keyed by (slot, index), big
-//! endian, arriving out of order within a slot, each insert reading and
-//! rewriting the slot's metadata; retention deletes whole slots behind the
-//! root (for leveled engines) or leaves expiry to a FIFO size cap.
+//! endian, in stores of their own beside the slots' metadata. Shreds of the
+//! newest `in_flight` slots arrive interleaved (as turbine and repair
+//! deliver them, each slot's in a seeded shuffle), a `repair_fraction` of
+//! them late, after the slot was otherwise complete; every insert reads and
+//! rewrites its slot's metadata. Retention removes whole slots behind the
+//! root: per key, by range deletes, or not at all (a FIFO size cap expires
+//! them).
+
+use std::collections::VecDeque;
 
 use ledgerbench_rng::{Rng, stream};
 use ledgerbench_trace::queue::{OwnedOp, Refill};
@@ -18,9 +24,12 @@ const META: u8 = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Retention {
-    /// Delete every shred and the metadata of slots older than `keep_slots`
-    /// behind the newest (per key: the trait has no range delete).
+    /// Delete every shred and the metadata of slots behind the root, one
+    /// delete per key.
     Delete,
+    /// Delete slots behind the root with one range delete per store (the
+    /// blockstore's purge), `purge_every` slots at a time.
+    Range,
     /// Delete nothing: run on `rocksdb-fifo`, whose size cap expires old files.
     Fifo,
 }
@@ -43,10 +52,20 @@ pub struct SolanaConfig {
     pub meta_bytes: u32,
     /// Shreds per atomic commit (an insert_shreds call).
     pub shreds_per_commit: u32,
-    /// Slots kept behind the newest before retention removes them.
+    /// Slots kept behind the newest complete slot before retention removes
+    /// them (the root's distance).
     pub keep_slots: u64,
-    /// Retention: delete or fifo.
+    /// Retention: delete, range or fifo.
     pub retention: Retention,
+    /// With `range` retention, slots purged at a time.
+    pub purge_every: u64,
+    /// Slots whose shreds arrive interleaved (1: one slot after another).
+    pub in_flight: u32,
+    /// Share of shreds that arrive late, by repair, `repair_delay_slots`
+    /// slots after they were due.
+    pub repair_fraction: f64,
+    /// How many slots later a repaired shred arrives.
+    pub repair_delay_slots: u64,
     /// Slots per segment (a flush and a mark each).
     pub slots_per_segment: u64,
     /// Shreds of each finished slot read back and checked byte for byte.
@@ -65,10 +84,67 @@ impl Default for SolanaConfig {
             shreds_per_commit: 32,
             keep_slots: 500,
             retention: Retention::Delete,
+            purge_every: 1,
+            in_flight: 1,
+            repair_fraction: 0.0,
+            repair_delay_slots: 8,
             slots_per_segment: 50,
             verify_per_slot: 2,
         }
     }
+}
+
+impl SolanaConfig {
+    /// Checks the settings; the message names the one to change.
+    fn validate(&self) -> Result<(), GenError> {
+        let bad = |m: &str| Err(GenError::config("solana", m));
+        if self.slots == 0
+            || self.data_shreds + self.coding_shreds == 0
+            || self.shreds_per_commit == 0
+            || self.slots_per_segment == 0
+            || self.in_flight == 0
+            || self.purge_every == 0
+        {
+            return bad(
+                "slots, shreds, shreds_per_commit, slots_per_segment, in_flight and purge_every must be at least 1",
+            );
+        }
+        if !(0.0..=0.5).contains(&self.repair_fraction) {
+            return bad("repair_fraction must be between 0 and 0.5");
+        }
+        if self.retention != Retention::Fifo
+            && self.repair_fraction > 0.0
+            && self.repair_delay_slots + u64::from(self.in_flight) >= self.keep_slots
+        {
+            return bad(
+                "repair_delay_slots + in_flight must be below keep_slots: a repair must not land in a purged slot",
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A slot whose shreds are arriving.
+struct Active {
+    slot: u64,
+    /// Shred numbers in arrival order.
+    order: Vec<u32>,
+    /// Position in `order` of the next shred.
+    next: usize,
+    /// Positions in `order` left to repair.
+    repairs: u32,
+    /// Positions deferred to repair (not checked when the slot completes).
+    deferred: Vec<usize>,
+}
+
+/// A shred arriving late.
+struct Repair {
+    /// Slots admitted when it arrives.
+    due: u64,
+    slot: u64,
+    /// Its position in the slot's order.
+    pos: usize,
+    shred: u32,
 }
 
 /// The Solana blockstore generator.
@@ -76,7 +152,22 @@ pub struct Solana {
     cfg: SolanaConfig,
     header: Header,
     seed: u64,
-    slot: u64,
+    /// Next slot to admit.
+    next_slot: u64,
+    /// Slots completed (every shred but repairs written).
+    done: u64,
+    /// Highest slot completed, plus one.
+    newest_done: u64,
+    /// Slots below this are purged.
+    purged: u64,
+    active: VecDeque<Active>,
+    /// Slots completed whose repairs are outstanding: (slot, repairs left).
+    repairing: VecDeque<(u64, u32)>,
+    repairs: VecDeque<Repair>,
+    /// Shreds since the last commit.
+    uncommitted: u32,
+    /// Which active slot the next shred comes from, and whether it is late.
+    pick: Rng,
 }
 
 /// Key of shred `index` of `slot`: slot then index, both big-endian.
@@ -90,16 +181,7 @@ pub fn shred_key(slot: u64, index: u64) -> Vec<u8> {
 impl Solana {
     /// A generator.
     pub fn new(seed: u64, cfg: SolanaConfig) -> Result<Self, GenError> {
-        if cfg.slots == 0
-            || cfg.data_shreds + cfg.coding_shreds == 0
-            || cfg.shreds_per_commit == 0
-            || cfg.slots_per_segment == 0
-        {
-            return Err(GenError::config(
-                "solana",
-                "slots, shreds, shreds_per_commit and slots_per_segment must be at least 1",
-            ));
-        }
+        cfg.validate()?;
         Ok(Self {
             header: crate::generated::header(
                 "solana",
@@ -108,9 +190,21 @@ impl Solana {
                 &cfg,
             ),
             seed,
-            slot: 0,
+            next_slot: 0,
+            done: 0,
+            newest_done: 0,
+            purged: 0,
+            active: VecDeque::new(),
+            repairing: VecDeque::new(),
+            repairs: VecDeque::new(),
+            uncommitted: 0,
+            pick: Rng::new(stream(seed ^ 0x666c, 0, 0)),
             cfg,
         })
+    }
+
+    fn shreds(&self) -> u32 {
+        self.cfg.data_shreds + self.cfg.coding_shreds
     }
 
     fn shred(&self, slot: u64, i: u32) -> (u8, u64, u32, u64) {
@@ -126,6 +220,182 @@ impl Solana {
         };
         (store, index, len, stream(self.seed, slot, u64::from(i)))
     }
+
+    /// Starts the next slot: its shreds in a seeded shuffle.
+    fn admit(&mut self) {
+        let slot = self.next_slot;
+        let mut order: Vec<u32> = (0..self.shreds()).collect();
+        let mut r = Rng::new(stream(self.seed ^ 0x736c, slot, 0));
+        for i in (1..order.len()).rev() {
+            order.swap(i, r.below(i as u64 + 1) as usize);
+        }
+        self.active.push_back(Active {
+            slot,
+            order,
+            next: 0,
+            repairs: 0,
+            deferred: Vec::new(),
+        });
+        self.next_slot += 1;
+    }
+
+    /// The insert of shred `shred` at position `pos` of `slot`: the
+    /// metadata read, the shred, the metadata rewrite.
+    fn insert(&self, slot: u64, pos: usize, shred: u32, out: &mut Vec<OwnedOp>) {
+        let (store, index, len, seed) = self.shred(slot, shred);
+        let meta_key = slot.to_be_bytes().to_vec();
+        // Reads see the last commit, so they are not checked.
+        out.push(OwnedOp::Get(META, meta_key.clone(), Expect::Unchecked));
+        out.push(OwnedOp::PutGenerated(
+            store,
+            shred_key(slot, index),
+            len,
+            seed,
+        ));
+        out.push(OwnedOp::PutGenerated(
+            META,
+            meta_key,
+            self.cfg.meta_bytes,
+            stream(self.seed ^ 0x6d65, slot, pos as u64),
+        ));
+    }
+
+    fn commit(&mut self, out: &mut Vec<OwnedOp>) {
+        out.push(OwnedOp::Commit(false));
+        self.uncommitted = 0;
+    }
+
+    /// One shred from an active slot (picked by seed when several are in
+    /// flight); a slot that runs out completes.
+    fn step(&mut self, out: &mut Vec<OwnedOp>) {
+        let at = if self.active.len() > 1 {
+            self.pick.below(self.active.len() as u64) as usize
+        } else {
+            0
+        };
+        let late = self.cfg.repair_fraction > 0.0 && self.pick.f64() < self.cfg.repair_fraction;
+        let a = &mut self.active[at];
+        let (slot, pos, shred) = (a.slot, a.next, a.order[a.next]);
+        a.next += 1;
+        let finished = a.next == a.order.len();
+        if late {
+            a.repairs += 1;
+            a.deferred.push(pos);
+            self.repairs.push_back(Repair {
+                due: self.next_slot + self.cfg.repair_delay_slots,
+                slot,
+                pos,
+                shred,
+            });
+        } else {
+            self.insert(slot, pos, shred, out);
+            self.uncommitted += 1;
+        }
+        if self.uncommitted == self.cfg.shreds_per_commit || (finished && self.uncommitted > 0) {
+            self.commit(out);
+        }
+        if finished {
+            let a = self
+                .active
+                .remove(at)
+                .expect("picked from the active slots");
+            self.complete(a, out);
+        }
+    }
+
+    /// A slot whose shreds all arrived but repairs: some read back, then
+    /// what falls behind the root goes.
+    fn complete(&mut self, a: Active, out: &mut Vec<OwnedOp>) {
+        let n = a.order.len();
+        for v in 0..self.cfg.verify_per_slot.min(n as u32) {
+            let pos = (v as usize * 7919) % n;
+            if a.deferred.contains(&pos) {
+                continue;
+            }
+            let (store, index, len, seed) = self.shred(a.slot, a.order[pos]);
+            out.push(OwnedOp::Get(
+                store,
+                shred_key(a.slot, index),
+                Expect::Generated { len, seed },
+            ));
+        }
+        if a.repairs > 0 {
+            self.repairing.push_back((a.slot, a.repairs));
+        }
+        self.done += 1;
+        self.newest_done = self.newest_done.max(a.slot + 1);
+        self.purge(out);
+    }
+
+    /// Late shreds whose time has come, each its own insert and commit.
+    fn repair(&mut self, out: &mut Vec<OwnedOp>) {
+        while self
+            .repairs
+            .front()
+            .is_some_and(|r| r.due <= self.next_slot)
+        {
+            let r = self.repairs.pop_front().expect("checked");
+            self.insert(r.slot, r.pos, r.shred, out);
+            self.commit(out);
+            if let Some(e) = self.repairing.iter_mut().find(|e| e.0 == r.slot) {
+                e.1 -= 1;
+            }
+            self.repairing.retain(|e| e.1 > 0);
+        }
+    }
+
+    /// Removes the slots behind the root: `keep_slots` behind the newest
+    /// complete slot, and never a slot still arriving or being repaired.
+    fn purge(&mut self, out: &mut Vec<OwnedOp>) {
+        if self.cfg.retention == Retention::Fifo {
+            return;
+        }
+        let lowest_open = self
+            .active
+            .iter()
+            .map(|a| a.slot)
+            .chain(self.repairing.iter().map(|e| e.0))
+            .min()
+            .unwrap_or(self.next_slot);
+        let root = self
+            .newest_done
+            .saturating_sub(self.cfg.keep_slots)
+            .min(lowest_open);
+        match self.cfg.retention {
+            Retention::Delete => {
+                while self.purged < root {
+                    let old = self.purged;
+                    for i in 0..self.shreds() {
+                        let (store, index, _, _) = self.shred(old, i);
+                        out.push(OwnedOp::Delete(store, shred_key(old, index)));
+                    }
+                    out.push(OwnedOp::Delete(META, old.to_be_bytes().to_vec()));
+                    self.commit(out);
+                    out.push(OwnedOp::Get(DATA, shred_key(old, 0), Expect::Absent));
+                    self.purged += 1;
+                }
+            }
+            Retention::Range if root >= self.purged + self.cfg.purge_every => {
+                let (from, to) = (self.purged, root);
+                for store in [DATA, CODE] {
+                    out.push(OwnedOp::DeleteRange(
+                        store,
+                        shred_key(from, 0),
+                        shred_key(to, 0),
+                    ));
+                }
+                out.push(OwnedOp::DeleteRange(
+                    META,
+                    from.to_be_bytes().to_vec(),
+                    to.to_be_bytes().to_vec(),
+                ));
+                self.commit(out);
+                out.push(OwnedOp::Get(DATA, shred_key(to - 1, 0), Expect::Absent));
+                self.purged = to;
+            }
+            Retention::Range | Retention::Fifo => {}
+        }
+    }
 }
 
 impl Refill for Solana {
@@ -134,67 +404,34 @@ impl Refill for Solana {
     }
 
     fn progress(&self) -> Option<(u64, u64)> {
-        Some((self.slot, self.cfg.slots))
+        Some((self.done, self.cfg.slots))
     }
 
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
-        if self.slot >= self.cfg.slots {
+        let all_done = self.done >= self.cfg.slots && self.repairs.is_empty();
+        if all_done {
             return Ok(false);
         }
-        let end = (self.slot + self.cfg.slots_per_segment).min(self.cfg.slots);
-        let n = self.cfg.data_shreds + self.cfg.coding_shreds;
-        for slot in self.slot..end {
-            // Shreds of a slot arrive out of order: a seeded shuffle.
-            let mut order: Vec<u32> = (0..n).collect();
-            let mut r = Rng::new(stream(self.seed ^ 0x736c, slot, 0));
-            for i in (1..order.len()).rev() {
-                order.swap(i, r.below(i as u64 + 1) as usize);
+        let end = (self.done + self.cfg.slots_per_segment).min(self.cfg.slots);
+        while self.done < end || (end == self.cfg.slots && !self.repairs.is_empty()) {
+            while self.active.len() < self.cfg.in_flight as usize && self.next_slot < self.cfg.slots
+            {
+                self.admit();
+                self.repair(out);
             }
-            let meta_key = slot.to_be_bytes().to_vec();
-            for (j, &i) in order.iter().enumerate() {
-                let (store, index, len, seed) = self.shred(slot, i);
-                // The metadata read-modify-write of every insert; reads see
-                // the last commit, so they are not checked.
-                out.push(OwnedOp::Get(META, meta_key.clone(), Expect::Unchecked));
-                out.push(OwnedOp::PutGenerated(
-                    store,
-                    shred_key(slot, index),
-                    len,
-                    seed,
-                ));
-                out.push(OwnedOp::PutGenerated(
-                    META,
-                    meta_key.clone(),
-                    self.cfg.meta_bytes,
-                    stream(self.seed ^ 0x6d65, slot, j as u64),
-                ));
-                if (j as u32 + 1).is_multiple_of(self.cfg.shreds_per_commit) || j as u32 + 1 == n {
-                    out.push(OwnedOp::Commit(false));
+            if self.active.is_empty() {
+                // Only repairs are left: they arrive now.
+                for r in &mut self.repairs {
+                    r.due = self.next_slot;
                 }
+                self.repair(out);
+                self.purge(out);
+                break;
             }
-            for v in 0..self.cfg.verify_per_slot.min(n) {
-                let i = order[(v as usize * 7919) % order.len()];
-                let (store, index, len, seed) = self.shred(slot, i);
-                out.push(OwnedOp::Get(
-                    store,
-                    shred_key(slot, index),
-                    Expect::Generated { len, seed },
-                ));
-            }
-            if self.cfg.retention == Retention::Delete && slot >= self.cfg.keep_slots {
-                let old = slot - self.cfg.keep_slots;
-                for i in 0..n {
-                    let (store, index, _, _) = self.shred(old, i);
-                    out.push(OwnedOp::Delete(store, shred_key(old, index)));
-                }
-                out.push(OwnedOp::Delete(META, old.to_be_bytes().to_vec()));
-                out.push(OwnedOp::Commit(false));
-                out.push(OwnedOp::Get(DATA, shred_key(old, 0), Expect::Absent));
-            }
+            self.step(out);
         }
         out.push(OwnedOp::Flush(None));
         out.push(OwnedOp::Mark(format!("slot {end}")));
-        self.slot = end;
         Ok(true)
     }
 }

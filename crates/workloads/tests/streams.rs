@@ -118,3 +118,81 @@ fn account_workers_own_disjoint_accounts_and_split_the_work() {
     }
     assert!(total_gets > 0);
 }
+
+/// The slot of every shred put, in order (data and coding stores).
+fn shred_slots(ops: &mut dyn OpSource) -> Vec<u64> {
+    let mut slots = Vec::new();
+    while let Some(op) = ops.next_op().expect("op") {
+        if let Op::Put {
+            store: 0 | 1, key, ..
+        } = op
+        {
+            slots.push(u64::from_be_bytes(key[..8].try_into().expect("slot")));
+        }
+    }
+    slots
+}
+
+#[test]
+fn slots_in_flight_interleave_and_repairs_arrive_late_by_the_seed() {
+    let p = json!({"slots": 40, "keep_slots": 30, "data_shreds": 8, "coding_shreds": 8,
+        "in_flight": 4, "repair_fraction": 0.1, "repair_delay_slots": 6, "retention": "range",
+        "purge_every": 4, "slots_per_segment": 10});
+    let run = |seed| shred_slots(&mut *by_name("solana", seed, p.clone()).expect("solana"));
+    let (a, b) = (run(11), run(11));
+    assert_eq!(a, b, "the same seed gives the same arrivals");
+    assert_ne!(a, run(12), "another seed, another interleaving");
+    assert_eq!(a.len(), 40 * 16, "every shred arrives once");
+    // Interleaved: before slot 0's shreds are all in, others' arrive.
+    let last_of_0 = a.iter().rposition(|&s| s == 0).expect("slot 0");
+    let others = a[..last_of_0].iter().filter(|&&s| s != 0).count();
+    assert!(others > 0, "slot 0 arrived alone: {:?}", &a[..=last_of_0]);
+    // Late: some shred arrives after a slot more than `in_flight` newer.
+    let mut newest = 0;
+    let late = a
+        .iter()
+        .filter(|&&s| {
+            newest = newest.max(s);
+            s + 4 < newest
+        })
+        .count();
+    assert!(
+        (20..=150).contains(&late),
+        "{late} late shreds of 640 at 10%"
+    );
+    // One slot at a time, nothing late: slots arrive in order.
+    let plain = shred_slots(
+        &mut *by_name(
+            "solana",
+            11,
+            json!({"slots": 5, "data_shreds": 4, "coding_shreds": 4}),
+        )
+        .expect("solana"),
+    );
+    assert!(plain.windows(2).all(|w| w[0] <= w[1]), "{plain:?}");
+    // Checks hold throughout (reads of committed shreds, purged slots absent).
+    let (c, bad) = play(&mut *by_name("solana", 11, p).expect("solana"));
+    assert_eq!(bad, 0);
+    assert!(c["delete-range"] >= 3 * 2, "{c:?}");
+    assert!(
+        !c.contains_key("delete"),
+        "range retention deletes no single key"
+    );
+}
+
+#[test]
+fn bad_blockstore_settings_are_refused_naming_the_setting() {
+    for (p, says) in [
+        (json!({"in_flight": 0}), "in_flight"),
+        (json!({"repair_fraction": 0.9}), "repair_fraction"),
+        (
+            json!({"repair_fraction": 0.1, "repair_delay_slots": 600, "keep_slots": 500}),
+            "repair_delay_slots",
+        ),
+        // serde names the value and the accepted ones, not the field.
+        (json!({"retention": "compact"}), "`delete`, `range`, `fifo`"),
+    ] {
+        let e = by_name("solana", 1, p.clone()).err().expect("refused");
+        assert!(e.to_string().contains(says), "{p}: {e}");
+    }
+}

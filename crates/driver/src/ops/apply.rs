@@ -23,6 +23,7 @@ use super::*;
 pub(super) struct Counts {
     pub(super) puts: u64,
     pub(super) deletes: u64,
+    pub(super) range_deletes: u64,
     pub(super) gets: u64,
     pub(super) mismatches: u64,
     pub(super) commits: u64,
@@ -33,6 +34,7 @@ impl Counts {
     pub(super) fn add(&mut self, o: &Counts) {
         self.puts += o.puts;
         self.deletes += o.deletes;
+        self.range_deletes += o.range_deletes;
         self.gets += o.gets;
         self.mismatches += o.mismatches;
         self.commits += o.commits;
@@ -141,6 +143,11 @@ impl<'a> Applier<'a> {
             Op::Delete { store, key } => {
                 self.pending[store as usize].delete(key);
                 self.counts.deletes += 1;
+                self.seg_ops += 1;
+            }
+            Op::DeleteRange { store, start, end } => {
+                self.pending[store as usize].delete_range(start, end);
+                self.counts.range_deletes += 1;
                 self.seg_ops += 1;
             }
             Op::Get { store, key, expect } => {
@@ -266,7 +273,11 @@ pub(super) fn run_ops(
                 a.due = match (&mut schedule, &op) {
                     (
                         Some(s),
-                        Op::Put { .. } | Op::Delete { .. } | Op::Get { .. } | Op::Scan { .. },
+                        Op::Put { .. }
+                        | Op::Delete { .. }
+                        | Op::DeleteRange { .. }
+                        | Op::Get { .. }
+                        | Op::Scan { .. },
                     ) => Some(s.wait()),
                     _ => None,
                 };

@@ -143,11 +143,12 @@ fn finish(
     let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
     if let Some((stores, total)) = summarize_stores(names, &segs, &process, hists, live.as_deref())
     {
-        let ops = counts.puts + counts.deletes + counts.gets + counts.scans;
+        let ops = counts.puts + counts.deletes + counts.range_deletes + counts.gets + counts.scans;
         out.summary = Some(OpsSummary {
             segments: out.segments.len() as u32,
             puts: counts.puts,
             deletes: counts.deletes,
+            range_deletes: counts.range_deletes,
             gets: counts.gets,
             scans: counts.scans,
             mismatches: counts.mismatches,

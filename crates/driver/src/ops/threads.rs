@@ -233,7 +233,11 @@ fn client(
                 a.due = match (&mut paced, &op) {
                     (
                         Some(s),
-                        Op::Put { .. } | Op::Delete { .. } | Op::Get { .. } | Op::Scan { .. },
+                        Op::Put { .. }
+                        | Op::Delete { .. }
+                        | Op::DeleteRange { .. }
+                        | Op::Get { .. }
+                        | Op::Scan { .. },
                     ) => Some(s.wait()),
                     _ => None,
                 };
@@ -386,7 +390,7 @@ fn thread_summary(t: usize, hists: &[OpHists], c: &Counts) -> ThreadSummary {
     }
     ThreadSummary {
         thread: t as u32,
-        ops: c.puts + c.deletes + c.gets + c.scans,
+        ops: c.puts + c.deletes + c.range_deletes + c.gets + c.scans,
         gets: c.gets,
         commits: c.commits,
         get: Latency::from_histogram(&all.get),

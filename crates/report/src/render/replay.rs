@@ -31,6 +31,27 @@ pub(super) fn replay_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
     super::threads::threads_section(out, runs);
 }
 
+/// Deletes, and range deletes with how the stores carried them out (a
+/// tombstone each, or a delete per key) where the run had any.
+fn deletes(x: &ledgerbench_results::OpsSummary, run: &BackendRun) -> String {
+    if x.range_deletes == 0 {
+        return x.deletes.to_string();
+    }
+    let mut how: Vec<&str> = run
+        .stores
+        .iter()
+        .map(|s| s.range_delete.map_or("not recorded", |r| r.name()))
+        .collect();
+    how.sort_unstable();
+    how.dedup();
+    format!(
+        "{} + {} ranges ({})",
+        x.deletes,
+        x.range_deletes,
+        how.join(", ")
+    )
+}
+
 /// Tables of replayed runs: one row per run, then one per run and store.
 pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     let mut s = String::new();
@@ -45,7 +66,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             sum.map_or("n/a".into(), |x| x.segments.to_string()),
             sum.map_or("n/a".into(), |x| x.puts.to_string()),
-            sum.map_or("n/a".into(), |x| x.deletes.to_string()),
+            sum.map_or("n/a".into(), |x| deletes(x, run)),
             sum.map_or("n/a".into(), |x| x.gets.to_string()),
             sum.map_or("n/a".into(), |x| x.scans.to_string()),
             sum.map_or("n/a".into(), |x| x.mismatches.to_string()),

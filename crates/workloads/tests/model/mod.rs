@@ -4,8 +4,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use ledgerbench_trace::{Op, OpSource, ValueRef, generate};
 
-/// Writes waiting for a commit: (key, value or None for a delete), per store.
-type Pending = Vec<Vec<(Vec<u8>, Option<Vec<u8>>)>>;
+/// What a pending write does to its key.
+#[derive(Clone)]
+enum W {
+    Put(Vec<u8>),
+    Delete,
+    /// Every key from this one to the given end (excluded).
+    DeleteTo(Vec<u8>),
+}
+
+/// Writes waiting for a commit: (key, what is done to it), per store.
+type Pending = Vec<Vec<(Vec<u8>, W)>>;
 
 /// Stores as sorted maps, and per stream its uncommitted writes.
 pub struct Model {
@@ -43,12 +52,16 @@ impl Model {
                         v
                     }
                 };
-                pending[store as usize].push((key.to_vec(), Some(v)));
+                pending[store as usize].push((key.to_vec(), W::Put(v)));
                 "put"
             }
             Op::Delete { store, key } => {
-                pending[store as usize].push((key.to_vec(), None));
+                pending[store as usize].push((key.to_vec(), W::Delete));
                 "delete"
+            }
+            Op::DeleteRange { store, start, end } => {
+                pending[store as usize].push((start.to_vec(), W::DeleteTo(end.to_vec())));
+                "delete-range"
             }
             Op::Get { store, key, expect } => {
                 let got = self.db[store as usize].get(key).map(Vec::as_slice);
@@ -60,11 +73,18 @@ impl Model {
             Op::Scan { .. } => "scan",
             Op::Commit { .. } => {
                 for (st, p) in pending.iter_mut().enumerate() {
-                    for (k, v) in p.drain(..) {
-                        match v {
-                            Some(v) => self.db[st].insert(k, v),
-                            None => self.db[st].remove(&k),
-                        };
+                    for (k, w) in p.drain(..) {
+                        match w {
+                            W::Put(v) => {
+                                self.db[st].insert(k, v);
+                            }
+                            W::Delete => {
+                                self.db[st].remove(&k);
+                            }
+                            W::DeleteTo(end) => {
+                                self.db[st].retain(|x, _| *x < k || *x >= end);
+                            }
+                        }
                     }
                 }
                 "commit"
