@@ -18,10 +18,9 @@ func openBadger(dir string, cfg Config) (Engine, error) {
 		WithBlockCacheSize(max64(cfg.CacheBytes, 8<<20)).
 		WithMemTableSize(max64(cfg.MemtableBytes, 1<<20)).
 		// Badger keeps up to five memtables by default: at the 64 MiB
-		// floor that is 320 MiB, more than a 256 MiB limit, where its
-		// process spun at the limit without progress. Two (the active
-		// one and one being flushed) keep it within the engine's budget,
-		// as the other engines' write buffers are.
+		// floor that is 320 MiB of write buffers, far past the engine's
+		// budget. Two (the active one and one being flushed) stay nearer
+		// it; Badger still needs more than 256 MiB in all (README).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(orDefault(cfg.L0CompactTrigger, 5)).
 		WithNumLevelZeroTablesStall(orDefault(cfg.L0StopTrigger, 15)).

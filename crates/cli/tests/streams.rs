@@ -377,3 +377,72 @@ fn generated(dir: &std::path::Path, w: &str, backends: &str, params: &[&str]) ->
     assert!(o.status.success(), "{w}: {}", stderr(&o));
     read_json(&dir.join(w).join("results.json"))
 }
+
+#[test]
+fn the_solana_contrast_preset_runs_leveled_with_range_purges_beside_fifo() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // The preset's shape at a test's size: its backends, 8 threads and
+    // retention follow from the preset.
+    let o = ledgerbench(
+        &[
+            "run",
+            "solana",
+            "--preset",
+            "contrast",
+            "--param",
+            "slots=60",
+            "--param",
+            "keep_slots=20",
+            "--param",
+            "purge_every=5",
+            "--param",
+            "slots_per_segment=10",
+            "--param",
+            "data_shreds=8",
+            "--param",
+            "coding_shreds=8",
+            "--memory-limit",
+            "none",
+            "--device",
+            "none",
+            "--out",
+            "c",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("c/results.json"));
+    assert_eq!(r["preset"], "contrast");
+    let runs = r["runs"].as_array().expect("runs");
+    let labels: Vec<&str> = runs
+        .iter()
+        .map(|r| r["label"].as_str().expect("label"))
+        .collect();
+    assert_eq!(labels, ["rocksdb-leveled@8t", "rocksdb-fifo@8t"]);
+    for run in runs {
+        let s = &run["replay"]["summary"];
+        assert_eq!(s["mismatches"], 0, "{}", run["label"]);
+        assert_eq!(run["stores"][0]["range_delete"], "native");
+    }
+    // Leveled purges by range; FIFO's cap expires slots, nothing is deleted.
+    assert!(
+        runs[0]["replay"]["summary"]["range_deletes"]
+            .as_u64()
+            .expect("ranges")
+            > 0
+    );
+    assert!(runs[1]["replay"]["summary"].get("range_deletes").is_none());
+    assert_eq!(runs[1]["replay"]["summary"]["deletes"], 0);
+
+    let o = ledgerbench(
+        &["run", "ycsb", "--preset", "contrast", "--out", "y"],
+        t.path(),
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("not a preset of ycsb"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!t.path().join("y").exists());
+}

@@ -117,3 +117,57 @@ pub fn get(name: &str) -> Option<Preset> {
         _ => return None,
     })
 }
+
+/// A preset of a generated workload (`run solana --preset NAME`): its
+/// settings, and the backends, threads and memory limit it runs with unless
+/// given on the command line.
+pub struct OpsPreset {
+    /// `--param` lines, before the user's own (which win).
+    pub params: &'static [&'static str],
+    /// Client threads.
+    pub threads: &'static str,
+    /// Backends side by side.
+    pub backends: &'static str,
+    /// Memory cgroup limit.
+    pub memory_limit: &'static str,
+    /// One line on what the preset is for.
+    pub about: &'static str,
+}
+
+/// Presets of the generated workloads, by workload and name.
+pub const OPS: &[(&str, &str, OpsPreset)] = &[(
+    "solana",
+    "contrast",
+    OpsPreset {
+        // 40,000 slots of 128 shreds (~6 GB), 10,000 kept (~1.5 GB, six
+        // times the limit), 8 slots in flight with 2% late repairs, purged
+        // 100 slots at a time by range delete on leveled; FIFO's 1 GiB cap
+        // per store keeps about as many slots.
+        params: &[
+            "slots=40000",
+            "keep_slots=10000",
+            "in_flight=8",
+            "repair_fraction=0.02",
+            "repair_delay_slots=8",
+            "retention=\"auto\"",
+            "purge_every=100",
+            "slots_per_segment=500",
+        ],
+        threads: "8",
+        backends: "rocksdb-leveled,rocksdb-fifo",
+        memory_limit: "256MiB",
+        about: "the Solana blockstore note's contrast: leveled (range purges) against FIFO (size cap), 8 inserters, data 6x a 256 MiB limit",
+    },
+)];
+
+/// The preset `name` of `workload`, or why there is none.
+pub fn ops(workload: &str, name: &str) -> anyhow::Result<&'static OpsPreset> {
+    if let Some((_, _, p)) = OPS.iter().find(|(w, n, _)| *w == workload && *n == name) {
+        return Ok(p);
+    }
+    let known: Vec<String> = OPS.iter().map(|(w, n, _)| format!("{n} ({w})")).collect();
+    anyhow::bail!(
+        "--preset `{name}` is not a preset of {workload}; presets of generated workloads: {}",
+        known.join(", ")
+    )
+}

@@ -68,6 +68,11 @@ pub struct GenArgs {
     /// Seed of keys, values and choices.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// A named setup of the workload (solana: contrast), its settings
+    /// before any --param; its backends, threads and memory limit apply
+    /// unless given.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
     /// Open loop: issue the run phase's operations (after the load) at this
     /// many per second whether or not earlier ones returned, and time gets
     /// from when each was due as well (`get corrected`); default: closed
@@ -251,7 +256,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     run_stream(
         &args.common,
         &header,
-        (format!("replay:{}", header.workload), config),
+        (format!("replay:{}", header.workload), config, None),
         trace_bytes * 3 + (512 << 20),
         (&threads, ledgerbench_trace::split::SPLIT),
         &|stores, devs, progress, n| {
@@ -271,7 +276,24 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `ledgerbench run WORKLOAD` for a generated workload.
-pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
+pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
+    if let Some(p) = &args.preset {
+        let preset = presets::ops(name, p)?;
+        let mut lines: Vec<String> = preset.params.iter().map(|s| s.to_string()).collect();
+        lines.append(&mut args.params);
+        args.params = lines;
+        // What was not given on the command line (the defaults) is the preset's.
+        if args.threads == "1" {
+            args.threads = preset.threads.into();
+        }
+        if args.common.backends == crate::registry::DEFAULT_LIST {
+            args.common.backends = preset.backends.into();
+        }
+        args.common
+            .limit
+            .memory_limit
+            .get_or_insert_with(|| preset.memory_limit.into());
+    }
     let params = parse_params(&args.params)?;
     let seed = args.seed;
     let threads = parse_threads(&args.threads)?;
@@ -304,11 +326,15 @@ pub fn generated(name: &str, args: GenArgs) -> anyhow::Result<ExitCode> {
     run_stream(
         &args.common,
         &header,
-        (name.to_string(), config),
+        (name.to_string(), config, args.preset.clone()),
         8 << 30,
         (&threads, ledgerbench_workloads::split_of(name)),
         &|stores, devs, progress, n| {
-            let mut sources = ledgerbench_workloads::threads(name, seed, params.clone(), n)
+            // A Solana `retention = "auto"` follows what the stores do by
+            // themselves (recorded per store as `evicts_oldest`).
+            let evicts = stores.iter().all(|s| s.capabilities().evicts_oldest);
+            let params = ledgerbench_workloads::solana::resolve(name, &params, evicts);
+            let mut sources = ledgerbench_workloads::threads(name, seed, params, n)
                 .map_err(anyhow::Error::msg)?;
             if n == 1
                 && let Some(src) = sources.first_mut()
@@ -335,7 +361,7 @@ type Exec<'a> = dyn Fn(
 fn run_stream(
     args: &CommonArgs,
     header: &ledgerbench_trace::Header,
-    (workload, config): (String, OpsConfig),
+    (workload, config, preset): (String, OpsConfig, Option<String>),
     default_device: u64,
     (threads, split): (&[u64], &str),
     exec: &Exec<'_>,
@@ -357,7 +383,7 @@ fn run_stream(
             &out,
             Some(args.level.durability),
         ),
-        preset: None,
+        preset,
         config: WorkloadConfig::Ops(config),
         runs: Vec::new(),
     };

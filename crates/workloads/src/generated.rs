@@ -107,7 +107,16 @@ pub fn threads(
                     threads,
                 )?),
                 _ => {
-                    let one = by_name(name, seed, params.clone())?;
+                    let mut params = params.clone();
+                    // A slot's shreds are committed by several threads:
+                    // only after a mark has every one of them landed.
+                    if name == "solana"
+                        && threads > 1
+                        && let Some(p) = params.as_object_mut()
+                    {
+                        p.insert("checks_after_mark".into(), true.into());
+                    }
+                    let one = by_name(name, seed, params)?;
                     boxed(ledgerbench_trace::split::Split::new(one, t, threads))
                 }
             })

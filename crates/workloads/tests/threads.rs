@@ -155,3 +155,26 @@ fn split_workloads_divide_one_stream_by_key() {
     }
     assert_eq!(ledgerbench_workloads::split_of("ycsb"), "partitioned");
 }
+
+#[test]
+fn blockstore_checks_hold_in_any_interleaving_of_its_threads() {
+    // Slots in flight, late repairs and range purges, split by key: a
+    // slot's shreds land on every thread, so its read-backs (and the purge
+    // checks) wait for the mark, where every thread's writes have landed.
+    let p = json!({"slots": 60, "keep_slots": 20, "data_shreds": 8, "coding_shreds": 8,
+        "in_flight": 4, "repair_fraction": 0.1, "repair_delay_slots": 6,
+        "retention": "range", "purge_every": 5, "slots_per_segment": 10});
+    let three = streams("solana", &p, 3);
+    let m = interleave(3, &three);
+    assert_eq!(m.bad, 0, "every read-back and purge check holds");
+    assert!(m.committed());
+    let checks = |ops: &[OwnedOp]| {
+        ops.iter()
+            .filter(|o| matches!(o, OwnedOp::Get(_, _, e) if *e != ledgerbench_trace::Expect::Unchecked))
+            .count()
+    };
+    assert!(
+        three.iter().map(|s| checks(s)).sum::<usize>() > 60,
+        "the checks are still made"
+    );
+}

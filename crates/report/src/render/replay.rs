@@ -28,7 +28,55 @@ pub(super) fn replay_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
         "Replay: time per segment",
         svg::line_chart("Time per segment", "segment", "seconds", &series),
     );
+    let wa: Vec<Series> = runs
+        .iter()
+        .flat_map(|(l, r)| {
+            [("engine", false), ("device", true)].map(|(what, device)| Series {
+                name: format!("{l} ({what})"),
+                points: write_amp_curve(r, device),
+            })
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if !wa.is_empty() {
+        out.chart(
+            "Replay: write amplification against data written",
+            svg::line_chart(
+                "Write amplification so far",
+                "GiB written by the workload",
+                "bytes written / bytes given",
+                &wa,
+            ),
+        );
+    }
     super::threads::threads_section(out, runs);
+}
+
+/// After each segment: the workload's bytes so far (GiB, every store) and
+/// the engine's (or the device's) bytes written over them; nothing when a
+/// segment lacks the figure, so a curve never mixes measured and missing.
+fn write_amp_curve(r: &BackendRun, device: bool) -> Vec<(f64, f64)> {
+    let (mut given, mut written) = (0u64, 0u64);
+    let mut points = Vec::new();
+    for seg in r.replay.iter().flat_map(|x| x.segments.iter()) {
+        for s in &seg.stores {
+            let w = if device {
+                s.device_write_bytes
+            } else {
+                s.engine_write_bytes
+            };
+            let Some(w) = w else { return Vec::new() };
+            given += s.logical_bytes;
+            written += w;
+        }
+        if given > 0 {
+            points.push((
+                given as f64 / f64::from(1u32 << 30),
+                written as f64 / given as f64,
+            ));
+        }
+    }
+    points
 }
 
 /// Deletes, and range deletes with how the stores carried them out (a

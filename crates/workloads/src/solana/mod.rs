@@ -12,117 +12,15 @@ use std::collections::VecDeque;
 use ledgerbench_rng::{Rng, stream};
 use ledgerbench_trace::queue::{OwnedOp, Refill};
 use ledgerbench_trace::{Expect, Header};
-use serde::{Deserialize, Serialize};
 
 use crate::generated::GenError;
+
+mod config;
+pub use config::{Retention, SolanaConfig, resolve};
 
 const DATA: u8 = 0;
 const CODE: u8 = 1;
 const META: u8 = 2;
-
-/// How old slots go away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Retention {
-    /// Delete every shred and the metadata of slots behind the root, one
-    /// delete per key.
-    Delete,
-    /// Delete slots behind the root with one range delete per store (the
-    /// blockstore's purge), `purge_every` slots at a time.
-    Range,
-    /// Delete nothing: run on `rocksdb-fifo`, whose size cap expires old files.
-    Fifo,
-}
-
-/// Settings of a Solana blockstore run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SolanaConfig {
-    /// Slots written.
-    pub slots: u64,
-    /// Data shreds per slot.
-    pub data_shreds: u32,
-    /// Coding shreds per slot.
-    pub coding_shreds: u32,
-    /// Data shred bytes.
-    pub data_bytes: u32,
-    /// Coding shred bytes.
-    pub coding_bytes: u32,
-    /// Slot metadata bytes.
-    pub meta_bytes: u32,
-    /// Shreds per atomic commit (an insert_shreds call).
-    pub shreds_per_commit: u32,
-    /// Slots kept behind the newest complete slot before retention removes
-    /// them (the root's distance).
-    pub keep_slots: u64,
-    /// Retention: delete, range or fifo.
-    pub retention: Retention,
-    /// With `range` retention, slots purged at a time.
-    pub purge_every: u64,
-    /// Slots whose shreds arrive interleaved (1: one slot after another).
-    pub in_flight: u32,
-    /// Share of shreds that arrive late, by repair, `repair_delay_slots`
-    /// slots after they were due.
-    pub repair_fraction: f64,
-    /// How many slots later a repaired shred arrives.
-    pub repair_delay_slots: u64,
-    /// Slots per segment (a flush and a mark each).
-    pub slots_per_segment: u64,
-    /// Shreds of each finished slot read back and checked byte for byte.
-    pub verify_per_slot: u32,
-}
-
-impl Default for SolanaConfig {
-    fn default() -> Self {
-        Self {
-            slots: 2000,
-            data_shreds: 64,
-            coding_shreds: 64,
-            data_bytes: 1203,
-            coding_bytes: 1228,
-            meta_bytes: 100,
-            shreds_per_commit: 32,
-            keep_slots: 500,
-            retention: Retention::Delete,
-            purge_every: 1,
-            in_flight: 1,
-            repair_fraction: 0.0,
-            repair_delay_slots: 8,
-            slots_per_segment: 50,
-            verify_per_slot: 2,
-        }
-    }
-}
-
-impl SolanaConfig {
-    /// Checks the settings; the message names the one to change.
-    fn validate(&self) -> Result<(), GenError> {
-        let bad = |m: &str| Err(GenError::config("solana", m));
-        if self.slots == 0
-            || self.data_shreds + self.coding_shreds == 0
-            || self.shreds_per_commit == 0
-            || self.slots_per_segment == 0
-            || self.in_flight == 0
-            || self.purge_every == 0
-        {
-            return bad(
-                "slots, shreds, shreds_per_commit, slots_per_segment, in_flight and purge_every must be at least 1",
-            );
-        }
-        if !(0.0..=0.5).contains(&self.repair_fraction) {
-            return bad("repair_fraction must be between 0 and 0.5");
-        }
-        if self.retention != Retention::Fifo
-            && self.repair_fraction > 0.0
-            && self.repair_delay_slots + u64::from(self.in_flight) >= self.keep_slots
-        {
-            return bad(
-                "repair_delay_slots + in_flight must be below keep_slots: a repair must not land in a purged slot",
-            );
-        }
-        Ok(())
-    }
-}
 
 /// A slot whose shreds are arriving.
 struct Active {
@@ -168,6 +66,8 @@ pub struct Solana {
     uncommitted: u32,
     /// Which active slot the next shred comes from, and whether it is late.
     pick: Rng,
+    /// Checks held for after the next mark, with the slot each reads.
+    later: Vec<(u64, OwnedOp)>,
 }
 
 /// Key of shred `index` of `slot`: slot then index, both big-endian.
@@ -199,6 +99,7 @@ impl Solana {
             repairs: VecDeque::new(),
             uncommitted: 0,
             pick: Rng::new(stream(seed ^ 0x666c, 0, 0)),
+            later: Vec::new(),
             cfg,
         })
     }
@@ -260,6 +161,27 @@ impl Solana {
         ));
     }
 
+    /// A read that checks what the stream wrote: now, or after the next
+    /// mark when checks wait for one.
+    fn check(&mut self, slot: u64, op: OwnedOp, out: &mut Vec<OwnedOp>) {
+        if self.cfg.checks_after_mark {
+            self.later.push((slot, op));
+        } else {
+            out.push(op);
+        }
+    }
+
+    /// The checks held back, except read-backs of slots purged since.
+    fn checks_held(&mut self, out: &mut Vec<OwnedOp>) {
+        for (slot, op) in self.later.drain(..) {
+            let gone =
+                matches!(op, OwnedOp::Get(_, _, Expect::Generated { .. })) && slot < self.purged;
+            if !gone {
+                out.push(op);
+            }
+        }
+    }
+
     fn commit(&mut self, out: &mut Vec<OwnedOp>) {
         out.push(OwnedOp::Commit(false));
         self.uncommitted = 0;
@@ -313,11 +235,12 @@ impl Solana {
                 continue;
             }
             let (store, index, len, seed) = self.shred(a.slot, a.order[pos]);
-            out.push(OwnedOp::Get(
+            let get = OwnedOp::Get(
                 store,
                 shred_key(a.slot, index),
                 Expect::Generated { len, seed },
-            ));
+            );
+            self.check(a.slot, get, out);
         }
         if a.repairs > 0 {
             self.repairing.push_back((a.slot, a.repairs));
@@ -371,11 +294,13 @@ impl Solana {
                     }
                     out.push(OwnedOp::Delete(META, old.to_be_bytes().to_vec()));
                     self.commit(out);
-                    out.push(OwnedOp::Get(DATA, shred_key(old, 0), Expect::Absent));
+                    let get = OwnedOp::Get(DATA, shred_key(old, 0), Expect::Absent);
+                    self.check(old, get, out);
                     self.purged += 1;
                 }
             }
-            Retention::Range if root >= self.purged + self.cfg.purge_every => {
+            // Unresolved, auto purges by range (see `Retention::Auto`).
+            Retention::Range | Retention::Auto if root >= self.purged + self.cfg.purge_every => {
                 let (from, to) = (self.purged, root);
                 for store in [DATA, CODE] {
                     out.push(OwnedOp::DeleteRange(
@@ -390,10 +315,13 @@ impl Solana {
                     to.to_be_bytes().to_vec(),
                 ));
                 self.commit(out);
-                out.push(OwnedOp::Get(DATA, shred_key(to - 1, 0), Expect::Absent));
+                // The range's first key: with one thread the check follows
+                // the purge's commit group on the same thread.
+                let get = OwnedOp::Get(DATA, shred_key(from, 0), Expect::Absent);
+                self.check(from, get, out);
                 self.purged = to;
             }
-            Retention::Range | Retention::Fifo => {}
+            Retention::Range | Retention::Auto | Retention::Fifo => {}
         }
     }
 }
@@ -408,9 +336,11 @@ impl Refill for Solana {
     }
 
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
+        // After the previous mark: every thread's writes before it landed.
+        self.checks_held(out);
         let all_done = self.done >= self.cfg.slots && self.repairs.is_empty();
         if all_done {
-            return Ok(false);
+            return Ok(!out.is_empty());
         }
         let end = (self.done + self.cfg.slots_per_segment).min(self.cfg.slots);
         while self.done < end || (end == self.cfg.slots && !self.repairs.is_empty()) {
