@@ -26,6 +26,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -313,7 +316,50 @@ func result(c *conn, err error) error {
 	return c.reply(stOK)
 }
 
+// cgroupMemoryLimit is the memory limit of the cgroup this process is in
+// (v1 or v2), or 0 when there is none.
+func cgroupMemoryLimit() int64 {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(self), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var file string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			file = filepath.Join("/sys/fs/cgroup", parts[2], "memory.max")
+		case strings.Contains(","+parts[1]+",", ",memory,"):
+			file = filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.limit_in_bytes")
+		default:
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		// "max" (v2) or a page-rounded huge number (v1) mean no limit.
+		if err == nil && n > 0 && n < 1<<50 {
+			return n
+		}
+	}
+	return 0
+}
+
 func main() {
+	// Go's collector lets the heap grow to twice what is live before it
+	// runs; inside a memory cgroup that heap reaches the limit and the
+	// process spins in the kernel's reclaim instead of collecting (Badger
+	// under 512 MiB made no progress for minutes without this, and loaded
+	// in 2.2 s with it). A soft limit of three quarters of the cgroup's, as
+	// Go advises for containers, makes it collect first.
+	if limit := cgroupMemoryLimit(); limit > 0 {
+		debug.SetMemoryLimit(limit / 4 * 3)
+	}
 	out := &conn{out: bufio.NewWriterSize(os.Stdout, connBuf)}
 	if len(os.Args) != 5 {
 		out.fail(fmt.Errorf("usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON SOCKET"))

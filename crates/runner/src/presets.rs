@@ -139,10 +139,12 @@ pub const OPS: &[(&str, &str, OpsPreset)] = &[(
     "solana",
     "contrast",
     OpsPreset {
-        // 40,000 slots of 128 shreds (~6 GB), 10,000 kept (~1.5 GB, six
+        // 40,000 slots of 128 shreds (~6 GB), 10,000 kept (~1.5 GB, three
         // times the limit), 8 slots in flight with 2% late repairs, purged
         // 100 slots at a time by range delete on leveled; FIFO's 1 GiB cap
-        // per store keeps about as many slots.
+        // per store keeps about as many slots. 512 MiB: three stores of a
+        // 64 MiB engine budget each and eight threads outgrew 256 MiB
+        // (leveled was OOM-killed after 1,500 slots).
         params: &[
             "slots=40000",
             "keep_slots=10000",
@@ -155,8 +157,8 @@ pub const OPS: &[(&str, &str, OpsPreset)] = &[(
         ],
         threads: "8",
         backends: "rocksdb-leveled,rocksdb-fifo",
-        memory_limit: "256MiB",
-        about: "the Solana blockstore note's contrast: leveled (range purges) against FIFO (size cap), 8 inserters, data 6x a 256 MiB limit",
+        memory_limit: "512MiB",
+        about: "the Solana blockstore note's contrast: leveled (range purges) against FIFO (size cap), 8 inserters, data 3x a 512 MiB limit",
     },
 )];
 

@@ -1,0 +1,124 @@
+//! Which Go engine a store runs and its settings.
+
+use ledgerbench_core::Durability;
+use serde::{Deserialize, Serialize};
+
+/// Which Go engine a store runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GoEngine {
+    /// CockroachDB's Pebble (v1.1), an LSM tree.
+    Pebble,
+    /// syndtr/goleveldb, LevelDB in Go.
+    Goleveldb,
+    /// Dgraph's Badger (v4), an LSM tree with a value log.
+    Badger,
+    /// etcd's bbolt, a copy-on-write B+tree.
+    Bbolt,
+    /// Nothing: the sidecar's own round trip.
+    Null,
+}
+
+impl GoEngine {
+    /// The name the sidecar and results use.
+    pub fn name(self) -> &'static str {
+        match self {
+            GoEngine::Pebble => "pebble",
+            GoEngine::Goleveldb => "goleveldb",
+            GoEngine::Badger => "badger",
+            GoEngine::Bbolt => "bbolt",
+            GoEngine::Null => "null",
+        }
+    }
+
+    /// The longest key the engine stores, bytes (`None`: no limit below
+    /// the frame's).
+    pub fn max_key(self) -> Option<usize> {
+        match self {
+            GoEngine::Bbolt => Some(32_768),
+            GoEngine::Badger => Some(65_000),
+            _ => None,
+        }
+    }
+
+    /// The smallest memtable ledgerbench gives the engine: Badger commits a
+    /// batch in one transaction, which must fit in 15% of its memtable, so
+    /// it keeps 64 MiB (batches up to about 9.6 MiB) even when asked for less.
+    pub fn min_memtable(self) -> u64 {
+        match self {
+            GoEngine::Badger => 64 << 20,
+            _ => 1 << 20,
+        }
+    }
+
+    /// The pinned module version (sidecar/go.mod).
+    pub fn version(self) -> &'static str {
+        match self {
+            GoEngine::Pebble => "pebble 1.1.5",
+            GoEngine::Goleveldb => "goleveldb 1.0.0",
+            GoEngine::Badger => "badger 4.9.6",
+            GoEngine::Bbolt => "bbolt 1.5.0",
+            GoEngine::Null => "null",
+        }
+    }
+}
+
+/// Settings of a Go engine; each engine reads the ones it has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GoConfig {
+    /// The Go engine (not `engine`: results tag every config with the
+    /// backend's engine under that name).
+    pub go_engine: GoEngine,
+    /// Block cache, bytes (Pebble, goleveldb, Badger).
+    pub cache_bytes: u64,
+    /// Memtable size, bytes (Pebble, goleveldb's write buffer, Badger).
+    pub memtable_bytes: u64,
+    /// L0 files that start a compaction (Pebble, goleveldb, Badger); 0 keeps
+    /// the engine's default.
+    pub l0_compaction_trigger: u32,
+    /// L0 files that stop writes (Pebble, goleveldb, Badger); 0: default.
+    pub l0_stop_writes_trigger: u32,
+    /// Concurrent compactions (Pebble, Badger); 0: default.
+    pub max_concurrent_compactions: u32,
+    /// The level asked for. Pebble: none disables the WAL; process and power
+    /// sync it per commit, because a commit without the sync waits in
+    /// Pebble's own WAL buffer and a kill -9 loses it. goleveldb and Badger always
+    /// write their journal or value log, so none keeps what process keeps.
+    /// bbolt: none sets NoSync; process and power sync every commit (without
+    /// the sync a power cut may tear its B+tree, as LMDB's would).
+    pub durability: Durability,
+    /// Length of the value `null` answers a read with, bytes.
+    pub value_bytes: u32,
+}
+
+impl Default for GoConfig {
+    fn default() -> Self {
+        Self {
+            go_engine: GoEngine::Pebble,
+            cache_bytes: 64 << 20,
+            memtable_bytes: 64 << 20,
+            l0_compaction_trigger: 0,
+            l0_stop_writes_trigger: 0,
+            max_concurrent_compactions: 0,
+            durability: Durability::Process,
+            value_bytes: 256,
+        }
+    }
+}
+
+impl GoConfig {
+    /// The default settings of `engine` (`null` at durability none: it
+    /// keeps nothing).
+    pub fn of(engine: GoEngine) -> Self {
+        Self {
+            go_engine: engine,
+            durability: if engine == GoEngine::Null {
+                Durability::None
+            } else {
+                Durability::Process
+            },
+            ..Self::default()
+        }
+    }
+}
