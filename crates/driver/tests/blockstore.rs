@@ -31,9 +31,11 @@ fn purges_remove_exactly_the_slots_behind_the_root() {
     let open = |n: &str| Mem::open(&dir.path().join(n), &cfg).expect("open");
     let (data, code, meta) = (open("data"), open("code"), open("meta"));
     let stores: [&dyn KvStore; 3] = [&data, &code, &meta];
-    let (slots, keep, every) = (60u64, 20u64, 5u64);
+    // Many slots in flight and many late shreds: a repair often lands
+    // while its slot is still arriving, and purges must go on past it.
+    let (slots, keep, every) = (300u64, 20u64, 5u64);
     let params = serde_json::json!({"slots": slots, "keep_slots": keep, "data_shreds": 8,
-        "coding_shreds": 6, "in_flight": 4, "repair_fraction": 0.1, "repair_delay_slots": 6,
+        "coding_shreds": 6, "in_flight": 8, "repair_fraction": 0.2, "repair_delay_slots": 2,
         "retention": "range", "purge_every": every, "slots_per_segment": 10});
     let mut src = ledgerbench_workloads::by_name("solana", 3, params).expect("solana");
     let out = ops::replay(&mut *src, &stores, &[None, None, None], &mut ());

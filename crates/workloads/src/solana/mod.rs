@@ -171,11 +171,19 @@ impl Solana {
         }
     }
 
-    /// The checks held back, except read-backs of slots purged since.
+    /// The checks held back, except read-backs of slots a purge may reach
+    /// before them: another thread may purge during the coming segment up to
+    /// `keep_slots` behind the newest slot it can complete.
     fn checks_held(&mut self, out: &mut Vec<OwnedOp>) {
+        let reach = if self.cfg.retention == Retention::Fifo {
+            self.purged
+        } else {
+            (self.done + self.cfg.slots_per_segment + u64::from(self.cfg.in_flight))
+                .saturating_sub(self.cfg.keep_slots)
+                .max(self.purged)
+        };
         for (slot, op) in self.later.drain(..) {
-            let gone =
-                matches!(op, OwnedOp::Get(_, _, Expect::Generated { .. })) && slot < self.purged;
+            let gone = matches!(op, OwnedOp::Get(_, _, Expect::Generated { .. })) && slot < reach;
             if !gone {
                 out.push(op);
             }
@@ -260,7 +268,11 @@ impl Solana {
             let r = self.repairs.pop_front().expect("checked");
             self.insert(r.slot, r.pos, r.shred, out);
             self.commit(out);
-            if let Some(e) = self.repairing.iter_mut().find(|e| e.0 == r.slot) {
+            // A repair may land while its slot is still arriving: then the
+            // slot completes with one repair fewer to wait for.
+            if let Some(a) = self.active.iter_mut().find(|a| a.slot == r.slot) {
+                a.repairs -= 1;
+            } else if let Some(e) = self.repairing.iter_mut().find(|e| e.0 == r.slot) {
                 e.1 -= 1;
             }
             self.repairing.retain(|e| e.1 > 0);
