@@ -74,13 +74,15 @@ pub(super) fn verdict_row(c: &CapacityResults) -> String {
                 (None, Some(_)) => "then an error ended the search".into(),
                 (None, None) => "the highest tried: a lower bound".into(),
             };
-            format!("`{}` {held} ({bound})", r.backend)
+            // Plain names: a cell of the answer stays one run of text in
+            // every format (the HTML page, the README).
+            format!("{} {held} ({bound})", r.backend)
         })
         .collect();
     format!(
         "| {} | {} s | {} | {} | {} |",
         match cfg.rows {
-            RowShape::TxHash => "transactions by hash (`txdata`'s keys)",
+            RowShape::TxHash => "transactions by hash (txdata keys)",
             RowShape::Shred => "Solana shreds (one slot a close)",
         },
         cfg.interval_secs,
