@@ -45,15 +45,9 @@ fn key(cfg: &CapacityConfig, close: u64, row: u64, n: u64, out: &mut Vec<u8>) {
     }
 }
 
-/// Offers `rate` rows per second to `store` for `cfg.intervals` closes.
-/// Close numbers start at `first_close`, so probes on one store never
-/// rewrite each other's rows.
-pub fn probe(
-    store: &dyn KvStore,
-    cfg: &CapacityConfig,
-    rate: f64,
-    first_close: u64,
-) -> Result<Probe, DriverError> {
+/// Offers `rate` rows per second to `store` (an empty one: every probe
+/// starts afresh) for `cfg.intervals` closes.
+pub fn probe(store: &dyn KvStore, cfg: &CapacityConfig, rate: f64) -> Result<Probe, DriverError> {
     let err = |source| DriverError::Store {
         store: "rows".into(),
         source,
@@ -68,7 +62,7 @@ pub fn probe(
     let mut pending = Vec::new();
     let start = Instant::now();
     for i in 0..u64::from(cfg.intervals) {
-        let close = first_close + i;
+        let close = i;
         let due = start + interval * (i as u32 + 1);
         if let Some(w) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(w);
@@ -149,6 +143,9 @@ fn judge(
     }
 }
 
+/// Runs one probe at a rate, given the probes so far.
+pub type TryRate<'a> = dyn FnMut(f64, &[Probe]) -> Result<Probe, DriverError> + 'a;
+
 /// What a search found: every probe, the highest rate that held and the
 /// lowest that did not (each absent when the search's end was not reached).
 #[derive(Debug, Default)]
@@ -162,14 +159,23 @@ pub struct Found {
 }
 
 /// Bisects between `cfg.min_rate` and `cfg.max_rate` with `try_rate`,
-/// which runs one probe; an error ends the search with what it found.
+/// which runs one probe given the probes so far (to keep them before it
+/// runs, in case it does not come back); an error ends the search with what
+/// it found. `known` are the probes of an earlier search of the same
+/// settings that was cut short, in its order: the search is deterministic,
+/// so it asks for their rates again first and takes them as they were.
 pub fn search(
     cfg: &CapacityConfig,
-    try_rate: &mut dyn FnMut(f64) -> Result<Probe, DriverError>,
+    known: Vec<Probe>,
+    try_rate: &mut TryRate<'_>,
 ) -> (Found, Option<DriverError>) {
     let mut found = Found::default();
+    let mut known = known.into_iter().peekable();
     let mut tried = |rate: f64, found: &mut Found| -> Result<bool, DriverError> {
-        let p = try_rate(rate)?;
+        let p = match known.next_if(|p| (p.rate / rate - 1.0).abs() < 1e-9) {
+            Some(p) => p,
+            None => try_rate(rate, &found.probes)?,
+        };
         let ok = p.sustained;
         found.probes.push(p);
         Ok(ok)

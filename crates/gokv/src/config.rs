@@ -1,6 +1,6 @@
 //! Which Go engine a store runs and its settings.
 
-use ledgerbench_core::Durability;
+use ledgerbench_core::{Durability, RangeDelete};
 use serde::{Deserialize, Serialize};
 
 /// Which Go engine a store runs.
@@ -48,6 +48,17 @@ impl GoEngine {
         match self {
             GoEngine::Badger => 64 << 20,
             _ => 1 << 20,
+        }
+    }
+
+    /// How the engine deletes a range: Pebble with one tombstone (the
+    /// sidecar sends it its DeleteRange), the others a key at a time (the
+    /// harness expands the range before sending); `null` keeps nothing.
+    pub fn range_delete(self) -> Option<RangeDelete> {
+        match self {
+            GoEngine::Pebble => Some(RangeDelete::Native),
+            GoEngine::Null => None,
+            _ => Some(RangeDelete::Emulated),
         }
     }
 

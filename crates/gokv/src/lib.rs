@@ -212,12 +212,10 @@ impl KvStore for GoStore {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
-        // Pebble deletes a range with one tombstone; the others get a
-        // delete per key the range holds.
-        let batch = if self.engine == GoEngine::Pebble {
-            std::borrow::Cow::Borrowed(batch)
-        } else {
-            ledgerbench_core::ranges::expand(self, batch)?
+        let batch = match self.engine.range_delete() {
+            Some(ledgerbench_core::RangeDelete::Native) => std::borrow::Cow::Borrowed(batch),
+            // A delete per key the range holds (null: nothing is kept).
+            _ => ledgerbench_core::ranges::expand(self, batch)?,
         };
         // No limit below the frame's u32 lengths.
         let max = self.engine.max_key().unwrap_or(u32::MAX as usize);
@@ -359,11 +357,7 @@ impl KvStore for GoStore {
             } else {
                 ledgerbench_core::WriterModel::Concurrent
             }),
-            range_delete: match self.engine {
-                GoEngine::Pebble => Some(ledgerbench_core::RangeDelete::Native),
-                GoEngine::Null => None,
-                _ => Some(ledgerbench_core::RangeDelete::Emulated),
-            },
+            range_delete: self.engine.range_delete(),
         }
     }
 

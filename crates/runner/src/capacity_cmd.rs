@@ -214,18 +214,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 error: None,
             },
         };
-        // The search is deterministic: it asks again for the rates already
-        // probed, in order, and gets what they gave.
-        let mut known = std::mem::take(&mut run.probes).into_iter().peekable();
-        let (found, err) = capacity::search(&cfg, &mut |rate| {
-            if let Some(p) = known.next_if(|p| (p.rate / rate - 1.0).abs() < 1e-9) {
-                run.probes.push(p.clone());
-                return Ok(p);
-            }
+        // A resumed search takes the probes already made as they were.
+        let known = std::mem::take(&mut run.probes);
+        let (found, err) = capacity::search(&cfg, known, &mut |rate, so_far| {
             // Recorded before the probe: a worker the OOM killer ends
             // leaves what its search found and the rate it died at.
             let mut kept = results.clone();
-            kept.runs.push(run.clone());
+            kept.runs.push(CapacityRun {
+                probes: so_far.to_vec(),
+                ..run.clone()
+            });
             let noted =
                 crate::output::write_json(&out.join("results.json"), &kept).and_then(|_| {
                     std::fs::write(out.join(PROBE_NOTE), format!("{}\n{rate}\n", spec.name))
@@ -251,7 +249,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     cfg.interval_secs,
                     p.why_not.as_deref().unwrap_or("held")
                 );
-                run.probes.push(p.clone());
             }
             p.map_err(|e| ledgerbench_driver::DriverError::Config(format!("{e:#}")))
         });
@@ -292,7 +289,7 @@ fn one_probe(
         .open(&placed.dirs[0])
         .map_err(anyhow::Error::from)
         .and_then(|store| {
-            let p = capacity::probe(&*store, cfg, rate, 0);
+            let p = capacity::probe(&*store, cfg, rate);
             store.close()?;
             Ok(p?)
         });

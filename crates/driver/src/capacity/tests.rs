@@ -59,12 +59,7 @@ fn bisection_converges_on_a_known_capacity() {
         per_row: Duration::from_micros(50),
     };
     let c = cfg();
-    let mut close = 0;
-    let (found, err) = search(&c, &mut |rate| {
-        let p = probe(&store, &c, rate, close);
-        close += u64::from(c.intervals);
-        p
-    });
+    let (found, err) = search(&c, Vec::new(), &mut |rate, _| probe(&store, &c, rate));
     assert!(err.is_none(), "{err:?}");
     let (lo, hi) = (
         found.sustained.expect("held"),
@@ -105,17 +100,46 @@ fn bisection_converges_on_a_known_capacity() {
 }
 
 #[test]
+fn a_search_cut_short_goes_on_from_its_probes_without_running_them_again() {
+    let store = Slow {
+        per_row: Duration::from_micros(50),
+    };
+    let c = cfg();
+    let (whole, _) = search(&c, Vec::new(), &mut |rate, _| probe(&store, &c, rate));
+    // The first three probes kept; the rest run, each seeing all before it.
+    let kept: Vec<Probe> = whole.probes[..3].to_vec();
+    let mut ran = Vec::new();
+    let (resumed, err) = search(&c, kept, &mut |rate, so_far| {
+        assert_eq!(so_far.len(), 3 + ran.len(), "the probes so far come along");
+        ran.push(rate);
+        probe(&store, &c, rate)
+    });
+    assert!(err.is_none(), "{err:?}");
+    let rates = |f: &Found| f.probes.iter().map(|p| p.rate).collect::<Vec<_>>();
+    assert_eq!(
+        ran,
+        rates(&whole)[3..],
+        "only the rates after the kept ones ran"
+    );
+    assert_eq!(rates(&resumed), rates(&whole));
+    assert_eq!(
+        (resumed.sustained, resumed.failed),
+        (whole.sustained, whole.failed)
+    );
+}
+
+#[test]
 fn ends_of_the_search_are_reported_as_bounds() {
     let c = cfg();
     let fast = Slow {
         per_row: Duration::ZERO,
     };
-    let (found, _) = search(&c, &mut |rate| probe(&fast, &c, rate, 0));
+    let (found, _) = search(&c, Vec::new(), &mut |rate, _| probe(&fast, &c, rate));
     assert_eq!((found.sustained, found.failed), (Some(200_000.0), None));
     let slow = Slow {
         per_row: Duration::from_millis(1),
     };
-    let (found, _) = search(&c, &mut |rate| probe(&slow, &c, rate, 0));
+    let (found, _) = search(&c, Vec::new(), &mut |rate, _| probe(&slow, &c, rate));
     assert_eq!((found.sustained, found.failed), (None, Some(1_000.0)));
     assert_eq!(found.probes.len(), 1, "nothing above a rate that failed");
 }

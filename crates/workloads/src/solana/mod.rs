@@ -29,8 +29,6 @@ struct Active {
     order: Vec<u32>,
     /// Position in `order` of the next shred.
     next: usize,
-    /// Positions in `order` left to repair.
-    repairs: u32,
     /// Positions deferred to repair (not checked when the slot completes).
     deferred: Vec<usize>,
 }
@@ -59,8 +57,8 @@ pub struct Solana {
     /// Slots below this are purged.
     purged: u64,
     active: VecDeque<Active>,
-    /// Slots completed whose repairs are outstanding: (slot, repairs left).
-    repairing: VecDeque<(u64, u32)>,
+    /// Late shreds not yet arrived, in the order they arrive: a slot with
+    /// one here is still open, whether or not its other shreds are in.
     repairs: VecDeque<Repair>,
     /// Shreds since the last commit.
     uncommitted: u32,
@@ -95,7 +93,6 @@ impl Solana {
             newest_done: 0,
             purged: 0,
             active: VecDeque::new(),
-            repairing: VecDeque::new(),
             repairs: VecDeque::new(),
             uncommitted: 0,
             pick: Rng::new(stream(seed ^ 0x666c, 0, 0)),
@@ -134,7 +131,6 @@ impl Solana {
             slot,
             order,
             next: 0,
-            repairs: 0,
             deferred: Vec::new(),
         });
         self.next_slot += 1;
@@ -209,7 +205,6 @@ impl Solana {
         a.next += 1;
         let finished = a.next == a.order.len();
         if late {
-            a.repairs += 1;
             a.deferred.push(pos);
             self.repairs.push_back(Repair {
                 due: self.next_slot + self.cfg.repair_delay_slots,
@@ -250,9 +245,6 @@ impl Solana {
             );
             self.check(a.slot, get, out);
         }
-        if a.repairs > 0 {
-            self.repairing.push_back((a.slot, a.repairs));
-        }
         self.done += 1;
         self.newest_done = self.newest_done.max(a.slot + 1);
         self.purge(out);
@@ -268,14 +260,6 @@ impl Solana {
             let r = self.repairs.pop_front().expect("checked");
             self.insert(r.slot, r.pos, r.shred, out);
             self.commit(out);
-            // A repair may land while its slot is still arriving: then the
-            // slot completes with one repair fewer to wait for.
-            if let Some(a) = self.active.iter_mut().find(|a| a.slot == r.slot) {
-                a.repairs -= 1;
-            } else if let Some(e) = self.repairing.iter_mut().find(|e| e.0 == r.slot) {
-                e.1 -= 1;
-            }
-            self.repairing.retain(|e| e.1 > 0);
         }
     }
 
@@ -289,7 +273,7 @@ impl Solana {
             .active
             .iter()
             .map(|a| a.slot)
-            .chain(self.repairing.iter().map(|e| e.0))
+            .chain(self.repairs.iter().map(|r| r.slot))
             .min()
             .unwrap_or(self.next_slot);
         let root = self
