@@ -101,18 +101,28 @@ fn bisection_converges_on_a_known_capacity() {
 
 #[test]
 fn a_search_cut_short_goes_on_from_its_probes_without_running_them_again() {
-    let store = Slow {
-        per_row: Duration::from_micros(50),
+    // Judged without timing, so both searches meet the same verdicts.
+    let judged = |rate: f64| -> Result<Probe, DriverError> {
+        let held = rate <= 20_000.0;
+        Ok(Probe {
+            rate,
+            rows_per_close: 1,
+            persist_secs: Vec::new(),
+            pending_compaction_bytes: Vec::new(),
+            max_persist_secs: None,
+            sustained: held,
+            why_not: (!held).then(|| "over 20,000".to_string()),
+        })
     };
     let c = cfg();
-    let (whole, _) = search(&c, Vec::new(), &mut |rate, _| probe(&store, &c, rate));
+    let (whole, _) = search(&c, Vec::new(), &mut |rate, _| judged(rate));
     // The first three probes kept; the rest run, each seeing all before it.
     let kept: Vec<Probe> = whole.probes[..3].to_vec();
     let mut ran = Vec::new();
     let (resumed, err) = search(&c, kept, &mut |rate, so_far| {
         assert_eq!(so_far.len(), 3 + ran.len(), "the probes so far come along");
         ran.push(rate);
-        probe(&store, &c, rate)
+        judged(rate)
     });
     assert!(err.is_none(), "{err:?}");
     let rates = |f: &Found| f.probes.iter().map(|p| p.rate).collect::<Vec<_>>();
