@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 use crate::RunHeader;
 use crate::StoreSetup;
 
+mod fs;
 mod shape;
 
+pub use fs::{FsCrash, TornWrite};
 pub use shape::{CrashShape, KeyKind, StoreShape};
 
 /// What one store held after a crash, against the batches written to it.

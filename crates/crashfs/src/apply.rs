@@ -1,0 +1,283 @@
+//! Playing a crash on the backing directory once the mount is gone: what
+//! was synced stays; of the rest, `lose` keeps nothing, `reorder` a random
+//! subset of the data writes and a prefix of the directory changes, and
+//! `torn` as `reorder` with one kept write cut at a sector boundary.
+//!
+//! Everything not synced is first undone, newest first, which brings the
+//! backing directory back to what the syncs made durable; the kept changes
+//! are then done again in their original order. Writes to the same bytes
+//! keep their order (a page is never written back older after newer), so
+//! the reordering is in which writes reach the device, not in what a
+//! single byte ends up holding among those that do.
+
+use std::collections::HashSet;
+use std::fs::OpenOptions;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use ledgerbench_results::crash::{FsCrash, TornWrite};
+use ledgerbench_rng::Rng;
+
+use crate::Fault;
+use crate::log::Rec;
+use crate::state::State;
+
+/// Which records a sync made durable: a file's data up to its last fsync,
+/// a directory's entries up to its last fsync (a rename needs both
+/// directories').
+fn durable(recs: &[Rec]) -> Vec<bool> {
+    let (mut files, mut dirs) = (HashSet::new(), HashSet::new());
+    let mut out = vec![false; recs.len()];
+    for (i, r) in recs.iter().enumerate().rev() {
+        out[i] = match r {
+            Rec::SyncFile { ino } => {
+                files.insert(*ino);
+                true
+            }
+            Rec::SyncDir { ino } => {
+                dirs.insert(*ino);
+                true
+            }
+            Rec::Write { ino, .. } | Rec::SetSize { ino, .. } => files.contains(ino),
+            Rec::Create { parent, .. } | Rec::Remove { parent, .. } => dirs.contains(parent),
+            Rec::Rename {
+                parent, newparent, ..
+            } => dirs.contains(parent) && dirs.contains(newparent),
+        };
+    }
+    out
+}
+
+/// The sector boundary a torn write is cut at: 4 KiB or 512 B (chosen by
+/// `rng`), strictly inside `off..off + len`, if there is one.
+fn cut_point(off: u64, len: u64, rng: &mut Rng) -> Option<u64> {
+    let units = if rng.below(2) == 0 {
+        [4096, 512]
+    } else {
+        [512, 512]
+    };
+    for unit in units {
+        let first = (off / unit + 1) * unit;
+        if first < off + len {
+            let count = (off + len - 1) / unit - off / unit;
+            return Some(first + unit * rng.below(count) - off);
+        }
+    }
+    None
+}
+
+/// Plays `fault` on the backing directory behind `s` and says what it did.
+pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> io::Result<FsCrash> {
+    let recs = std::mem::take(&mut s.log.recs);
+    let durable = durable(&recs);
+    let data: Vec<usize> = (0..recs.len())
+        .filter(|&i| !durable[i] && matches!(recs[i], Rec::Write { .. } | Rec::SetSize { .. }))
+        .collect();
+    let names: Vec<usize> = (0..recs.len())
+        .filter(|&i| !durable[i] && recs[i].is_name_op())
+        .collect();
+    let mut keep = vec![false; recs.len()];
+    let mut torn: Option<(usize, u64)> = None;
+    if fault != Fault::Lose {
+        for &i in &data {
+            keep[i] = rng.below(2) == 1;
+        }
+        let k = rng.below(names.len() as u64 + 1) as usize;
+        for &i in &names[..k] {
+            keep[i] = true;
+        }
+    }
+    if fault == Fault::Torn {
+        // The latest kept write that spans a boundary; failing that, the
+        // latest unsynced one that does, kept torn.
+        let cuttable = |i: usize| matches!(recs[i], Rec::Write { off, redo, .. } if (off % 512) + redo.len > 512);
+        let latest = |kept_only: bool| {
+            data.iter()
+                .rev()
+                .copied()
+                .find(|&i| (!kept_only || keep[i]) && cuttable(i))
+        };
+        if let Some(i) = latest(true).or_else(|| latest(false))
+            && let Rec::Write { off, redo, .. } = &recs[i]
+            && let Some(c) = cut_point(*off, redo.len, rng)
+        {
+            keep[i] = true;
+            torn = Some((i, c));
+        }
+    }
+    let mut report = FsCrash {
+        unsynced_writes: data.len() as u64,
+        persisted_writes: data.iter().filter(|&&i| keep[i]).count() as u64,
+        unsynced_names: names.len() as u64,
+        persisted_names: names.iter().filter(|&&i| keep[i]).count() as u64,
+        torn: None,
+        logged_bytes: s.log.payload_bytes(),
+    };
+    for (i, r) in recs.iter().enumerate().rev() {
+        if !durable[i] {
+            undo(s, r)?;
+        }
+    }
+    for (i, r) in recs.iter().enumerate() {
+        if !durable[i] && keep[i] {
+            let cut = torn.filter(|t| t.0 == i).map(|t| t.1);
+            if let (Some(kept), Rec::Write { ino, off, redo, .. }) = (cut, r) {
+                report.torn = Some(TornWrite {
+                    path: s
+                        .paths
+                        .get(ino)
+                        .and_then(|p| p.strip_prefix(root).ok())
+                        .map_or_else(|| format!("inode {ino}"), |p| p.display().to_string()),
+                    offset: *off,
+                    len: redo.len,
+                    kept,
+                });
+            }
+            redo_rec(s, r, cut)?;
+        }
+    }
+    Ok(report)
+}
+
+fn open_rw(p: &Path) -> io::Result<std::fs::File> {
+    OpenOptions::new().read(true).write(true).open(p)
+}
+
+/// Undoes one record on the backing directory.
+fn undo(s: &mut State, r: &Rec) -> io::Result<()> {
+    match r {
+        Rec::Write {
+            ino,
+            off,
+            old_size,
+            undo,
+            ..
+        } => {
+            if let Some(p) = s.paths.get(ino) {
+                let f = open_rw(p)?;
+                f.write_all_at(&s.log.read(*undo)?, *off)?;
+                f.set_len(*old_size)?;
+            }
+        }
+        Rec::SetSize {
+            ino,
+            old_size,
+            new_size,
+            undo,
+        } => {
+            if let Some(p) = s.paths.get(ino) {
+                let f = open_rw(p)?;
+                f.set_len(*old_size)?;
+                f.write_all_at(&s.log.read(*undo)?, *new_size)?;
+            }
+        }
+        Rec::Create { ino, dir, .. } => {
+            if let Some(p) = s.paths.get(ino).cloned() {
+                if *dir {
+                    std::fs::remove_dir_all(&p)?;
+                } else {
+                    std::fs::remove_file(&p)?;
+                }
+                s.forget(*ino);
+            }
+        }
+        Rec::Remove {
+            parent,
+            name,
+            ino,
+            grave,
+        } => {
+            if let Ok(to) = s.child(*parent, name) {
+                match grave {
+                    Some(g) => std::fs::rename(g, &to)?,
+                    None => std::fs::create_dir(&to)?,
+                }
+                s.place(*ino, to);
+            }
+        }
+        Rec::Rename {
+            parent,
+            name,
+            newparent,
+            newname,
+            ino,
+            replaced,
+        } => {
+            if let (Some(from), Ok(to)) = (s.paths.get(ino).cloned(), s.child(*parent, name)) {
+                std::fs::rename(&from, &to)?;
+                s.moved(*ino, &to);
+            }
+            if let (Some((old, g)), Ok(back)) = (replaced, s.child(*newparent, newname)) {
+                std::fs::rename(g, &back)?;
+                s.place(*old, back);
+            }
+        }
+        Rec::SyncFile { .. } | Rec::SyncDir { .. } => {}
+    }
+    Ok(())
+}
+
+/// Does one kept record again (a write cut to its first `cut` bytes).
+fn redo_rec(s: &mut State, r: &Rec, cut: Option<u64>) -> io::Result<()> {
+    match r {
+        Rec::Write { ino, off, redo, .. } => {
+            if let Some(p) = s.paths.get(ino) {
+                let mut b = s.log.read(*redo)?;
+                b.truncate(cut.unwrap_or(redo.len) as usize);
+                open_rw(p)?.write_all_at(&b, *off)?;
+            }
+        }
+        Rec::SetSize { ino, new_size, .. } => {
+            if let Some(p) = s.paths.get(ino) {
+                open_rw(p)?.set_len(*new_size)?;
+            }
+        }
+        Rec::Create {
+            parent,
+            name,
+            ino,
+            dir,
+        } => {
+            if let Ok(p) = s.child(*parent, name) {
+                if *dir {
+                    std::fs::create_dir(&p)?;
+                } else {
+                    OpenOptions::new().write(true).create_new(true).open(&p)?;
+                }
+                s.place(*ino, p);
+            }
+        }
+        Rec::Remove { ino, grave, .. } => {
+            if let Some(p) = s.paths.get(ino).cloned() {
+                if grave.is_some() {
+                    std::fs::remove_file(&p)?;
+                } else {
+                    std::fs::remove_dir_all(&p)?;
+                }
+                s.forget(*ino);
+            }
+        }
+        Rec::Rename {
+            newparent,
+            newname,
+            ino,
+            replaced,
+            ..
+        } => {
+            if let (Some(from), Ok(to)) = (s.paths.get(ino).cloned(), s.child(*newparent, newname))
+            {
+                if let Some((old, _)) = replaced {
+                    if let Some(q) = s.paths.get(old).cloned() {
+                        std::fs::remove_file(q)?;
+                    }
+                    s.forget(*old);
+                }
+                std::fs::rename(&from, &to)?;
+                s.moved(*ino, &to);
+            }
+        }
+        Rec::SyncFile { .. } | Rec::SyncDir { .. } => {}
+    }
+    Ok(())
+}

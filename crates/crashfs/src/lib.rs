@@ -1,0 +1,161 @@
+//! A crash filesystem: a FUSE layer over a backing directory that passes
+//! every request through but logs each write (with the bytes it replaced)
+//! until its file is fsynced, and each create, remove and rename until its
+//! directory is fsynced. On a simulated crash the layer is unmounted and
+//! the backing directory is left as a device could have left it:
+//!
+//! - [`Fault::Lose`]: every unsynced change is lost (a power cut that
+//!   loses all the page cache held);
+//! - [`Fault::Reorder`]: a random subset of the unsynced writes reached
+//!   the device, each whole, and a prefix of the unsynced directory changes;
+//! - [`Fault::Torn`]: as `Reorder`, and one kept write is cut at a 512 B or
+//!   4 KiB boundary.
+//!
+//! Directory changes follow their directory's fsync, which is stricter than
+//! ext4's default (there an fsync of a new file usually commits its name
+//! too): what POSIX promises, not what one filesystem happens to do.
+//!
+//! The kernel's page cache sits above the layer, so writes through a
+//! shared memory map reach it when the kernel writes them back (at
+//! `msync`, or at the unmount that follows a kill); the crash then treats
+//! them like any write not yet synced.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ledgerbench_results::crash::FsCrash;
+use ledgerbench_rng::Rng;
+
+mod apply;
+mod fs;
+mod log;
+mod state;
+
+#[cfg(test)]
+mod tests;
+
+/// What a crash does with the changes not yet synced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// All of them are lost.
+    Lose,
+    /// A random subset of the writes survives (each whole), and a prefix of
+    /// the directory changes.
+    Reorder,
+    /// As `Reorder`, with one surviving write cut at a sector boundary.
+    Torn,
+}
+
+/// The filesystem name a crash mount carries in the mount table, followed
+/// by `:PID` of the process serving it (how `ledgerbench clean` finds the
+/// mounts of a process that was killed).
+pub const FS_NAME: &str = "ledgerbench-crashfs";
+
+/// A mounted crash filesystem. Dropping it unmounts it as a clean shutdown
+/// (everything written stays); [`Mounted::crash`] unmounts it as a crash.
+pub struct Mounted {
+    session: Option<fuser::BackgroundSession>,
+    state: Arc<Mutex<state::State>>,
+    backing: PathBuf,
+    scratch: PathBuf,
+}
+
+/// Whether this process can mount FUSE filesystems (`/dev/fuse` opens and
+/// we are root); the reason when it cannot.
+pub fn available() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("mounting the crash filesystem needs root".into());
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .map(drop)
+        .map_err(|e| format!("/dev/fuse: {e} (install fuse3, or load the fuse module)"))
+}
+
+impl Mounted {
+    /// Mounts `backing` at `mountpoint`. `scratch` (made if missing, and
+    /// emptied of this layer's own files) holds the log and removed files.
+    pub fn mount(backing: &Path, mountpoint: &Path, scratch: &Path) -> io::Result<Mounted> {
+        let backing = std::path::absolute(backing)?;
+        let grave = scratch.join("grave");
+        if grave.exists() {
+            std::fs::remove_dir_all(&grave)?;
+        }
+        std::fs::create_dir_all(&grave)?;
+        let payload = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(scratch.join("payload"))?;
+        let st = state::State::new(backing.clone(), grave, log::OpLog::new(payload)?);
+        let state = Arc::new(Mutex::new(st));
+        let mut config = fuser::Config::default();
+        config.mount_options = vec![
+            fuser::MountOption::FSName(format!("{FS_NAME}:{}", std::process::id())),
+            fuser::MountOption::Subtype("ledgerbench".into()),
+            fuser::MountOption::RW,
+        ];
+        let session = fuser::spawn_mount(fs::CrashFs(state.clone()), mountpoint, &config)?;
+        Ok(Mounted {
+            session: Some(session),
+            state,
+            backing,
+            scratch: scratch.to_path_buf(),
+        })
+    }
+
+    fn unmount_session(&mut self) -> io::Result<()> {
+        if let Some(s) = self.session.take() {
+            s.umount_and_join()?;
+        }
+        Ok(())
+    }
+
+    /// Unmounts (the kernel first writes back what its page cache holds),
+    /// then plays `fault` on the backing directory with choices from `rng`.
+    pub fn crash(mut self, fault: Fault, rng: &mut Rng) -> io::Result<FsCrash> {
+        self.unmount_session()?;
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let report = apply::play(&mut st, &self.backing, fault, rng)?;
+        let grave = st.grave.clone();
+        drop(st);
+        std::fs::remove_dir_all(&grave)?;
+        Ok(report)
+    }
+
+    /// Unmounts cleanly: every change stays.
+    pub fn unmount(mut self) -> io::Result<()> {
+        self.unmount_session()?;
+        let _ = std::fs::remove_dir_all(self.scratch.join("grave"));
+        Ok(())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = self.unmount_session();
+    }
+}
+
+/// Crash mounts in this machine's mount table: (mount point, pid serving it).
+pub fn mounts() -> Vec<(PathBuf, u32)> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(' ').collect();
+            let source = line.split(" - ").nth(1)?.split(' ').nth(1)?;
+            let pid = source
+                .strip_prefix(FS_NAME)?
+                .strip_prefix(':')?
+                .parse()
+                .ok()?;
+            Some((PathBuf::from(f.get(4)?.replace("\\040", " ")), pid))
+        })
+        .collect()
+}
