@@ -41,15 +41,14 @@ impl Durability {
     pub fn may_lose(self, crash: CrashKind) -> bool {
         match (self, crash) {
             (Durability::None, _) => true,
-            (Durability::Process, CrashKind::Kill) => false,
-            (Durability::Process, CrashKind::PowerCut) => true,
+            (Durability::Process, k) => k.is_power_loss(),
             (Durability::Power, _) => false,
         }
     }
 
     /// Whether a crash of this kind may leave a corrupt store or a torn batch.
     pub fn may_corrupt(self, crash: CrashKind) -> bool {
-        self == Durability::None && crash == CrashKind::PowerCut
+        self == Durability::None && crash.is_power_loss()
     }
 }
 
@@ -80,8 +79,49 @@ impl std::str::FromStr for Durability {
 pub enum CrashKind {
     /// SIGKILL: the process dies, the kernel keeps its page cache.
     Kill,
-    /// The machine loses power: what the device has not made stable is gone.
+    /// The machine loses power: what the device has not made stable is gone
+    /// (an ext4 shutdown without flushing its journal).
     PowerCut,
+    /// A power loss on the crash filesystem: every write not yet synced is lost.
+    Lose,
+    /// A power loss on the crash filesystem: a random subset of the writes
+    /// not yet synced reached the device, each whole.
+    Reorder,
+    /// As `Reorder`, with one write that reached the device cut at a
+    /// sector boundary.
+    Torn,
+}
+
+impl CrashKind {
+    /// Every kind, in the order flags list them.
+    pub const ALL: [CrashKind; 5] = [
+        CrashKind::Kill,
+        CrashKind::PowerCut,
+        CrashKind::Lose,
+        CrashKind::Reorder,
+        CrashKind::Torn,
+    ];
+
+    /// The kind's name as flags and results spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashKind::Kill => "kill",
+            CrashKind::PowerCut => "power-cut",
+            CrashKind::Lose => "lose",
+            CrashKind::Reorder => "reorder",
+            CrashKind::Torn => "torn",
+        }
+    }
+
+    /// Whether the machine loses power (as against one process dying).
+    pub fn is_power_loss(self) -> bool {
+        self != CrashKind::Kill
+    }
+
+    /// Whether the crash filesystem plays this crash.
+    pub fn on_crash_fs(self) -> bool {
+        matches!(self, CrashKind::Lose | CrashKind::Reorder | CrashKind::Torn)
+    }
 }
 
 /// What a backend can do beyond the required operations.

@@ -89,21 +89,24 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
         }
     }
     if fault == Fault::Torn {
-        // The latest kept write that spans a boundary; failing that, the
-        // latest unsynced one that does, kept torn.
-        let cuttable = |i: usize| matches!(recs[i], Rec::Write { off, redo, .. } if (off % 512) + redo.len > 512);
-        let latest = |kept_only: bool| {
-            data.iter()
-                .rev()
-                .copied()
-                .find(|&i| (!kept_only || keep[i]) && cuttable(i))
-        };
-        if let Some(i) = latest(true).or_else(|| latest(false))
-            && let Rec::Write { off, redo, .. } = &recs[i]
-            && let Some(c) = cut_point(*off, redo.len, rng)
-        {
-            keep[i] = true;
-            torn = Some((i, c));
+        // One kept write that spans a sector boundary, at random (the
+        // latest is most often an info log, which tells nothing); failing
+        // that, an unsynced one that does, kept torn.
+        let cuttable: Vec<usize> = data
+            .iter()
+            .copied()
+            .filter(|&i| matches!(recs[i], Rec::Write { off, redo, .. } if (off % 512) + redo.len > 512))
+            .collect();
+        let kept: Vec<usize> = cuttable.iter().copied().filter(|&i| keep[i]).collect();
+        let pool = if kept.is_empty() { &cuttable } else { &kept };
+        if !pool.is_empty() {
+            let i = pool[rng.below(pool.len() as u64) as usize];
+            if let Rec::Write { off, redo, .. } = &recs[i]
+                && let Some(c) = cut_point(*off, redo.len, rng)
+            {
+                keep[i] = true;
+                torn = Some((i, c));
+            }
         }
     }
     let mut report = FsCrash {

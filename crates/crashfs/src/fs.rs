@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -16,7 +16,27 @@ use fuser::{
 };
 
 use crate::log::Rec;
-use crate::state::{State, attr};
+use crate::names::open_options;
+use crate::state::{Gate, State, attr};
+
+/// Lets a change through, or holds its reply past the cut (the caller
+/// blocks, as on a machine that lost power), or refuses it once the
+/// writer is dead.
+macro_rules! gate {
+    ($s:expr, $reply:expr) => {
+        match $s.gate() {
+            Gate::Go => {}
+            Gate::Hold => {
+                $s.held.push(Box::new($reply));
+                return;
+            }
+            Gate::Refuse => {
+                $reply.error(Errno::EIO);
+                return;
+            }
+        }
+    };
+}
 
 /// How long the kernel may cache names and attributes: every change goes
 /// through this layer, so its cache cannot go stale within a mount.
@@ -46,16 +66,6 @@ impl CrashFs {
             Err(e) => reply.error(err(e)),
         }
     }
-}
-
-fn open_options(flags: i32) -> OpenOptions {
-    let mut o = OpenOptions::new();
-    match flags & libc::O_ACCMODE {
-        libc::O_RDONLY => o.read(true),
-        libc::O_WRONLY => o.read(true).write(true),
-        _ => o.read(true).write(true),
-    };
-    o
 }
 
 impl Filesystem for CrashFs {
@@ -98,6 +108,9 @@ impl Filesystem for CrashFs {
         reply: ReplyAttr,
     ) {
         let mut s = self.state();
+        if size.is_some() {
+            gate!(s, reply);
+        }
         let r = (|| -> io::Result<std::fs::Metadata> {
             let path = s.path(ino.0)?;
             if let Some(m) = mode {
@@ -129,20 +142,8 @@ impl Filesystem for CrashFs {
         reply: ReplyEntry,
     ) {
         let mut s = self.state();
-        let r = (|| -> io::Result<std::path::PathBuf> {
-            let p = s.child(parent.0, name)?;
-            std::fs::DirBuilder::new()
-                .mode(mode & !umask & 0o7777)
-                .create(&p)?;
-            let ino = s.ino_of(&p);
-            s.log.recs.push(Rec::Create {
-                parent: parent.0,
-                name: name.to_os_string(),
-                ino,
-                dir: true,
-            });
-            Ok(p)
-        })();
+        gate!(s, reply);
+        let r = s.mkdir(parent.0, name, mode & !umask);
         match r {
             Ok(p) => self.entry(&mut s, &p, reply),
             Err(e) => reply.error(err(e)),
@@ -151,22 +152,8 @@ impl Filesystem for CrashFs {
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let mut s = self.state();
-        let r = (|| -> io::Result<()> {
-            let p = s.child(parent.0, name)?;
-            std::fs::symlink_metadata(&p)?;
-            let ino = s.ino_of(&p);
-            let grave = s.grave_slot();
-            std::fs::rename(&p, &grave)?;
-            s.moved(ino, &grave);
-            s.log.recs.push(Rec::Remove {
-                parent: parent.0,
-                name: name.to_os_string(),
-                ino,
-                grave: Some(grave),
-            });
-            Ok(())
-        })();
-        match r {
+        gate!(s, reply);
+        match s.remove(parent.0, name, false) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(err(e)),
         }
@@ -174,20 +161,8 @@ impl Filesystem for CrashFs {
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let mut s = self.state();
-        let r = (|| -> io::Result<()> {
-            let p = s.child(parent.0, name)?;
-            std::fs::remove_dir(&p)?;
-            let ino = s.ino_of(&p);
-            s.forget(ino);
-            s.log.recs.push(Rec::Remove {
-                parent: parent.0,
-                name: name.to_os_string(),
-                ino,
-                grave: None,
-            });
-            Ok(())
-        })();
-        match r {
+        gate!(s, reply);
+        match s.remove(parent.0, name, true) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(err(e)),
         }
@@ -203,47 +178,9 @@ impl Filesystem for CrashFs {
         flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        if flags.contains(RenameFlags::RENAME_EXCHANGE)
-            || flags.contains(RenameFlags::RENAME_WHITEOUT)
-        {
-            reply.error(Errno::EINVAL);
-            return;
-        }
         let mut s = self.state();
-        let r = (|| -> io::Result<()> {
-            let from = s.child(parent.0, name)?;
-            let to = s.child(newparent.0, newname)?;
-            std::fs::symlink_metadata(&from)?;
-            let ino = s.ino_of(&from);
-            let mut replaced = None;
-            if let Ok(m) = std::fs::symlink_metadata(&to) {
-                if flags.contains(RenameFlags::RENAME_NOREPLACE) {
-                    return Err(io::Error::from_raw_os_error(libc::EEXIST));
-                }
-                if m.is_dir() {
-                    // Directories replaced by rename: not a pattern the
-                    // engines use, so not undoable here.
-                    return Err(io::Error::from_raw_os_error(libc::EISDIR));
-                }
-                let old = s.ino_of(&to);
-                let grave = s.grave_slot();
-                std::fs::rename(&to, &grave)?;
-                s.moved(old, &grave);
-                replaced = Some((old, grave));
-            }
-            std::fs::rename(&from, &to)?;
-            s.moved(ino, &to);
-            s.log.recs.push(Rec::Rename {
-                parent: parent.0,
-                name: name.to_os_string(),
-                newparent: newparent.0,
-                newname: newname.to_os_string(),
-                ino,
-                replaced,
-            });
-            Ok(())
-        })();
-        match r {
+        gate!(s, reply);
+        match s.rename((parent.0, name), (newparent.0, newname), flags) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(err(e)),
         }
@@ -272,28 +209,13 @@ impl Filesystem for CrashFs {
         reply: ReplyCreate,
     ) {
         let mut s = self.state();
-        let r = (|| -> io::Result<(u64, u64, std::fs::Metadata)> {
-            let p = s.child(parent.0, name)?;
-            let existed = std::fs::symlink_metadata(&p).is_ok();
-            if existed && flags & libc::O_EXCL != 0 {
-                return Err(io::Error::from_raw_os_error(libc::EEXIST));
-            }
-            let f = open_options(flags)
-                .create(true)
-                .mode(mode & !umask & 0o7777)
-                .open(&p)?;
-            let ino = s.ino_of(&p);
-            if !existed {
-                s.log.recs.push(Rec::Create {
-                    parent: parent.0,
-                    name: name.to_os_string(),
-                    ino,
-                    dir: false,
-                });
-            }
-            let m = f.metadata()?;
-            Ok((ino, s.open_handle(f), m))
-        })();
+        gate!(s, reply);
+        let r = s
+            .create(parent.0, name, mode & !umask, flags)
+            .and_then(|(ino, f)| {
+                let m = f.metadata()?;
+                Ok((ino, s.open_handle(f), m))
+            });
         match r {
             Ok((ino, fh, m)) => reply.created(
                 &TTL,
@@ -351,6 +273,7 @@ impl Filesystem for CrashFs {
         reply: ReplyWrite,
     ) {
         let mut s = self.state();
+        gate!(s, reply);
         let r = s
             .handle(fh.0)
             .and_then(File::try_clone)
@@ -396,7 +319,9 @@ impl Filesystem for CrashFs {
     ) {
         // The backing directory stands for the device: nothing to flush
         // there. The sync is what makes this file's writes so far durable.
-        self.state().log.recs.push(Rec::SyncFile { ino: ino.0 });
+        let mut s = self.state();
+        gate!(s, reply);
+        s.log.recs.push(Rec::SyncFile { ino: ino.0 });
         reply.ok();
     }
 
@@ -408,7 +333,9 @@ impl Filesystem for CrashFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        self.state().log.recs.push(Rec::SyncDir { ino: ino.0 });
+        let mut s = self.state();
+        gate!(s, reply);
+        s.log.recs.push(Rec::SyncDir { ino: ino.0 });
         reply.ok();
     }
 
@@ -491,6 +418,7 @@ impl Filesystem for CrashFs {
         reply: ReplyEmpty,
     ) {
         let mut s = self.state();
+        gate!(s, reply);
         let r = (|| -> io::Result<()> {
             let f = s.handle(fh.0)?.try_clone()?;
             match mode {

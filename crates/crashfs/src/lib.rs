@@ -9,7 +9,7 @@
 //! - [`Fault::Reorder`]: a random subset of the unsynced writes reached
 //!   the device, each whole, and a prefix of the unsynced directory changes;
 //! - [`Fault::Torn`]: as `Reorder`, and one kept write is cut at a 512 B or
-//!   4 KiB boundary.
+//!   4 KiB boundary (one kept write spanning a boundary, chosen at random).
 //!
 //! Directory changes follow their directory's fsync, which is stricter than
 //! ext4's default (there an fsync of a new file usually commits its name
@@ -31,6 +31,7 @@ use ledgerbench_rng::Rng;
 mod apply;
 mod fs;
 mod log;
+mod names;
 mod state;
 
 #[cfg(test)]
@@ -58,6 +59,7 @@ pub const FS_NAME: &str = "ledgerbench-crashfs";
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
     state: Arc<Mutex<state::State>>,
+    mountpoint: PathBuf,
     backing: PathBuf,
     scratch: PathBuf,
 }
@@ -105,16 +107,65 @@ impl Mounted {
         Ok(Mounted {
             session: Some(session),
             state,
+            mountpoint: std::path::absolute(mountpoint)?,
             backing,
             scratch: scratch.to_path_buf(),
         })
     }
 
+    fn locked(&self) -> std::sync::MutexGuard<'_, state::State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Changes (writes, size changes, directory changes, syncs) served so far.
+    pub fn ops(&self) -> u64 {
+        self.locked().ops
+    }
+
+    /// Arms the cut: `n` more changes are served, then none; their callers
+    /// block (a power loss: nothing after it is acknowledged).
+    pub fn cut_after(&self, n: u64) {
+        self.locked().cut = Some(n);
+    }
+
+    /// Whether the cut has come (a change arrived past it).
+    pub fn frozen(&self) -> bool {
+        self.locked().frozen
+    }
+
+    /// After the writer is killed: answers the held changes, and refuses
+    /// later ones, with EIO, unblocking the dying threads (the kernel waits
+    /// for an answer to a request this layer has already read, even for a
+    /// killed caller; the caller cannot run again to see it).
+    pub fn release(&self) {
+        let mut st = self.locked();
+        st.frozen = true;
+        st.refusing = true;
+        // A reply dropped unanswered answers EIO.
+        st.held.clear();
+    }
+
     fn unmount_session(&mut self) -> io::Result<()> {
-        if let Some(s) = self.session.take() {
-            s.umount_and_join()?;
+        let Some(s) = self.session.take() else {
+            return Ok(());
+        };
+        // A killed writer's children (a Go sidecar) may still be closing
+        // their files: wait for the mount to be free, up to 10 s.
+        use std::os::unix::ffi::OsStrExt;
+        let mp = std::ffi::CString::new(self.mountpoint.as_os_str().as_bytes())?;
+        for _ in 0..1000 {
+            // SAFETY: a valid C string; flags 0 is a plain unmount.
+            if unsafe { libc::umount2(mp.as_ptr(), 0) } == 0 {
+                // Unmounted: the session's loop ends on its own (its own
+                // unmount attempt on drop fails quietly).
+                return s.join();
+            }
+            if io::Error::last_os_error().raw_os_error() != Some(libc::EBUSY) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        Ok(())
+        s.umount_and_join()
     }
 
     /// Unmounts (the kernel first writes back what its page cache holds),

@@ -33,6 +33,27 @@ pub(crate) struct State {
     graves: u64,
     /// Everything done since the mount.
     pub(crate) log: OpLog,
+    /// Changes served since the mount.
+    pub(crate) ops: u64,
+    /// Changes still served before the cut, once armed.
+    pub(crate) cut: Option<u64>,
+    /// Past the cut: no change is served any more.
+    pub(crate) frozen: bool,
+    /// Past the cut and the writer killed: changes are refused at once.
+    pub(crate) refusing: bool,
+    /// Replies to changes that arrived after the cut, never answered while
+    /// the writer lives: it blocks there, as a machine that lost power.
+    pub(crate) held: Vec<Box<dyn Send>>,
+}
+
+/// What to do with a change request.
+pub(crate) enum Gate {
+    /// Serve it.
+    Go,
+    /// Hold its reply: the cut has come.
+    Hold,
+    /// Answer EIO: the cut has come and its writer is dead.
+    Refuse,
 }
 
 impl State {
@@ -46,10 +67,34 @@ impl State {
             grave,
             graves: 0,
             log,
+            ops: 0,
+            cut: None,
+            frozen: false,
+            refusing: false,
+            held: Vec::new(),
         };
         s.paths.insert(ROOT, root.clone());
         s.by_path.insert(root, ROOT);
         s
+    }
+
+    /// Counts a change request and says whether to serve it.
+    pub(crate) fn gate(&mut self) -> Gate {
+        if !self.frozen {
+            match self.cut {
+                Some(0) => self.frozen = true,
+                Some(n) => self.cut = Some(n - 1),
+                None => {}
+            }
+        }
+        if !self.frozen {
+            self.ops += 1;
+            Gate::Go
+        } else if self.refusing {
+            Gate::Refuse
+        } else {
+            Gate::Hold
+        }
     }
 
     /// The path of `ino`.

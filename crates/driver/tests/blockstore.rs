@@ -27,6 +27,7 @@ fn purges_remove_exactly_the_slots_behind_the_root() {
     let cfg = MemConfig {
         persist: false,
         log: MemLog::Off,
+        ..MemConfig::default()
     };
     let open = |n: &str| Mem::open(&dir.path().join(n), &cfg).expect("open");
     let (data, code, meta) = (open("data"), open("code"), open("meta"));

@@ -11,6 +11,7 @@ fn a_paced_run_keeps_its_schedule_and_times_gets_from_when_they_were_due() {
     let cfg = MemConfig {
         persist: false,
         log: MemLog::Off,
+        ..MemConfig::default()
     };
     let store = Mem::open(&dir.path().join("usertable"), &cfg).expect("open");
     let stores: [&dyn KvStore; 1] = [&store];

@@ -57,6 +57,7 @@ fn open3(dir: &std::path::Path) -> [MemStore; 3] {
     let cfg = MemConfig {
         persist: false,
         log: ledgerbench_mem::MemLog::Off,
+        ..MemConfig::default()
     };
     ["ledgers", "txdata", "txindex"].map(|s| Mem::open(&dir.join(s), &cfg).expect("open"))
 }

@@ -11,7 +11,7 @@ use ledgerbench_fjall::{Fjall, FjallConfig};
 use ledgerbench_gokv::{Go, GoConfig, GoEngine};
 use ledgerbench_lmdb::{Lmdb, LmdbConfig};
 use ledgerbench_mdbx::{Mdbx, MdbxConfig};
-use ledgerbench_mem::{Mem, MemConfig, Null, NullConfig};
+use ledgerbench_mem::{Mem, MemConfig, Null, NullConfig, Planted};
 use ledgerbench_redb::{Redb, RedbConfig};
 use ledgerbench_rocksdb::{
     Compaction, Partitioned, PartitionedConfig, Rocks, RocksConfig, Sharded, ShardedConfig,
@@ -180,6 +180,26 @@ const NAMED: &[Named] = &[
     ("go-null", || EngineConfig::Go(GoConfig::of(GoEngine::Null))),
 ];
 
+/// Configs with a planted durability bug, accepted by name and never listed:
+/// the crash tests' check that they catch what they claim to. Each is the
+/// in-memory engine with a commit index beside its log, at `power`.
+const PLANTED: &[Named] = &[
+    ("planted-barrier", || {
+        EngineConfig::Mem(MemConfig {
+            log: ledgerbench_mem::MemLog::Sync,
+            planted: Some(Planted::IndexAfterSync),
+            ..MemConfig::default()
+        })
+    }),
+    ("planted-no-barrier", || {
+        EngineConfig::Mem(MemConfig {
+            log: ledgerbench_mem::MemLog::Sync,
+            planted: Some(Planted::IndexNoBarrier),
+            ..MemConfig::default()
+        })
+    }),
+];
+
 /// Backend config names accepted by `--backends`, `--backend` and `--store`.
 pub fn names() -> impl Iterator<Item = &'static str> {
     NAMED.iter().map(|(n, _)| *n)
@@ -233,6 +253,7 @@ impl BackendSpec {
     pub fn by_name(name: &str) -> Result<Self, UnknownBackend> {
         let (_, make) = NAMED
             .iter()
+            .chain(PLANTED)
             .find(|(n, _)| *n == name)
             .ok_or_else(|| UnknownBackend(name.to_string()))?;
         Ok(Self {

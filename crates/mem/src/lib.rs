@@ -20,8 +20,10 @@ use ledgerbench_core::{
 use serde::{Deserialize, Serialize};
 
 pub mod null;
+mod planted;
 
 pub use null::{Null, NullConfig};
+pub use planted::Planted;
 
 const ENGINE: &str = "mem";
 const SNAPSHOT: &str = "snapshot.kvm";
@@ -48,6 +50,10 @@ pub struct MemConfig {
     pub persist: bool,
     /// The per-batch log (needs `persist`).
     pub log: MemLog,
+    /// A commit index in a planted order (with `log = "sync"`): the crash
+    /// tests' own check that they catch a missing barrier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planted: Option<Planted>,
 }
 
 impl Default for MemConfig {
@@ -55,6 +61,7 @@ impl Default for MemConfig {
         Self {
             persist: true,
             log: MemLog::Write,
+            planted: None,
         }
     }
 }
@@ -124,10 +131,21 @@ impl KvBackend for Mem {
         };
         let log = if cfg.persist && cfg.log != MemLog::Off {
             let path = dir.join(LOG);
-            Some(
-                replay_log(&path, &mut map)
-                    .map_err(|e| corrupt(&format!("log {}", path.display()), e))?,
-            )
+            let what = format!("log {}", path.display());
+            Some(match cfg.planted.filter(|_| cfg.log == MemLog::Sync) {
+                None => replay_log(&path, &mut map).map_err(|e| corrupt(&what, e))?,
+                Some(_) => {
+                    let (index, committed) =
+                        planted::open_index(dir).map_err(|e| corrupt(&what, e))?;
+                    let file = planted::replay(&path, committed, &mut map)
+                        .map_err(|e| corrupt(&what, e))?;
+                    Log {
+                        file,
+                        len: committed,
+                        index: Some(index),
+                    }
+                }
+            })
         } else {
             None
         };
@@ -146,17 +164,26 @@ impl KvBackend for Mem {
 struct Log {
     file: fs::File,
     len: u64,
+    /// The planted commit index, if the config plants one.
+    index: Option<fs::File>,
 }
 
 /// Applies the whole frames of the log at `path` to `map`, cuts off a torn
 /// tail (a crash mid-append) and returns the log open for appending.
 fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<Log> {
+    let existed = path.exists();
     let mut f = fs::OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .truncate(false)
         .open(path)?;
+    if !existed && let Some(dir) = path.parent() {
+        // A new log's name is durable only once its directory is synced:
+        // without this a power loss could drop the whole log, synced
+        // commits and all (the crash filesystem's `lose` showed it).
+        fsutil::sync_dir(dir)?;
+    }
     let mut data = Vec::new();
     f.read_to_end(&mut data)?;
     let mut at = 0;
@@ -179,6 +206,7 @@ fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<L
     Ok(Log {
         file: f,
         len: at as u64,
+        index: None,
     })
 }
 
@@ -329,6 +357,12 @@ impl MemStore {
         // map's lock, held here), so the log starts over.
         let mut log = self.log.lock().map_err(|_| self.lock_err(op))?;
         if let Some(l) = log.as_mut() {
+            if let Some(index) = &l.index {
+                // The index first: it must never point past the log.
+                std::os::unix::fs::FileExt::write_all_at(index, &0u64.to_le_bytes(), 0)
+                    .and_then(|()| index.sync_data())
+                    .map_err(io_err)?;
+            }
             l.file
                 .set_len(0)
                 .and_then(|_| l.file.sync_data())
@@ -377,10 +411,17 @@ impl KvStore for MemStore {
             // Logged before applied: a failed append leaves the map as it
             // was, and is cut off so later frames do not follow a torn one.
             let frame = encode_frame(batch);
-            let mut logged = l.file.write_all(&frame);
-            if logged.is_ok() && self.cfg.log == MemLog::Sync {
-                logged = l.file.sync_data();
-            }
+            let new_len = l.len + frame.len() as u64;
+            let logged = match (&l.index, self.cfg.planted) {
+                (Some(index), Some(p)) => planted::commit(p, &mut l.file, index, &frame, new_len),
+                _ => l.file.write_all(&frame).and_then(|()| {
+                    if self.cfg.log == MemLog::Sync {
+                        l.file.sync_data()
+                    } else {
+                        Ok(())
+                    }
+                }),
+            };
             if let Err(e) = logged {
                 let _ = l.file.set_len(l.len);
                 return Err(io_err(e));

@@ -129,6 +129,12 @@ impl MemoryLimit {
         Ok(g)
     }
 
+    /// The file a process writes `0` to to enter the cgroup itself (how a
+    /// child joins between fork and exec, before it can open anything).
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
     /// Moves process `pid` into the cgroup.
     pub fn add(&self, pid: u32) -> Result<()> {
         self.file_write("cgroup.procs", &pid.to_string())

@@ -5,10 +5,7 @@ use ledgerbench_results::crash::{CrashResults, CrashSummary};
 
 /// The crash kind as flags and tables spell it.
 pub fn kind_name(k: CrashKind) -> &'static str {
-    match k {
-        CrashKind::Kill => "kill",
-        CrashKind::PowerCut => "power-cut",
-    }
+    k.name()
 }
 
 /// One line of totals, for progress output.

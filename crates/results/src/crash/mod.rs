@@ -60,6 +60,17 @@ pub struct Cycle {
     /// The store was started afresh after this cycle (it did not open, or
     /// held torn or corrupt data), so the next cycle begins at batch 0.
     pub reset: bool,
+    /// Time from the checker starting to open until its first read
+    /// returned, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_read_secs: Option<f64>,
+    /// Bytes the device read from the checker's start to its first read
+    /// (with the page cache dropped first, so recovery reads from the device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_read_bytes: Option<u64>,
+    /// What the crash filesystem kept of the unsynced writes (its kinds only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_crash: Option<FsCrash>,
 }
 
 /// Totals of one engine config x durability level x crash kind.
@@ -89,6 +100,15 @@ pub struct CrashSummary {
     pub recovery_p50_secs: Option<f64>,
     /// Recovery (open) time, 99th percentile, seconds.
     pub recovery_p99_secs: Option<f64>,
+    /// Time to the first successful read after the crash, median, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_read_p50_secs: Option<f64>,
+    /// Time to the first successful read, 99th percentile, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_read_p99_secs: Option<f64>,
+    /// Device bytes read until the first read, median over cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_read_p50_bytes: Option<f64>,
     /// Whether the level held: nothing promised lost, nothing torn, corrupt
     /// or out of order, every open fine (where the level promises that).
     pub promise_kept: bool,
@@ -133,6 +153,9 @@ pub struct CrashResults {
     /// files from before the rule was recorded read 1.
     #[serde(default = "first_rule")]
     pub summary_rule: u32,
+    /// The signal that stopped the run before its plan was done, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// How summaries are counted now. 1: a cycle whose store did not reopen
@@ -184,7 +207,7 @@ impl CrashSummary {
             cycles: cycles.len() as u32,
             ..CrashSummary::default()
         };
-        let mut rec = Vec::new();
+        let (mut rec, mut first, mut read) = (Vec::new(), Vec::new(), Vec::new());
         for c in cycles {
             s.acked += c.new_acks;
             // From the cycle's facts, not its stored totals, so results
@@ -204,10 +227,18 @@ impl CrashSummary {
                 s.out_of_order += r.out_of_order;
             }
             rec.extend(c.recovery_secs);
+            first.extend(c.first_read_secs);
+            read.extend(c.recovery_read_bytes.map(|b| b as f64));
         }
-        ledgerbench_core::quantile::sort(&mut rec);
-        s.recovery_p50_secs = ledgerbench_core::quantile::quantile_sorted(&rec, 0.5);
-        s.recovery_p99_secs = ledgerbench_core::quantile::quantile_sorted(&rec, 0.99);
+        use ledgerbench_core::quantile::{quantile_sorted as q, sort};
+        for v in [&mut rec, &mut first, &mut read] {
+            sort(v);
+        }
+        s.recovery_p50_secs = q(&rec, 0.5);
+        s.recovery_p99_secs = q(&rec, 0.99);
+        s.first_read_p50_secs = q(&first, 0.5);
+        s.first_read_p99_secs = q(&first, 0.99);
+        s.recovery_read_p50_bytes = q(&read, 0.5);
         let intact = s.torn == 0 && s.corrupt == 0 && s.out_of_order == 0 && s.failed_opens == 0;
         s.promise_kept = s.lost_promised == 0 && (level.may_corrupt(kind) || intact);
         s
@@ -240,6 +271,9 @@ mod tests {
             lost: 0,
             lost_promised: 0,
             reset: false,
+            first_read_secs: None,
+            recovery_read_bytes: None,
+            fs_crash: None,
         }
     }
 

@@ -17,6 +17,7 @@ use ledgerbench_rng::stream;
 use crate::registry::BackendSpec;
 use crate::{registry, size};
 
+mod procs;
 mod reboot;
 mod supervisor;
 pub mod worker;
@@ -38,13 +39,16 @@ pub struct Args {
         value_parser = crate::harness::durability_parser()
     )]
     durability: Vec<Durability>,
-    /// Crash kinds, comma-separated: kill (kill -9), power-cut.
+    /// Crash kinds, comma-separated: kill (kill -9), power-cut (ext4
+    /// shutdown without journal flush), and on the crash filesystem (FUSE):
+    /// lose (every unsynced write lost), reorder (a random subset kept),
+    /// torn (as reorder, one kept write cut at a sector boundary).
     #[arg(
         long,
         value_name = "LIST",
         default_value = "kill,power-cut",
         value_delimiter = ',',
-        value_parser = ["kill", "power-cut"]
+        value_parser = ["kill", "power-cut", "lose", "reorder", "torn"]
     )]
     kinds: Vec<String>,
     /// Crash cycles per backend, level and kind.
@@ -84,11 +88,14 @@ pub(crate) const SAMPLES: u64 = 32;
 pub(crate) const WINDOW: u64 = 64;
 
 fn parse_kind(s: &str) -> anyhow::Result<CrashKind> {
-    match s.trim() {
-        "kill" => Ok(CrashKind::Kill),
-        "power-cut" => Ok(CrashKind::PowerCut),
-        other => bail!("unknown crash kind `{other}`; accepted: kill, power-cut"),
-    }
+    CrashKind::ALL
+        .into_iter()
+        .find(|k| k.name() == s.trim())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown crash kind `{s}`; accepted: kill, power-cut, lose, reorder, torn"
+            )
+        })
 }
 
 /// The specs under test at `level`, with the crash test's engine settings.
@@ -180,6 +187,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     LoopFs::available().map_err(|e| {
         anyhow::anyhow!("ledgerbench run crash needs root and loop devices (a power cut is simulated on a private ext4 filesystem): {e}")
     })?;
+    if kinds.iter().any(|k| k.on_crash_fs()) {
+        ledgerbench_crashfs::available().map_err(|e| {
+            anyhow::anyhow!(
+                "--kinds lose, reorder and torn run the stores on a FUSE crash filesystem: {e}"
+            )
+        })?;
+    }
     let (out, rundir) = args.output.create("crash")?;
     let mut results = CrashResults {
         header: ledgerbench_driver::env::header("crash", args.seed, &out, None),
@@ -187,15 +201,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         batches_per_cycle: args.batches_per_cycle,
         runs: Vec::new(),
         summary_rule: ledgerbench_results::crash::SUMMARY_RULE,
+        interrupted: None,
     };
     let exe = std::env::current_exe().context("finding the ledgerbench binary")?;
+    // Ctrl-C and SIGTERM end the run between steps: workers stopped,
+    // mounts, devices and cgroups removed, the cycles so far kept.
+    ledgerbench_driver::interrupt::install();
     for (n, (spec, level, kind)) in plan.into_iter().enumerate() {
-        let tag = format!(
-            "{}-{}-{}",
-            spec.name,
-            level,
-            ledgerbench_report::crash::kind_name(kind)
-        );
+        let tag = format!("{}-{}-{}", spec.name, level, kind.name());
         let bar = progress_bar(u64::from(args.cycles), &tag);
         if bar.is_hidden() {
             eprintln!("[{tag}] {} cycles...", args.cycles);
@@ -223,7 +236,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ledgerbench_report::crash::one_line(&run.summary, run.error.as_deref())
         );
         results.runs.push(run);
+        results.interrupted = ledgerbench_driver::interrupt::requested().map(String::from);
         crate::output::write_json(&out.join("results.json"), &results)?;
+        if let Some(sig) = &results.interrupted {
+            bail!(
+                "interrupted by {sig}: nothing is left mounted; the cycles so far are in {}",
+                out.join("results.json").display()
+            );
+        }
     }
     let table = ledgerbench_report::crash::crash_table(&results);
     args.output.finish(&out, &table, false)

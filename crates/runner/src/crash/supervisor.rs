@@ -3,20 +3,22 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use ledgerbench_core::{CrashKind, Durability};
+use ledgerbench_crashfs::{Fault, Mounted};
 use ledgerbench_driver::crash::{CrashRun, CrashShape, CrashSummary, Cycle};
 use ledgerbench_driver::results::StoreSetup;
 use ledgerbench_driver::rundir::{RunDir, sanitize};
 use ledgerbench_meter::cgroup::MemoryLimit;
 use ledgerbench_meter::loopdev::LoopFs;
+use ledgerbench_results::crash::FsCrash;
 use ledgerbench_rng::Rng;
 
-use super::reboot::{after_reboot, new_boot_id};
-use super::worker::{ACK, Checked, Job, PRIVATE_NS_ENV};
+use super::procs::{self, log_tail};
+use super::reboot::new_boot_id;
+use super::worker::{ACK, Checked, Job};
 use super::{SAMPLES, WINDOW};
 use crate::registry::BackendSpec;
 
@@ -31,16 +33,6 @@ pub(super) struct Supervisor<'a> {
     pub(super) device_size: u64,
 }
 
-/// A worker process, killed and reaped on drop whatever happened.
-struct Worker(Child);
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// One cell of the crash matrix: a backend at a durability level under a
 /// crash kind, with the seed of its cycles.
 pub(super) struct Cell<'a> {
@@ -50,10 +42,21 @@ pub(super) struct Cell<'a> {
     pub(super) seed: u64,
 }
 
+/// The crash filesystem of a cell whose kind it plays: the stores live in
+/// `backing` and are seen through a mount at the stores' directory.
+struct CrashMount {
+    mounted: Option<Mounted>,
+    backing: PathBuf,
+    scratch: PathBuf,
+    fault: Fault,
+}
+
 /// A cell's private device and what its cycles carry from one to the next.
-/// Fields drop in order: the device before its cgroup, both after every
-/// worker (each is reaped inside a cycle).
+/// Fields drop in order: the crash mount before the device it lives on, the
+/// device before its cgroup, all after every worker (each is reaped inside
+/// a cycle).
 struct Device {
+    crash_fs: Option<CrashMount>,
     fs: LoopFs,
     limit: Option<MemoryLimit>,
     /// The stores' directory on the device (absolute: a worker in its own
@@ -67,6 +70,51 @@ struct Device {
     /// The boot id file once a power cut "rebooted" the machine.
     boot: Option<PathBuf>,
     rng: Rng,
+}
+
+impl Device {
+    /// Where the stores' files are while no worker runs: the crash
+    /// filesystem's backing directory, else the stores' directory.
+    fn files(&self) -> &Path {
+        self.crash_fs.as_ref().map_or(&self.dir, |c| &c.backing)
+    }
+
+    /// Mounts the crash filesystem (for its kinds) before a worker starts.
+    fn mount(&mut self) -> anyhow::Result<()> {
+        if let Some(c) = &mut self.crash_fs
+            && c.mounted.is_none()
+        {
+            let m = Mounted::mount(&c.backing, &self.dir, &c.scratch).with_context(|| {
+                format!("mounting the crash filesystem at {}", self.dir.display())
+            })?;
+            c.mounted = Some(m);
+        }
+        Ok(())
+    }
+
+    /// Unmounts it after a checker: a clean shutdown, everything stays.
+    fn unmount(&mut self) -> anyhow::Result<()> {
+        if let Some(m) = self.crash_fs.as_mut().and_then(|c| c.mounted.take()) {
+            m.unmount().context("unmounting the crash filesystem")?;
+        }
+        Ok(())
+    }
+
+    /// A simulated power loss is a reboot too: later workers see a new boot id.
+    fn reboot(&mut self) -> anyhow::Result<()> {
+        let path = self.log.with_extension("boot_id");
+        new_boot_id(&path, &mut self.rng)?;
+        self.boot = Some(path);
+        Ok(())
+    }
+}
+
+/// Stops the run between steps once Ctrl-C or SIGTERM arrived.
+fn check_interrupt() -> anyhow::Result<()> {
+    match ledgerbench_driver::interrupt::requested() {
+        Some(sig) => bail!("interrupted by {sig}"),
+        None => Ok(()),
+    }
 }
 
 impl Supervisor<'_> {
@@ -88,8 +136,15 @@ impl Supervisor<'_> {
         run
     }
 
-    /// Makes the cell's private device and cgroup under the run directory.
-    fn device(&self, rundir: &RunDir, tag: &str, seed: u64) -> anyhow::Result<Device> {
+    /// Makes the cell's private device and cgroup under the run directory
+    /// (and the crash filesystem's directories on it, for its kinds).
+    fn device(
+        &self,
+        rundir: &RunDir,
+        tag: &str,
+        seed: u64,
+        kind: CrashKind,
+    ) -> anyhow::Result<Device> {
         let root = rundir.path().join("devices");
         std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
         let name = sanitize(tag);
@@ -104,7 +159,30 @@ impl Supervisor<'_> {
             None,
         )?;
         let dir = std::path::absolute(fs.path().join("stores")).context("store path")?;
+        let fault = match kind {
+            CrashKind::Lose => Some(Fault::Lose),
+            CrashKind::Reorder => Some(Fault::Reorder),
+            CrashKind::Torn => Some(Fault::Torn),
+            CrashKind::Kill | CrashKind::PowerCut => None,
+        };
+        let crash_fs = match fault {
+            Some(fault) => {
+                let (backing, scratch) = (fs.path().join("backing"), fs.path().join("crashfs"));
+                for d in [&backing, &scratch, &dir] {
+                    std::fs::create_dir_all(d)
+                        .with_context(|| format!("creating {}", d.display()))?;
+                }
+                Some(CrashMount {
+                    mounted: None,
+                    backing,
+                    scratch,
+                    fault,
+                })
+            }
+            None => None,
+        };
         Ok(Device {
+            crash_fs,
             fs,
             limit,
             dir,
@@ -123,8 +201,9 @@ impl Supervisor<'_> {
         cell: &Cell<'_>,
         run: &mut CrashRun,
     ) -> anyhow::Result<()> {
-        let mut dev = self.device(rundir, tag, cell.seed)?;
+        let mut dev = self.device(rundir, tag, cell.seed, cell.kind)?;
         for cycle in 0..self.cycles {
+            check_interrupt()?;
             let from = dev.present.iter().copied().min().unwrap_or(0);
             let mut job = Job {
                 spec: cell.spec.clone(),
@@ -136,13 +215,15 @@ impl Supervisor<'_> {
                 window: Vec::new(),
                 upto: Vec::new(),
                 samples: SAMPLES,
+                present: dev.present.clone(),
             };
             let target = 1 + dev.rng.below(self.batches * self.shape.stores.len() as u64);
             let jitter = Duration::from_millis(dev.rng.below(20));
-            let (new_acks, compacting) =
+            let (new_acks, compacting, fs_crash) =
                 self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind)?;
+            check_interrupt()?;
             if cycle == 0 {
-                run.stores = self.setups(cell.spec, &dev.dir);
+                run.stores = self.setups(cell.spec, dev.files());
             }
             let last = cycle + 1 == self.cycles;
             for i in 0..dev.acked.len() {
@@ -156,7 +237,9 @@ impl Supervisor<'_> {
             if last {
                 job.samples = u64::MAX;
             }
-            let checked = self.check(&job, &dev.log, dev.limit.as_ref(), dev.boot.as_deref())?;
+            let (checked, read_bytes) = self.check(&job, &mut dev)?;
+            // A checker stopped by the signal's arrival proves nothing.
+            check_interrupt()?;
             let c = Cycle {
                 cycle,
                 acked: dev.acked.clone(),
@@ -168,6 +251,9 @@ impl Supervisor<'_> {
                 lost: 0,
                 lost_promised: 0,
                 reset: false,
+                first_read_secs: checked.first_read_secs,
+                recovery_read_bytes: read_bytes,
+                fs_crash,
             };
             let c = self.judge(c, &checked, cell, &mut dev)?;
             self.bar.set_message(format!(
@@ -202,7 +288,7 @@ impl Supervisor<'_> {
                 .any(|r| r.torn + r.corrupt + r.out_of_order > 0);
         if damaged {
             // Nothing sound to go on from: start the store afresh.
-            remove_stores(&dev.dir, &self.shape.stores)?;
+            remove_stores(dev.files(), &self.shape.stores)?;
             dev.acked.iter_mut().for_each(|a| *a = 0);
             dev.present.iter_mut().for_each(|p| *p = 0);
             c.reset = true;
@@ -218,16 +304,18 @@ impl Supervisor<'_> {
 
     /// Starts a writer, reads its acknowledgements until the `target`-th,
     /// waits `jitter`, crashes it, and reaps it. Returns the acknowledgements
-    /// seen and whether a compaction ran at the last one.
+    /// seen, whether a compaction ran at the last one, and what the crash
+    /// filesystem kept (its kinds).
     fn write_until_crash(
         &self,
         job: &Job,
         dev: &mut Device,
         (target, jitter): (u64, Duration),
         kind: CrashKind,
-    ) -> anyhow::Result<(u64, Option<bool>)> {
+    ) -> anyhow::Result<(u64, Option<bool>, Option<FsCrash>)> {
+        dev.mount()?;
         let (log, limit) = (&dev.log, dev.limit.as_ref());
-        let mut w = self.spawn("write", job, log, limit, dev.boot.as_deref())?;
+        let mut w = procs::spawn(self.exe, "write", job, log, limit, dev.boot.as_deref())?;
         let stdin = w.0.stdin.take();
         if let Some(mut i) = stdin {
             writeln!(i, "go").context("starting the writer")?;
@@ -275,7 +363,21 @@ impl Supervisor<'_> {
                 }
             }
         }
-        std::thread::sleep(jitter);
+        let cut = dev.crash_fs.as_ref().and_then(|c| c.mounted.as_ref());
+        match cut {
+            // On the crash filesystem the cut comes at a change, not at a
+            // time: a few changes past the target acknowledgement, so it
+            // lands anywhere in a commit's writes and syncs alike.
+            Some(m) => {
+                let per_ack = m.ops().div_ceil(seen.max(1));
+                m.cut_after(dev.rng.below(2 * per_ack + 1));
+                let t = std::time::Instant::now();
+                while !m.frozen() && t.elapsed() < Duration::from_secs(2) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            None => std::thread::sleep(jitter),
+        }
         // The writer dies first, then the filesystem loses what it had not
         // made stable. The other order (cut, then kill) lets a commit whose
         // fsync was in flight at the cut return success to a process that a
@@ -284,77 +386,57 @@ impl Supervisor<'_> {
         let pid = w.0.id();
         // SAFETY: kill has no memory preconditions; the pid is our unreaped child.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        if let Some(m) = dev.crash_fs.as_ref().and_then(|c| c.mounted.as_ref()) {
+            m.release();
+        }
         // Acknowledgements already in the pipe happened before the crash.
         for l in lines.map_while(Result::ok) {
             note(&l, &mut seen, &mut compacting);
         }
         drop(w);
+        let mut fs_crash = None;
         if kind == CrashKind::PowerCut {
             dev.fs.power_cut()?;
             dev.fs.remount()?;
-            // The machine "boots" again: every later worker sees a new boot id.
-            let path = dev.log.with_extension("boot_id");
-            new_boot_id(&path, &mut dev.rng)?;
-            dev.boot = Some(path);
+            dev.reboot()?;
         }
-        Ok((seen, compacting))
+        if let Some(c) = &mut dev.crash_fs
+            && let Some(m) = c.mounted.take()
+        {
+            let fault = c.fault;
+            fs_crash = Some(m.crash(fault, &mut dev.rng).context("playing the crash")?);
+            dev.reboot()?;
+        }
+        Ok((seen, compacting, fs_crash))
     }
 
-    /// Reopens the stores in a checker process and reads its verdict.
-    fn check(
-        &self,
-        job: &Job,
-        log: &Path,
-        limit: Option<&MemoryLimit>,
-        boot: Option<&Path>,
-    ) -> anyhow::Result<Checked> {
-        let mut w = self.spawn("check", job, log, limit, boot)?;
-        drop(w.0.stdin.take());
-        let mut text = String::new();
-        if let Some(mut o) = w.0.stdout.take() {
-            std::io::Read::read_to_string(&mut o, &mut text).context("reading the checker")?;
-        }
-        let status = w.0.wait()?;
-        if let Some(line) = text.lines().last().filter(|_| status.success()) {
-            return serde_json::from_str(line).context("the checker's answer");
-        }
-        // A checker that died (SIGBUS on a torn map, an abort) is the
-        // store failing to come back, not the harness failing.
-        Ok(Checked {
-            open_secs: None,
-            open_error: Some(format!("the checker died ({status}): {}", log_tail(log))),
-            stores: Vec::new(),
-        })
-    }
-
-    fn spawn(
-        &self,
-        mode: &str,
-        job: &Job,
-        log: &Path,
-        limit: Option<&MemoryLimit>,
-        boot_id: Option<&Path>,
-    ) -> anyhow::Result<Worker> {
-        let err = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .with_context(|| format!("opening {}", log.display()))?;
-        let mut cmd = Command::new(self.exe);
-        cmd.args(["crash-worker", mode, &serde_json::to_string(job)?])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(err);
-        if let Some(b) = boot_id {
-            after_reboot(&mut cmd, b)?;
-            cmd.env(PRIVATE_NS_ENV, "1");
-        }
-        let child = cmd.spawn().context("starting a crash worker")?;
-        let w = Worker(child);
-        if let Some(l) = limit {
-            l.add(w.0.id())?;
-        }
-        Ok(w)
+    /// Reopens the stores in a checker process (from a cold page cache) and
+    /// reads its verdict, with the device bytes read until its first read.
+    fn check(&self, job: &Job, dev: &mut Device) -> anyhow::Result<(Checked, Option<u64>)> {
+        dev.mount()?;
+        // Recovery reads what it needs from the device, not from what the
+        // writer left cached: the figure is the engine's, whatever the kind.
+        let _ = dev.fs.sync();
+        let cold = ledgerbench_meter::cgroup::drop_caches().is_ok();
+        let before = dev.fs.stat().ok();
+        let w = procs::spawn(
+            self.exe,
+            "check",
+            job,
+            &dev.log,
+            dev.limit.as_ref(),
+            dev.boot.as_deref(),
+        )?;
+        let mut read = None;
+        let fs = &dev.fs;
+        let checked = procs::check(w, &dev.log, &mut || {
+            read = before
+                .as_ref()
+                .zip(fs.stat().ok())
+                .map(|(b, a)| a.since(b).read_bytes());
+        })?;
+        dev.unmount()?;
+        Ok((checked, read.filter(|_| cold)))
     }
 
     fn setups(&self, spec: &BackendSpec, dir: &Path) -> Vec<StoreSetup> {
@@ -366,17 +448,6 @@ impl Supervisor<'_> {
                 crate::harness::store_setup(spec, &s.name, version)
             })
             .collect()
-    }
-}
-
-/// The last lines a worker wrote to its log, for an error message.
-fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().rev().take(3).collect();
-    if lines.is_empty() {
-        format!("(nothing in {})", log.display())
-    } else {
-        lines.into_iter().rev().collect::<Vec<_>>().join(" / ")
     }
 }
 

@@ -37,6 +37,11 @@ pub struct Job {
     pub upto: Vec<u64>,
     /// Checker: random batches checked below the window.
     pub samples: u64,
+    /// Writer: per store, batches already there (recovered by the last
+    /// check): not written again, since a batch that overwrites and deletes
+    /// earlier keys cannot be replayed over later ones.
+    #[serde(default)]
+    pub present: Vec<u64>,
 }
 
 /// The checker's answer.
@@ -44,6 +49,9 @@ pub struct Job {
 pub struct Checked {
     /// Time to open every store, seconds.
     pub open_secs: Option<f64>,
+    /// Time from the start of the open to the first read's answer, seconds.
+    #[serde(default)]
+    pub first_read_secs: Option<f64>,
     /// Why a store did not open.
     pub open_error: Option<String>,
     /// Per store, what it held.
@@ -52,6 +60,10 @@ pub struct Checked {
 
 /// Acknowledgement line prefix: `ack STORE BATCH COMPACTING`.
 pub const ACK: &str = "ack ";
+
+/// The checker's line once its first read returned; it then waits for a
+/// line on stdin (the supervisor reads the device's counters meanwhile).
+pub const OPENED: &str = "opened";
 
 /// `ledgerbench crash-worker write|check JOB_JSON`.
 #[derive(clap::Args)]
@@ -113,6 +125,10 @@ fn open_all(job: &Job) -> anyhow::Result<Vec<Box<dyn KvStore>>> {
 /// Runs a worker.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     die_with_parent();
+    // Ctrl-C reaches the whole process group; the supervisor alone decides
+    // how the run ends (a checker dying of it would read as a failed open).
+    // SAFETY: setting a signal's disposition to ignore has no preconditions.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
     let job: Job = serde_json::from_str(&args.job).context("crash-worker job")?;
     if std::env::var_os(PRIVATE_NS_ENV).is_some() {
         drop_foreign_loop_mounts(&job.dir);
@@ -125,7 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn write(job: &Job) -> anyhow::Result<ExitCode> {
-    // Wait until the supervisor has placed this process in its memory cgroup.
+    // Start when the supervisor is reading acknowledgements.
     let mut go = String::new();
     std::io::stdin().lock().read_line(&mut go)?;
     let stores = open_all(job)?;
@@ -133,6 +149,9 @@ fn write(job: &Job) -> anyhow::Result<ExitCode> {
     let mut b = Batch::new();
     for n in job.from..job.from + job.batches {
         for (i, (shape, st)) in job.shape.stores.iter().zip(&stores).enumerate() {
+            if job.present.get(i).is_some_and(|&p| n < p) {
+                continue;
+            }
             crash::shape::batch(job.seed, shape, i, n, &mut b);
             st.write(&b)
                 .with_context(|| format!("store `{}`, batch {n}", shape.name))?;
@@ -152,16 +171,38 @@ fn write(job: &Job) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Reads the first batch's first key of the first store (found or not, an
+/// answer), says so, and waits for the supervisor's go.
+fn first_read(job: &Job, stores: &[Box<dyn KvStore>], t: Instant) -> anyhow::Result<Option<f64>> {
+    let (Some(shape), Some(st)) = (job.shape.stores.first(), stores.first()) else {
+        return Ok(None);
+    };
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    crash::shape::key(job.seed, shape, 0, 0, 0, &mut k);
+    let secs = st
+        .get_into(&k, &mut v)
+        .ok()
+        .map(|_| t.elapsed().as_secs_f64());
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{OPENED}")?;
+    out.flush()?;
+    let mut go = String::new();
+    std::io::stdin().lock().read_line(&mut go)?;
+    Ok(secs)
+}
+
 fn check(job: &Job) -> anyhow::Result<ExitCode> {
     let t = Instant::now();
     let result = match open_all(job) {
         Err(e) => Checked {
             open_secs: None,
+            first_read_secs: None,
             open_error: Some(format!("{e:#}")),
             stores: Vec::new(),
         },
         Ok(stores) => {
             let open_secs = Some(t.elapsed().as_secs_f64());
+            let first_read_secs = first_read(job, &stores, t)?;
             let recovered = job
                 .shape
                 .stores
@@ -185,6 +226,7 @@ fn check(job: &Job) -> anyhow::Result<ExitCode> {
             }
             Checked {
                 open_secs,
+                first_read_secs,
                 open_error: None,
                 stores: recovered,
             }
