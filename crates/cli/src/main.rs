@@ -178,13 +178,11 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
 }
 
 fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
-    use ledgerbench_meter::clean::{Leftover, find, remove};
-    let mut found = find();
-    // Cgroups first: killing a dead supervisor's workers frees their mounts.
-    found.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
+    use ledgerbench_meter::clean::{find, remove};
+    let found = find();
     if found.is_empty() {
         output::say(format_args!(
-            "nothing to clean: no loop device or cgroup of a stopped ledgerbench"
+            "nothing to clean: no loop device, crash filesystem mount or cgroup of a stopped ledgerbench"
         ));
         return Ok(ExitCode::SUCCESS);
     }

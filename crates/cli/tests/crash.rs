@@ -6,49 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{ledgerbench, stderr};
-
-fn usable() -> bool {
-    ledgerbench_testkit::can_run(
-        ledgerbench_meter::loopdev::LoopFs::available()
-            .and_then(|()| ledgerbench_meter::cgroup::MemoryLimit::available()),
-    )
-}
-
-/// Loop devices and cgroups whose maker was `pid`.
-fn leftovers_of(pid: u32) -> Vec<String> {
-    let mut v: Vec<String> = ledgerbench_meter::clean::find()
-        .into_iter()
-        .map(|l| l.to_string())
-        .filter(|l| l.contains(&format!("pid {pid})")))
-        .collect();
-    for root in ledgerbench_meter::cgroup::roots() {
-        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with(&format!("ledgerbench-{pid}")) {
-                v.push(name);
-            }
-        }
-    }
-    v
-}
-
-/// The first run recorded in `dir/results.json`.
-fn first_run(dir: &Path) -> serde_json::Value {
-    let bytes = std::fs::read(dir.join("results.json")).expect("results");
-    let r: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
-    r["runs"][0].clone()
-}
-
-/// No loop device is backed by a file under `dir`, and nothing under it is mounted.
-fn assert_no_devices_under(dir: &Path) {
-    let losetup = Command::new("losetup").arg("-a").output().expect("losetup");
-    let losetup = String::from_utf8_lossy(&losetup.stdout).to_string();
-    let dir = dir.to_str().expect("utf8");
-    assert!(!losetup.contains(dir), "{losetup}");
-    let mounts = std::fs::read_to_string("/proc/mounts").expect("mounts");
-    assert!(!mounts.contains(dir), "{mounts}");
-}
+use common::{assert_no_devices_under, first_run, ledgerbench, leftovers_of, stderr, usable};
 
 #[test]
 #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]

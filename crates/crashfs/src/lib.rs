@@ -52,7 +52,7 @@ pub enum Fault {
 /// The filesystem name a crash mount carries in the mount table, followed
 /// by `:PID` of the process serving it (how `ledgerbench clean` finds the
 /// mounts of a process that was killed).
-pub const FS_NAME: &str = "ledgerbench-crashfs";
+pub use ledgerbench_meter::clean::CRASH_FS_NAME as FS_NAME;
 
 /// A mounted crash filesystem. Dropping it unmounts it as a clean shutdown
 /// (everything written stays); [`Mounted::crash`] unmounts it as a crash.
@@ -157,8 +157,13 @@ impl Mounted {
             // SAFETY: a valid C string; flags 0 is a plain unmount.
             if unsafe { libc::umount2(mp.as_ptr(), 0) } == 0 {
                 // Unmounted: the session's loop ends on its own (its own
-                // unmount attempt on drop fails quietly).
-                return s.join();
+                // unmount attempt on drop fails quietly). A request in
+                // flight as the kernel tore the connection down ends the
+                // loop with ECONNABORTED: the unmount asked for that.
+                return match s.join() {
+                    Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => Ok(()),
+                    r => r,
+                };
             }
             if io::Error::last_os_error().raw_os_error() != Some(libc::EBUSY) {
                 break;
@@ -192,21 +197,4 @@ impl Drop for Mounted {
     fn drop(&mut self) {
         let _ = self.unmount_session();
     }
-}
-
-/// Crash mounts in this machine's mount table: (mount point, pid serving it).
-pub fn mounts() -> Vec<(PathBuf, u32)> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    info.lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(' ').collect();
-            let source = line.split(" - ").nth(1)?.split(' ').nth(1)?;
-            let pid = source
-                .strip_prefix(FS_NAME)?
-                .strip_prefix(':')?
-                .parse()
-                .ok()?;
-            Some((PathBuf::from(f.get(4)?.replace("\\040", " ")), pid))
-        })
-        .collect()
 }

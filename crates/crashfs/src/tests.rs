@@ -205,3 +205,29 @@ fn torn_cuts_one_write_at_a_sector_boundary() {
         "the cut part is not"
     );
 }
+
+#[test]
+#[ignore = "privileged: mounts a FUSE filesystem"]
+fn a_write_through_an_o_dsync_handle_is_durable_when_it_returns() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(fx) = fixture() else { return };
+    let m = fx.mount();
+    write_synced(&fx.mnt.join("meta"), &[0u8; 4096]);
+    sync_dir(&fx.mnt);
+    // LMDB writes its meta page so: no fsync follows.
+    for flag in [libc::O_DSYNC, libc::O_SYNC] {
+        let f = OpenOptions::new()
+            .write(true)
+            .custom_flags(flag)
+            .open(fx.mnt.join("meta"))
+            .expect("open");
+        f.write_all_at(&[flag as u8; 512], 0).expect("write");
+    }
+    m.crash(Fault::Lose, &mut Rng::new(4)).expect("crash");
+    let got = std::fs::read(fx.backing.join("meta")).expect("read");
+    assert!(
+        got[..512].iter().all(|&x| x == libc::O_SYNC as u8),
+        "{:?}",
+        &got[..8]
+    );
+}

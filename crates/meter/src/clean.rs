@@ -1,6 +1,6 @@
 //! What a killed ledgerbench left behind (mounted loop devices, their images,
-//! memory cgroups), found by ledgerbench's own markers and removed only when
-//! the process that made it is gone.
+//! memory cgroups, crash filesystem mounts), found by ledgerbench's own
+//! markers and removed only when the process that made it is gone.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +19,14 @@ pub enum Leftover {
         /// Where it is mounted, if it is.
         mount: Option<PathBuf>,
         /// The process that made it.
+        pid: u32,
+    },
+    /// A crash filesystem (FUSE) mount whose serving process is gone: its
+    /// mount point answers "transport endpoint is not connected".
+    CrashMount {
+        /// Where it is mounted.
+        mount: PathBuf,
+        /// The process that served it.
         pid: u32,
     },
     /// A memory cgroup named after its maker.
@@ -45,6 +53,11 @@ impl std::fmt::Display for Leftover {
                 mount
                     .as_ref()
                     .map_or(String::new(), |m| format!(", mounted at {}", m.display()))
+            ),
+            Leftover::CrashMount { mount, pid } => write!(
+                f,
+                "crash filesystem mounted at {} (served by pid {pid})",
+                mount.display()
             ),
             Leftover::Cgroup { dir, pid } => {
                 write!(f, "memory cgroup {} (made by pid {pid})", dir.display())
@@ -95,7 +108,32 @@ fn owner_pid(image: &Path) -> Option<u32> {
         .ok()
 }
 
-/// Leftovers of ledgerbench processes that are no longer running.
+/// The filesystem name of a crash filesystem mount (crates/crashfs),
+/// followed in the mount table by `:PID` of the process serving it.
+pub const CRASH_FS_NAME: &str = "ledgerbench-crashfs";
+
+/// Crash filesystem mounts in this machine's mount table: (mount point,
+/// pid serving it), whether or not that process still runs.
+pub fn crash_mounts() -> Vec<(PathBuf, u32)> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines()
+        .filter_map(|line| {
+            // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - FSTYPE SOURCE ...
+            let mp = line.split(' ').nth(4)?;
+            let source = line.split(" - ").nth(1)?.split(' ').nth(1)?;
+            let pid = source
+                .strip_prefix(CRASH_FS_NAME)?
+                .strip_prefix(':')?
+                .parse()
+                .ok()?;
+            Some((PathBuf::from(mp.replace("\\040", " ")), pid))
+        })
+        .collect()
+}
+
+/// Leftovers of ledgerbench processes that are no longer running, in the
+/// order to remove them: cgroups (their processes killed hold the mounts),
+/// crash mounts (they sit on loop mounts), loop devices.
 pub fn find() -> Vec<Leftover> {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     let mut out = Vec::new();
@@ -149,6 +187,16 @@ pub fn find() -> Vec<Leftover> {
             }
         }
     }
+    for (mount, pid) in crash_mounts() {
+        if !alive(pid) {
+            out.push(Leftover::CrashMount { mount, pid });
+        }
+    }
+    out.sort_by_key(|l| match l {
+        Leftover::Cgroup { .. } => 0,
+        Leftover::CrashMount { .. } => 1,
+        Leftover::Loop { .. } => 2,
+    });
     out
 }
 
@@ -174,6 +222,13 @@ pub fn remove(l: &Leftover) -> Result<()> {
             let _ = std::fs::remove_file(image);
             let _ = std::fs::remove_file(owner_marker(image));
             let _ = std::fs::remove_file(old_marker(image));
+            Ok(())
+        }
+        Leftover::CrashMount { mount, .. } => {
+            let m = mount.display().to_string();
+            if run("umount", &[&m]).is_err() {
+                run("umount", &["-l", &m])?;
+            }
             Ok(())
         }
         Leftover::Cgroup { dir, .. } => {

@@ -50,6 +50,9 @@ pub fn crash_table(r: &CrashResults) -> String {
         ">in compaction",
         "recovery p50 / p99 ms",
         "level held",
+        "first read p50 / p99 ms",
+        ">recovery read MiB p50",
+        ">commits/s p50",
     ]);
     for run in &r.runs {
         // Summed again from the cycles: the stored summary may predate a
@@ -76,16 +79,99 @@ pub fn crash_table(r: &CrashResults) -> String {
                 .map_or("n/a".to_string(), |n| n.to_string()),
             format!("{} / {}", ms(s.recovery_p50_secs), ms(s.recovery_p99_secs)),
             held.to_string(),
+            format!(
+                "{} / {}",
+                ms(s.first_read_p50_secs),
+                ms(s.first_read_p99_secs)
+            ),
+            s.recovery_read_p50_bytes
+                .map_or("n/a".into(), |b| format!("{:.1}", b / f64::from(1 << 20))),
+            s.commits_per_sec_p50
+                .map_or("n/a".into(), |r| format!("{r:.0}")),
         ]);
     }
-    // Fourteen columns told as two tables: whether the level held, then
-    // how what was not kept broke.
-    format!(
-        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\nWhat each level kept:\n\n{}\nHow the rest broke, and recovery:\n\n{}",
+    // Seventeen columns told as two tables: whether the level held, then
+    // how what was not kept broke, and recovery.
+    let mut out = format!(
+        "# Crash test: {} shape, up to {} batches a cycle, seed {}\n\n{}\n\nWhat each level kept:\n\n{}\nHow the rest broke, and recovery (from a cold page cache: open, first read, device bytes read until it):\n\n{}",
         r.shape.name,
         r.batches_per_cycle,
         r.header.seed,
-        t.columns(&[0, 1, 2, 3, 4, 5, 6, 13]).render(),
-        t.columns(&[0, 1, 2, 7, 8, 9, 10, 11, 12]).render()
+        shape_line(r),
+        t.columns(&[0, 1, 2, 3, 4, 16, 5, 6, 13]).render(),
+        t.columns(&[0, 1, 2, 7, 8, 9, 10, 11, 12, 14, 15]).render()
+    );
+    let overhead = fs_overhead(r);
+    if !overhead.is_empty() {
+        out.push_str("\nThe crash filesystem's cost (the writer's commits/s, median of cycles, same run):\n\n");
+        for l in overhead {
+            out.push_str(&format!("- {l}\n"));
+        }
+    }
+    out
+}
+
+/// What each batch wrote and how much of it each check read.
+fn shape_line(r: &CrashResults) -> String {
+    let stores: Vec<String> = r
+        .shape
+        .stores
+        .iter()
+        .map(|s| {
+            format!(
+                "`{}` {} keys x {} B{}",
+                s.name,
+                s.keys_per_batch,
+                s.value_bytes,
+                if s.mixed {
+                    ", and overwrites, deletes and a range delete of keys of the three batches before"
+                } else {
+                    ", puts only"
+                }
+            )
+        })
+        .collect();
+    format!(
+        "Each batch: {}. Each check reads every batch from {} below the cycle's first write up, and {} sampled at random below that; the last cycle's check reads every batch.",
+        stores.join("; "),
+        r.check_window,
+        r.check_samples
     )
+}
+
+/// Per backend and level run both under `kill` (no layer) and on the crash
+/// filesystem: the writer's commit rate with and without it.
+fn fs_overhead(r: &CrashResults) -> Vec<String> {
+    let rate = |run: &ledgerbench_results::crash::CrashRun| {
+        CrashSummary::of(&run.cycles, run.durability, run.kind).commits_per_sec_p50
+    };
+    let mut out = Vec::new();
+    for base in r.runs.iter().filter(|x| x.kind == CrashKind::Kill) {
+        let Some(without) = rate(base) else { continue };
+        let on: Vec<String> = r
+            .runs
+            .iter()
+            .filter(|x| {
+                x.kind.on_crash_fs() && x.backend == base.backend && x.durability == base.durability
+            })
+            .filter_map(|x| {
+                let with = rate(x)?;
+                Some(format!(
+                    "{:.0} under {} ({:+.0}%)",
+                    with,
+                    x.kind.name(),
+                    (with / without - 1.0) * 100.0
+                ))
+            })
+            .collect();
+        if !on.is_empty() {
+            out.push(format!(
+                "{} at {}: {without:.0} without the layer (kill), {}",
+                base.backend,
+                base.durability,
+                on.join(", ")
+            ));
+        }
+    }
+    out
 }

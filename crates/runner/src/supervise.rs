@@ -146,11 +146,10 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
     };
     // What the worker left: its devices and cgroups, named by its pid.
     let mut cgroups = Vec::new();
-    let mut left: Vec<Leftover> = clean::find()
+    let left: Vec<Leftover> = clean::find()
         .into_iter()
         .filter(|l| owner(l) == pid)
-        .collect();
-    left.sort_by_key(|l| matches!(l, Leftover::Loop { .. }));
+        .collect(); // in removal order
     for l in &left {
         if let Leftover::Cgroup { dir, .. } = l {
             cgroups.push(ledgerbench_meter::cgroup::snapshot(dir));
@@ -206,7 +205,9 @@ pub fn is_resume() -> bool {
 
 fn owner(l: &Leftover) -> u32 {
     match l {
-        Leftover::Loop { pid, .. } | Leftover::Cgroup { pid, .. } => *pid,
+        Leftover::Loop { pid, .. }
+        | Leftover::CrashMount { pid, .. }
+        | Leftover::Cgroup { pid, .. } => *pid,
     }
 }
 

@@ -3,13 +3,23 @@
 use ledgerbench_core::KvStore;
 use ledgerbench_rng::{Rng, stream};
 
-use super::shape::{StoreShape, key, value};
+use super::shape::{Fate, Held, StoreShape, expected, key, older_than, overwrite, value};
 pub use ledgerbench_results::crash::Recovered;
+
+/// A batch recovered in part (some of its writes there, not all).
+const TORN: u8 = 1;
+/// A batch's writes found beyond the recovered prefix.
+const LATE: u8 = 2;
 
 /// Checks store `st` (shape `store` of the test, index `idx`): every batch
 /// from `window` up to `upto` (exclusive), and `samples` random batches
 /// below `window` (all of them when there are no more), so that a deep loss
 /// or corruption is caught without reading the whole store every cycle.
+///
+/// The keys no later batch touches say which batches are whole, and the
+/// first that is not ends the recovered prefix; in a mixed store every
+/// overwritten, deleted and range-deleted key is then checked against what
+/// that prefix leaves under it.
 pub fn verify(
     seed: u64,
     store: &StoreShape,
@@ -19,7 +29,86 @@ pub fn verify(
     upto: u64,
     samples: u64,
 ) -> Recovered {
-    let window = window.min(upto);
+    let batches = chosen(seed, window.min(upto), upto, samples);
+    let mut out = Recovered {
+        recovered: upto,
+        ..Recovered::default()
+    };
+    let (mut k, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
+    let mut flags = vec![0u8; batches.len()];
+    let mut first_gap: Option<u64> = None;
+    let kept = (0..store.keys_per_batch)
+        .filter(|&j| store.fate(j) == Fate::Kept)
+        .count() as u32;
+    for (n, &b) in batches.iter().enumerate() {
+        let (mut whole, mut present) = (0u32, 0u32);
+        for j in (0..store.keys_per_batch).filter(|&j| store.fate(j) == Fate::Kept) {
+            key(seed, store, idx, b, j, &mut k);
+            if read(st, &k, &mut got, &mut out) != Some(true) {
+                continue;
+            }
+            present += 1;
+            value(seed, store, idx, b, j, &mut want);
+            if got == want {
+                whole += 1;
+            } else {
+                out.corrupt += 1;
+            }
+        }
+        out.checked += 1;
+        if present > 0 && present < kept {
+            flags[n] |= TORN;
+        }
+        if whole == kept {
+            if first_gap.is_some() {
+                flags[n] |= LATE;
+            }
+        } else if first_gap.is_none() {
+            first_gap = Some(b);
+        }
+    }
+    if let Some(g) = first_gap {
+        out.recovered = g;
+    }
+    for (n, &b) in batches.iter().enumerate() {
+        for j in (0..store.keys_per_batch).filter(|&j| store.fate(j) != Fate::Kept) {
+            key(seed, store, idx, b, j, &mut k);
+            let Some(found) = read(st, &k, &mut got, &mut out) else {
+                continue;
+            };
+            let held = if found {
+                value(seed, store, idx, b, j, &mut want);
+                if got == want {
+                    Held::Original
+                } else if store.fate(j) == Fate::Overwritten && {
+                    overwrite(seed, store, idx, b, j, &mut want);
+                    got == want
+                } {
+                    Held::Overwrite
+                } else {
+                    out.corrupt += 1;
+                    continue;
+                }
+            } else {
+                Held::Absent
+            };
+            if held != expected(store, b, j, out.recovered) {
+                flags[n] |= if older_than(store, b, j, held, out.recovered) {
+                    TORN
+                } else {
+                    LATE
+                };
+            }
+        }
+    }
+    out.torn = flags.iter().filter(|&&f| f & TORN != 0).count() as u64;
+    out.out_of_order = flags.iter().filter(|&&f| f & LATE != 0).count() as u64;
+    out
+}
+
+/// The batches to check: `samples` random ones below `window` (all when
+/// there are no more) and every one from `window` to `upto`.
+fn chosen(seed: u64, window: u64, upto: u64, samples: u64) -> Vec<u64> {
     let mut batches: Vec<u64> = if window <= samples {
         (0..window).collect()
     } else {
@@ -30,50 +119,20 @@ pub fn verify(
         v
     };
     batches.extend(window..upto);
-    let mut out = Recovered {
-        recovered: upto,
-        ..Recovered::default()
-    };
-    let (mut k, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
-    let mut first_gap: Option<u64> = None;
-    for &b in &batches {
-        let mut whole = 0u32;
-        let mut present = 0u32;
-        for j in 0..store.keys_per_batch {
-            key(seed, store, idx, b, j, &mut k);
-            match st.get_into(&k, &mut got) {
-                Ok(true) => {
-                    present += 1;
-                    value(seed, store, idx, b, j, &mut want);
-                    if got == want {
-                        whole += 1;
-                    } else {
-                        out.corrupt += 1;
-                    }
-                }
-                Ok(false) => {}
-                Err(e) => {
-                    out.corrupt += 1;
-                    out.error.get_or_insert_with(|| e.to_string());
-                }
-            }
-        }
-        out.checked += 1;
-        if present > 0 && present < store.keys_per_batch {
-            out.torn += 1;
-        }
-        if whole == store.keys_per_batch {
-            if first_gap.is_some() {
-                out.out_of_order += 1;
-            }
-        } else if first_gap.is_none() {
-            first_gap = Some(b);
+    batches
+}
+
+/// Reads `k` into `got`: whether it was found, or nothing when the read
+/// failed (counted as corrupt, its first error kept).
+fn read(st: &dyn KvStore, k: &[u8], got: &mut Vec<u8>, out: &mut Recovered) -> Option<bool> {
+    match st.get_into(k, got) {
+        Ok(found) => Some(found),
+        Err(e) => {
+            out.corrupt += 1;
+            out.error.get_or_insert_with(|| e.to_string());
+            None
         }
     }
-    if let Some(g) = first_gap {
-        out.recovered = g;
-    }
-    out
 }
 
 #[cfg(test)]
@@ -84,21 +143,25 @@ mod tests {
     use super::*;
     use crate::crash::shape::{CrashShape, batch};
 
+    fn shape() -> StoreShape {
+        CrashShape::generic().stores.remove(0)
+    }
+
     fn store_with(batches: &[u64], torn: Option<u64>) -> (tempfile::TempDir, Box<dyn KvStore>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let st = Mem::open_boxed(&dir.path().join("s"), &MemConfig::default()).expect("open");
-        let shape = &CrashShape::generic().stores[0];
+        let shape = shape();
         let mut b = Batch::new();
         for &n in batches {
-            batch(7, shape, 0, n, &mut b);
+            batch(7, &shape, 0, n, &mut b);
             st.write(&b).expect("write");
         }
         if let Some(n) = torn {
             let (mut k, mut v) = (Vec::new(), Vec::new());
             let mut half = Batch::new();
             for j in 0..shape.keys_per_batch / 2 {
-                key(7, shape, 0, n, j, &mut k);
-                value(7, shape, 0, n, j, &mut v);
+                key(7, &shape, 0, n, j, &mut k);
+                value(7, &shape, 0, n, j, &mut v);
                 half.put(&k, &v);
             }
             st.write(&half).expect("write");
@@ -106,34 +169,79 @@ mod tests {
         (dir, st)
     }
 
+    /// Puts key `j` of `batch` back to its original value.
+    fn restore(st: &dyn KvStore, batch: u64, j: u32) {
+        let s = shape();
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        key(7, &s, 0, batch, j, &mut k);
+        value(7, &s, 0, batch, j, &mut v);
+        let mut b = Batch::new();
+        b.put(&k, &v);
+        st.write(&b).expect("write");
+    }
+
     #[test]
     fn a_clean_prefix_is_recovered_exactly() {
-        let shape = &CrashShape::generic().stores[0];
         let (_d, st) = store_with(&[0, 1, 2, 3, 4], None);
-        let r = verify(7, shape, 0, &*st, 2, 7, 100);
+        let r = verify(7, &shape(), 0, &*st, 2, 7, 100);
         assert_eq!(r.recovered, 5);
-        assert_eq!((r.torn, r.corrupt, r.out_of_order), (0, 0, 0));
+        assert_eq!((r.torn, r.corrupt, r.out_of_order), (0, 0, 0), "{r:?}");
         assert_eq!(r.checked, 7);
     }
 
     #[test]
     fn torn_gapped_and_wrong_batches_are_each_caught() {
-        let shape = &CrashShape::generic().stores[0];
+        let s = shape();
         let (_d, st) = store_with(&[0, 1, 3], Some(2));
-        let r = verify(7, shape, 0, &*st, 0, 5, 0);
+        let r = verify(7, &s, 0, &*st, 0, 5, 0);
         assert_eq!(r.recovered, 2, "{r:?}");
-        assert_eq!(r.torn, 1);
-        assert_eq!(r.out_of_order, 1, "batch 3 after the torn 2");
+        assert_eq!(r.torn, 1, "batch 2 half there");
+        // Batch 3 whole after the torn 2, and its writes under earlier
+        // keys: batch 0's range family and batch 1's deleted key gone,
+        // batch 2's key overwritten.
+        assert_eq!(r.out_of_order, 4, "{r:?}");
         // A value of another seed reads as corrupt, not as present.
-        let r = verify(8, shape, 0, &*st, 0, 2, 0);
+        let r = verify(8, &s, 0, &*st, 0, 2, 0);
         assert_eq!(r.recovered, 0);
         assert_eq!(r.corrupt, 0, "other seed: other keys, so absent");
         let mut b = Batch::new();
         let mut k = Vec::new();
-        key(7, shape, 0, 0, 0, &mut k);
+        key(7, &s, 0, 0, 0, &mut k);
         b.put(&k, b"wrong");
         st.write(&b).expect("write");
-        let r = verify(7, shape, 0, &*st, 0, 2, 0);
+        let r = verify(7, &s, 0, &*st, 0, 2, 0);
         assert_eq!((r.recovered, r.corrupt), (0, 1), "{r:?}");
+    }
+
+    #[test]
+    fn a_lost_overwrite_delete_or_range_delete_is_a_torn_batch() {
+        let s = shape();
+        let (_d, st) = store_with(&[0, 1, 2, 3, 4], None);
+        // Batch 3's overwrite of key 1 of batch 2 undone.
+        restore(&*st, 2, 1);
+        let r = verify(7, &s, 0, &*st, 0, 6, 0);
+        assert_eq!((r.recovered, r.torn, r.out_of_order), (5, 1, 0), "{r:?}");
+        // Batch 3's delete of key 2 of batch 1, and batch 4's range delete
+        // of batch 1's family (key 3).
+        restore(&*st, 1, 2);
+        restore(&*st, 1, 3);
+        let r = verify(7, &s, 0, &*st, 0, 6, 0);
+        assert_eq!((r.recovered, r.torn, r.out_of_order), (5, 2, 0), "{r:?}");
+        assert_eq!(r.corrupt, 0);
+    }
+
+    #[test]
+    fn a_later_batchs_overwrite_beyond_the_prefix_is_out_of_order() {
+        let s = shape();
+        let (_d, st) = store_with(&[0, 1, 2], None);
+        // Batch 3's overwrite of key 1 of batch 2 alone.
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        key(7, &s, 0, 2, 1, &mut k);
+        overwrite(7, &s, 0, 2, 1, &mut v);
+        let mut b = Batch::new();
+        b.put(&k, &v);
+        st.write(&b).expect("write");
+        let r = verify(7, &s, 0, &*st, 0, 5, 0);
+        assert_eq!((r.recovered, r.torn, r.out_of_order), (3, 0, 1), "{r:?}");
     }
 }

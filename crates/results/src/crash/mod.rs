@@ -10,7 +10,7 @@ mod fs;
 mod shape;
 
 pub use fs::{FsCrash, TornWrite};
-pub use shape::{CrashShape, KeyKind, StoreShape};
+pub use shape::{CrashShape, Fate, KeyKind, StoreShape};
 
 /// What one store held after a crash, against the batches written to it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +71,10 @@ pub struct Cycle {
     /// What the crash filesystem kept of the unsynced writes (its kinds only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs_crash: Option<FsCrash>,
+    /// Commits acknowledged per second between the writer's first
+    /// acknowledgement and the one the crash was aimed at (absent below two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits_per_sec: Option<f64>,
 }
 
 /// Totals of one engine config x durability level x crash kind.
@@ -109,6 +113,10 @@ pub struct CrashSummary {
     /// Device bytes read until the first read, median over cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_read_p50_bytes: Option<f64>,
+    /// The writer's commits per second, median over cycles: with and
+    /// without the crash filesystem, the layer's overhead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits_per_sec_p50: Option<f64>,
     /// Whether the level held: nothing promised lost, nothing torn, corrupt
     /// or out of order, every open fine (where the level promises that).
     pub promise_kept: bool,
@@ -156,6 +164,29 @@ pub struct CrashResults {
     /// The signal that stopped the run before its plan was done, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// Batches below the cycle's first write each check read in full (all
+    /// from there up are read).
+    #[serde(default = "window")]
+    pub check_window: u64,
+    /// Batches below the window each check but the last sampled at random
+    /// (the last cycle's check reads every batch).
+    #[serde(default = "samples")]
+    pub check_samples: u64,
+}
+
+/// Batches below a cycle's first write its check reads in full: a batch
+/// the writer rewrote may be the one missing.
+pub const WINDOW: u64 = 64;
+/// Batches sampled at random below the window by every check but the last.
+pub const SAMPLES: u64 = 32;
+
+// Every file written before these were recorded was checked with them.
+fn window() -> u64 {
+    WINDOW
+}
+
+fn samples() -> u64 {
+    SAMPLES
 }
 
 /// How summaries are counted now. 1: a cycle whose store did not reopen
@@ -207,7 +238,8 @@ impl CrashSummary {
             cycles: cycles.len() as u32,
             ..CrashSummary::default()
         };
-        let (mut rec, mut first, mut read) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut rec, mut first, mut read, mut rate) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for c in cycles {
             s.acked += c.new_acks;
             // From the cycle's facts, not its stored totals, so results
@@ -229,9 +261,10 @@ impl CrashSummary {
             rec.extend(c.recovery_secs);
             first.extend(c.first_read_secs);
             read.extend(c.recovery_read_bytes.map(|b| b as f64));
+            rate.extend(c.commits_per_sec);
         }
         use ledgerbench_core::quantile::{quantile_sorted as q, sort};
-        for v in [&mut rec, &mut first, &mut read] {
+        for v in [&mut rec, &mut first, &mut read, &mut rate] {
             sort(v);
         }
         s.recovery_p50_secs = q(&rec, 0.5);
@@ -239,6 +272,7 @@ impl CrashSummary {
         s.first_read_p50_secs = q(&first, 0.5);
         s.first_read_p99_secs = q(&first, 0.99);
         s.recovery_read_p50_bytes = q(&read, 0.5);
+        s.commits_per_sec_p50 = q(&rate, 0.5);
         let intact = s.torn == 0 && s.corrupt == 0 && s.out_of_order == 0 && s.failed_opens == 0;
         s.promise_kept = s.lost_promised == 0 && (level.may_corrupt(kind) || intact);
         s
@@ -274,6 +308,7 @@ mod tests {
             first_read_secs: None,
             recovery_read_bytes: None,
             fs_crash: None,
+            commits_per_sec: None,
         }
     }
 

@@ -17,6 +17,7 @@ use ledgerbench_rng::stream;
 use crate::registry::BackendSpec;
 use crate::{registry, size};
 
+mod device;
 mod procs;
 mod reboot;
 mod supervisor;
@@ -79,13 +80,6 @@ pub struct Args {
     #[command(flatten)]
     output: crate::flags::OutputArgs,
 }
-
-/// Batches below the last acknowledged ones checked at random every cycle
-/// (all of them at the last cycle).
-pub(crate) const SAMPLES: u64 = 32;
-/// Batches below the cycle's first write checked in full every cycle (all
-/// from there up are).
-pub(crate) const WINDOW: u64 = 64;
 
 fn parse_kind(s: &str) -> anyhow::Result<CrashKind> {
     CrashKind::ALL
@@ -202,6 +196,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runs: Vec::new(),
         summary_rule: ledgerbench_results::crash::SUMMARY_RULE,
         interrupted: None,
+        check_window: ledgerbench_results::crash::WINDOW,
+        check_samples: ledgerbench_results::crash::SAMPLES,
     };
     let exe = std::env::current_exe().context("finding the ledgerbench binary")?;
     // Ctrl-C and SIGTERM end the run between steps: workers stopped,

@@ -2,24 +2,20 @@
 //! crash it, have a checker reopen the stores, keep count.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use ledgerbench_core::{CrashKind, Durability};
-use ledgerbench_crashfs::{Fault, Mounted};
 use ledgerbench_driver::crash::{CrashRun, CrashShape, CrashSummary, Cycle};
 use ledgerbench_driver::results::StoreSetup;
-use ledgerbench_driver::rundir::{RunDir, sanitize};
+use ledgerbench_driver::rundir::RunDir;
 use ledgerbench_meter::cgroup::MemoryLimit;
-use ledgerbench_meter::loopdev::LoopFs;
-use ledgerbench_results::crash::FsCrash;
-use ledgerbench_rng::Rng;
+use ledgerbench_results::crash::{FsCrash, SAMPLES, WINDOW};
 
+use super::device::Device;
 use super::procs::{self, log_tail};
-use super::reboot::new_boot_id;
 use super::worker::{ACK, Checked, Job};
-use super::{SAMPLES, WINDOW};
 use crate::registry::BackendSpec;
 
 pub(super) struct Supervisor<'a> {
@@ -42,71 +38,16 @@ pub(super) struct Cell<'a> {
     pub(super) seed: u64,
 }
 
-/// The crash filesystem of a cell whose kind it plays: the stores live in
-/// `backing` and are seen through a mount at the stores' directory.
-struct CrashMount {
-    mounted: Option<Mounted>,
-    backing: PathBuf,
-    scratch: PathBuf,
-    fault: Fault,
-}
-
-/// A cell's private device and what its cycles carry from one to the next.
-/// Fields drop in order: the crash mount before the device it lives on, the
-/// device before its cgroup, all after every worker (each is reaped inside
-/// a cycle).
-struct Device {
-    crash_fs: Option<CrashMount>,
-    fs: LoopFs,
-    limit: Option<MemoryLimit>,
-    /// The stores' directory on the device (absolute: a worker in its own
-    /// mount namespace keeps only the loop mount holding this path).
-    dir: PathBuf,
-    /// The workers' log.
-    log: PathBuf,
-    /// Per store, batches acknowledged and batches present after the last check.
-    acked: Vec<u64>,
-    present: Vec<u64>,
-    /// The boot id file once a power cut "rebooted" the machine.
-    boot: Option<PathBuf>,
-    rng: Rng,
-}
-
-impl Device {
-    /// Where the stores' files are while no worker runs: the crash
-    /// filesystem's backing directory, else the stores' directory.
-    fn files(&self) -> &Path {
-        self.crash_fs.as_ref().map_or(&self.dir, |c| &c.backing)
-    }
-
-    /// Mounts the crash filesystem (for its kinds) before a worker starts.
-    fn mount(&mut self) -> anyhow::Result<()> {
-        if let Some(c) = &mut self.crash_fs
-            && c.mounted.is_none()
-        {
-            let m = Mounted::mount(&c.backing, &self.dir, &c.scratch).with_context(|| {
-                format!("mounting the crash filesystem at {}", self.dir.display())
-            })?;
-            c.mounted = Some(m);
-        }
-        Ok(())
-    }
-
-    /// Unmounts it after a checker: a clean shutdown, everything stays.
-    fn unmount(&mut self) -> anyhow::Result<()> {
-        if let Some(m) = self.crash_fs.as_mut().and_then(|c| c.mounted.take()) {
-            m.unmount().context("unmounting the crash filesystem")?;
-        }
-        Ok(())
-    }
-
-    /// A simulated power loss is a reboot too: later workers see a new boot id.
-    fn reboot(&mut self) -> anyhow::Result<()> {
-        let path = self.log.with_extension("boot_id");
-        new_boot_id(&path, &mut self.rng)?;
-        self.boot = Some(path);
-        Ok(())
-    }
+/// What a writer did before its crash.
+struct Written {
+    /// Acknowledgements seen.
+    acks: u64,
+    /// Whether a compaction ran at the last one (engines that report it).
+    compacting: Option<bool>,
+    /// What the crash filesystem kept (its kinds).
+    fs_crash: Option<FsCrash>,
+    /// Commits per second from the first acknowledgement to the target.
+    commits_per_sec: Option<f64>,
 }
 
 /// Stops the run between steps once Ctrl-C or SIGTERM arrived.
@@ -136,64 +77,6 @@ impl Supervisor<'_> {
         run
     }
 
-    /// Makes the cell's private device and cgroup under the run directory
-    /// (and the crash filesystem's directories on it, for its kinds).
-    fn device(
-        &self,
-        rundir: &RunDir,
-        tag: &str,
-        seed: u64,
-        kind: CrashKind,
-    ) -> anyhow::Result<Device> {
-        let root = rundir.path().join("devices");
-        std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
-        let name = sanitize(tag);
-        let limit = self
-            .memory_limit
-            .map(|b| MemoryLimit::create(b, &name))
-            .transpose()?;
-        let fs = LoopFs::create(
-            &root.join(format!("{name}.img")),
-            &root.join(&name),
-            self.device_size,
-            None,
-        )?;
-        let dir = std::path::absolute(fs.path().join("stores")).context("store path")?;
-        let fault = match kind {
-            CrashKind::Lose => Some(Fault::Lose),
-            CrashKind::Reorder => Some(Fault::Reorder),
-            CrashKind::Torn => Some(Fault::Torn),
-            CrashKind::Kill | CrashKind::PowerCut => None,
-        };
-        let crash_fs = match fault {
-            Some(fault) => {
-                let (backing, scratch) = (fs.path().join("backing"), fs.path().join("crashfs"));
-                for d in [&backing, &scratch, &dir] {
-                    std::fs::create_dir_all(d)
-                        .with_context(|| format!("creating {}", d.display()))?;
-                }
-                Some(CrashMount {
-                    mounted: None,
-                    backing,
-                    scratch,
-                    fault,
-                })
-            }
-            None => None,
-        };
-        Ok(Device {
-            crash_fs,
-            fs,
-            limit,
-            dir,
-            log: rundir.path().join(format!("{name}.worker.log")),
-            acked: vec![0; self.shape.stores.len()],
-            present: vec![0; self.shape.stores.len()],
-            boot: None,
-            rng: Rng::new(seed),
-        })
-    }
-
     fn cycles_on_device(
         &self,
         rundir: &RunDir,
@@ -201,7 +84,15 @@ impl Supervisor<'_> {
         cell: &Cell<'_>,
         run: &mut CrashRun,
     ) -> anyhow::Result<()> {
-        let mut dev = self.device(rundir, tag, cell.seed, cell.kind)?;
+        let stores = self.shape.stores.len();
+        let mut dev = Device::create(
+            rundir,
+            tag,
+            cell,
+            stores,
+            self.memory_limit,
+            self.device_size,
+        )?;
         for cycle in 0..self.cycles {
             check_interrupt()?;
             let from = dev.present.iter().copied().min().unwrap_or(0);
@@ -219,8 +110,7 @@ impl Supervisor<'_> {
             };
             let target = 1 + dev.rng.below(self.batches * self.shape.stores.len() as u64);
             let jitter = Duration::from_millis(dev.rng.below(20));
-            let (new_acks, compacting, fs_crash) =
-                self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind)?;
+            let w = self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind)?;
             check_interrupt()?;
             if cycle == 0 {
                 run.stores = self.setups(cell.spec, dev.files());
@@ -243,8 +133,8 @@ impl Supervisor<'_> {
             let c = Cycle {
                 cycle,
                 acked: dev.acked.clone(),
-                new_acks,
-                during_compaction: compacting,
+                new_acks: w.acks,
+                during_compaction: w.compacting,
                 recovery_secs: checked.open_secs,
                 open_error: checked.open_error.clone(),
                 stores: checked.stores.clone(),
@@ -253,7 +143,8 @@ impl Supervisor<'_> {
                 reset: false,
                 first_read_secs: checked.first_read_secs,
                 recovery_read_bytes: read_bytes,
-                fs_crash,
+                fs_crash: w.fs_crash,
+                commits_per_sec: w.commits_per_sec,
             };
             let c = self.judge(c, &checked, cell, &mut dev)?;
             self.bar.set_message(format!(
@@ -288,7 +179,7 @@ impl Supervisor<'_> {
                 .any(|r| r.torn + r.corrupt + r.out_of_order > 0);
         if damaged {
             // Nothing sound to go on from: start the store afresh.
-            remove_stores(dev.files(), &self.shape.stores)?;
+            super::device::remove_stores(dev.files(), &self.shape.stores)?;
             dev.acked.iter_mut().for_each(|a| *a = 0);
             dev.present.iter_mut().for_each(|p| *p = 0);
             c.reset = true;
@@ -303,16 +194,15 @@ impl Supervisor<'_> {
     }
 
     /// Starts a writer, reads its acknowledgements until the `target`-th,
-    /// waits `jitter`, crashes it, and reaps it. Returns the acknowledgements
-    /// seen, whether a compaction ran at the last one, and what the crash
-    /// filesystem kept (its kinds).
+    /// waits `jitter` (or cuts the crash filesystem a few changes on),
+    /// crashes it, and reaps it.
     fn write_until_crash(
         &self,
         job: &Job,
         dev: &mut Device,
         (target, jitter): (u64, Duration),
         kind: CrashKind,
-    ) -> anyhow::Result<(u64, Option<bool>, Option<FsCrash>)> {
+    ) -> anyhow::Result<Written> {
         dev.mount()?;
         let (log, limit) = (&dev.log, dev.limit.as_ref());
         let mut w = procs::spawn(self.exe, "write", job, log, limit, dev.boot.as_deref())?;
@@ -344,9 +234,13 @@ impl Supervisor<'_> {
                 };
             }
         };
+        let mut first_ack = None;
         while seen < target {
             match lines.next() {
-                Some(Ok(l)) => note(&l, &mut seen, &mut compacting),
+                Some(Ok(l)) => {
+                    note(&l, &mut seen, &mut compacting);
+                    first_ack = first_ack.or((seen > 0).then(std::time::Instant::now));
+                }
                 _ => {
                     // The writer ended by itself: an error, or the memory limit.
                     let status = w.0.wait()?;
@@ -363,6 +257,9 @@ impl Supervisor<'_> {
                 }
             }
         }
+        let commits_per_sec = first_ack
+            .filter(|_| seen > 1)
+            .map(|t| (seen - 1) as f64 / t.elapsed().as_secs_f64());
         let cut = dev.crash_fs.as_ref().and_then(|c| c.mounted.as_ref());
         match cut {
             // On the crash filesystem the cut comes at a change, not at a
@@ -371,9 +268,14 @@ impl Supervisor<'_> {
             Some(m) => {
                 let per_ack = m.ops().div_ceil(seen.max(1));
                 m.cut_after(dev.rng.below(2 * per_ack + 1));
-                let t = std::time::Instant::now();
-                while !m.frozen() && t.elapsed() < Duration::from_secs(2) {
+                // Until the cut, or until the writer stops changing
+                // anything (it finished its batches and idles).
+                let (mut last, mut since) = (m.ops(), std::time::Instant::now());
+                while !m.frozen() && since.elapsed() < Duration::from_millis(100) {
                     std::thread::sleep(Duration::from_millis(1));
+                    if m.ops() != last {
+                        (last, since) = (m.ops(), std::time::Instant::now());
+                    }
                 }
             }
             None => std::thread::sleep(jitter),
@@ -407,7 +309,12 @@ impl Supervisor<'_> {
             fs_crash = Some(m.crash(fault, &mut dev.rng).context("playing the crash")?);
             dev.reboot()?;
         }
-        Ok((seen, compacting, fs_crash))
+        Ok(Written {
+            acks: seen,
+            compacting,
+            fs_crash,
+            commits_per_sec,
+        })
     }
 
     /// Reopens the stores in a checker process (from a cold page cache) and
@@ -449,18 +356,4 @@ impl Supervisor<'_> {
             })
             .collect()
     }
-}
-
-/// Removes the stores a test made (and only those: each has ledgerbench's marker).
-fn remove_stores(
-    dir: &Path,
-    stores: &[ledgerbench_driver::crash::StoreShape],
-) -> anyhow::Result<()> {
-    for s in stores {
-        let d = dir.join(&s.name);
-        if d.join(ledgerbench_core::fsutil::STORE_MARKER).exists() {
-            std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
-        }
-    }
-    Ok(())
 }
