@@ -180,3 +180,41 @@ fn clean_unmounts_the_crash_filesystem_of_a_killed_supervisor() {
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
     assert_no_devices_under(t.path());
 }
+
+#[test]
+#[ignore = "privileged: needs root (loop devices, cgroups, /dev/fuse); scripts/test.sh runs it as root"]
+fn an_engine_that_never_syncs_its_directory_keeps_its_first_commits() {
+    if !fuse_usable() {
+        return;
+    }
+    // LMDB creates data.mdb without syncing the directory: before
+    // ledgerbench synced it after open, every first cycle lost the store.
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "run",
+            "crash",
+            "--backends",
+            "lmdb",
+            "--durability",
+            "power",
+            "--kinds",
+            "lose",
+            "--cycles",
+            "2",
+            "--batches-per-cycle",
+            "6",
+            "--out",
+            "c",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = first_run(&t.path().join("c"));
+    assert_eq!(run["summary"]["promise_kept"], true, "{run}");
+    assert_eq!(run["summary"]["lost"], 0, "{run}");
+    assert!(
+        run["summary"]["acked"].as_u64().expect("acked") > 0,
+        "{run}"
+    );
+}

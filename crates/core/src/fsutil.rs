@@ -130,6 +130,30 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
+/// Fsyncs `dir` and every directory under it, so the files an engine made
+/// while opening are named durably. LMDB, MDBX, redb and bbolt create their
+/// files without syncing the directory, and engines create their own
+/// subdirectories without syncing the parent: under a crash that keeps only
+/// synced directory entries, each lost every commit since the store was
+/// made. An application has to do this itself; so does ledgerbench.
+pub fn sync_dirs(dir: &Path) -> io::Result<()> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d)? {
+            let e = e?;
+            if e.file_type()?.is_dir() {
+                stack.push(e.path());
+            }
+        }
+        match sync_dir(&d) {
+            // A read-only filesystem has nothing to make durable.
+            Err(e) if e.raw_os_error() == Some(libc::EROFS) => {}
+            r => r?,
+        }
+    }
+    Ok(())
+}
+
 /// Bytes available to unprivileged writers on the filesystem holding `path`.
 pub fn free_bytes(path: &Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;

@@ -16,7 +16,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use ledgerbench_results::crash::{FsCrash, TornWrite};
+use ledgerbench_results::crash::{FsCrash, LOST_NAMES_LISTED, TornWrite};
 use ledgerbench_rng::Rng;
 
 use crate::Fault;
@@ -116,6 +116,12 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
         persisted_names: names.iter().filter(|&&i| keep[i]).count() as u64,
         torn: None,
         logged_bytes: s.log.payload_bytes(),
+        lost_names: names
+            .iter()
+            .filter(|&&i| !keep[i])
+            .filter_map(|&i| describe(s, root, &recs[i]))
+            .take(LOST_NAMES_LISTED)
+            .collect(),
     };
     for (i, r) in recs.iter().enumerate().rev() {
         if !durable[i] {
@@ -141,6 +147,32 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
         }
     }
     Ok(report)
+}
+
+/// A name change as a reader knows it, relative to the backing directory.
+fn describe(s: &State, root: &Path, r: &Rec) -> Option<String> {
+    let at = |dir: &u64, name: &std::ffi::OsStr| {
+        s.paths.get(dir).map(|p| {
+            let p = p.join(name);
+            p.strip_prefix(root).unwrap_or(&p).display().to_string()
+        })
+    };
+    match r {
+        Rec::Create { parent, name, .. } => Some(format!("create {}", at(parent, name)?)),
+        Rec::Remove { parent, name, .. } => Some(format!("remove {}", at(parent, name)?)),
+        Rec::Rename {
+            parent,
+            name,
+            newparent,
+            newname,
+            ..
+        } => Some(format!(
+            "rename {} -> {}",
+            at(parent, name)?,
+            at(newparent, newname)?
+        )),
+        _ => None,
+    }
 }
 
 fn open_rw(p: &Path) -> io::Result<std::fs::File> {

@@ -38,10 +38,21 @@ macro_rules! engines {
 
         impl BackendSpec {
             /// Opens (creating) the store in `dir`.
+            /// Every directory in it is then synced (see
+            /// [`ledgerbench_core::fsutil::sync_dirs`]).
             pub fn open(&self, dir: &Path) -> ledgerbench_core::Result<Box<dyn KvStore>> {
-                match &self.config {
+                let store = match &self.config {
                     $(EngineConfig::$variant(c) => <$backend>::open_boxed(dir, c),)*
-                }
+                }?;
+                ledgerbench_core::fsutil::sync_dirs(dir).map_err(|source| {
+                    ledgerbench_core::Error::Io {
+                        engine: store.engine(),
+                        op: ledgerbench_core::Op::Open,
+                        path: dir.to_path_buf(),
+                        source,
+                    }
+                })?;
+                Ok(store)
             }
 
             /// Sets the engine settings that give durability `level`.

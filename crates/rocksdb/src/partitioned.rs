@@ -165,6 +165,16 @@ impl PartitionedStore {
             DB::open_cf_descriptors(&self.opts, &path, cfs)
         }
         .map_err(|e| engine_err(Op::Open, &path, e))?;
+        if !sealed {
+            // RocksDB made the partition's directory and syncs what is in
+            // it, never its name in ours.
+            ledgerbench_core::fsutil::sync_dir(&self.dir).map_err(|source| Error::Io {
+                engine: ENGINE,
+                op: Op::Open,
+                path: self.dir.clone(),
+                source,
+            })?;
+        }
         let part = Part {
             db,
             marks: AtomicBool::new(false),

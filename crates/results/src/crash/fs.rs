@@ -20,7 +20,15 @@ pub struct FsCrash {
     pub torn: Option<TornWrite>,
     /// Bytes the layer logged to undo and redo the writes of the cycle.
     pub logged_bytes: u64,
+    /// The first name changes the crash undid, in order (`create
+    /// kv/data.mdb`, `rename kv/a -> kv/b`): a store that loses its files
+    /// whole names here what was never synced into its directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_names: Vec<String>,
 }
+
+/// Most name changes a crash record lists.
+pub const LOST_NAMES_LISTED: usize = 8;
 
 /// A write of which only the bytes before a sector boundary reached the device.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use crate::StoreSetup;
 mod fs;
 mod shape;
 
-pub use fs::{FsCrash, TornWrite};
+pub use fs::{FsCrash, LOST_NAMES_LISTED, TornWrite};
 pub use shape::{CrashShape, Fate, KeyKind, StoreShape};
 
 /// What one store held after a crash, against the batches written to it.
