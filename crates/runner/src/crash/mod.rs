@@ -203,7 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Ctrl-C and SIGTERM end the run between steps: workers stopped,
     // mounts, devices and cgroups removed, the cycles so far kept.
     ledgerbench_driver::interrupt::install();
-    for (n, (spec, level, kind)) in plan.into_iter().enumerate() {
+    for (spec, level, kind) in plan {
         let tag = format!("{}-{}-{}", spec.name, level, kind.name());
         let bar = progress_bar(u64::from(args.cycles), &tag);
         if bar.is_hidden() {
@@ -223,7 +223,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             spec: &spec,
             level,
             kind,
-            seed: stream(args.seed, n as u64, 0),
+            // From the cell's name, not its place in the plan: the same
+            // --seed replays a cell in a run of it alone.
+            seed: stream(args.seed, ledgerbench_rng::value_hash(tag.as_bytes()), 0),
         };
         let run = sup.run(&rundir, &tag, cell);
         bar.finish_and_clear();
