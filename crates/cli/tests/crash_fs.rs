@@ -15,6 +15,13 @@ fn fuse_usable() -> bool {
     usable() && ledgerbench_testkit::can_run(ledgerbench_crashfs::available())
 }
 
+/// `ledgerbench run crash --durability power --out c ARGS` in `dir`.
+fn crash(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["run", "crash", "--durability", "power", "--out", "c"];
+    all.extend_from_slice(args);
+    ledgerbench(&all, dir)
+}
+
 /// Starts a long `run crash` of `mem` under `lose` in `dir`, returned once
 /// its writer has started on the mount.
 fn long_run(dir: &Path) -> Child {
@@ -72,24 +79,18 @@ fn the_planted_configs_keep_the_promises_the_layer_cannot_break() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let o = ledgerbench(
+    let o = crash(
+        t.path(),
         &[
-            "run",
-            "crash",
             "--backends",
             "planted-barrier,planted-no-barrier",
-            "--durability",
-            "power",
             "--kinds",
             "lose,reorder,torn",
             "--cycles",
             "6",
             "--batches-per-cycle",
             "8",
-            "--out",
-            "c",
         ],
-        t.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let r = common::read_json(&t.path().join("c/results.json"));
@@ -190,24 +191,18 @@ fn an_engine_that_never_syncs_its_directory_keeps_its_first_commits() {
     // LMDB creates data.mdb without syncing the directory: before
     // ledgerbench synced it after open, every first cycle lost the store.
     let t = tempfile::tempdir().expect("tempdir");
-    let o = ledgerbench(
+    let o = crash(
+        t.path(),
         &[
-            "run",
-            "crash",
             "--backends",
             "lmdb",
-            "--durability",
-            "power",
             "--kinds",
             "lose",
             "--cycles",
             "2",
             "--batches-per-cycle",
             "6",
-            "--out",
-            "c",
         ],
-        t.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let run = first_run(&t.path().join("c"));

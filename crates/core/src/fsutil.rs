@@ -139,15 +139,21 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 pub fn sync_dirs(dir: &Path) -> io::Result<()> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d)? {
+        // The engine's threads run: a subdirectory listed may be gone.
+        let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound && d != dir;
+        let listing = match fs::read_dir(&d) {
+            Err(e) if gone(&e) => continue,
+            r => r?,
+        };
+        for e in listing {
             let e = e?;
-            if e.file_type()?.is_dir() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(e.path());
             }
         }
         match sync_dir(&d) {
             // A read-only filesystem has nothing to make durable.
-            Err(e) if e.raw_os_error() == Some(libc::EROFS) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EROFS) || gone(&e) => {}
             r => r?,
         }
     }

@@ -168,22 +168,28 @@ struct Log {
     index: Option<fs::File>,
 }
 
-/// Applies the whole frames of the log at `path` to `map`, cuts off a torn
-/// tail (a crash mid-append) and returns the log open for appending.
-fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<Log> {
+/// Opens the log at `path` for reading and appending, making it if
+/// missing: a new log's name is durable only once its directory is synced,
+/// and without that a power loss could drop the whole log, synced commits
+/// and all (the crash filesystem's `lose` showed it).
+pub(crate) fn open_log(path: &Path) -> io::Result<fs::File> {
     let existed = path.exists();
-    let mut f = fs::OpenOptions::new()
+    let f = fs::OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .truncate(false)
         .open(path)?;
     if !existed && let Some(dir) = path.parent() {
-        // A new log's name is durable only once its directory is synced:
-        // without this a power loss could drop the whole log, synced
-        // commits and all (the crash filesystem's `lose` showed it).
         fsutil::sync_dir(dir)?;
     }
+    Ok(f)
+}
+
+/// Applies the whole frames of the log at `path` to `map`, cuts off a torn
+/// tail (a crash mid-append) and returns the log open for appending.
+fn replay_log(path: &Path, map: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> io::Result<Log> {
+    let mut f = open_log(path)?;
     let mut data = Vec::new();
     f.read_to_end(&mut data)?;
     let mut at = 0;

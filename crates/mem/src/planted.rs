@@ -62,18 +62,9 @@ pub(crate) fn replay(
     committed: u64,
     map: &mut BTreeMap<Vec<u8>, Vec<u8>>,
 ) -> io::Result<File> {
-    let existed = path.exists();
-    let mut f = fs::OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    if !existed && let Some(dir) = path.parent() {
-        // The log's name must be as durable as the index: the only bug
-        // planted here is the missing barrier.
-        ledgerbench_core::fsutil::sync_dir(dir)?;
-    }
+    // The log's name is as durable as the index: the only bug planted
+    // here is the missing barrier.
+    let mut f = crate::open_log(path)?;
     let mut data = Vec::new();
     f.read_to_end(&mut data)?;
     let end = committed as usize;

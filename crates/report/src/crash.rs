@@ -1,7 +1,7 @@
 //! The crash-test table: one row per backend x durability level x crash kind.
 
 use ledgerbench_core::CrashKind;
-use ledgerbench_results::crash::{CrashResults, CrashSummary};
+use ledgerbench_results::crash::{CrashResults, CrashRun, CrashSummary, Cycle};
 
 /// The crash kind as flags and tables spell it.
 pub fn kind_name(k: CrashKind) -> &'static str {
@@ -101,6 +101,13 @@ pub fn crash_table(r: &CrashResults) -> String {
         t.columns(&[0, 1, 2, 3, 4, 16, 5, 6, 13]).render(),
         t.columns(&[0, 1, 2, 7, 8, 9, 10, 11, 12, 14, 15]).render()
     );
+    let broken = broken_promises(r);
+    if !broken.is_empty() {
+        out.push_str("\nPromises broken, each with a run of its cell alone that replays the same crash schedule up to the first broken cycle (where a kill or cut lands within a commit is up to timing, so a replay may need more cycles):\n\n");
+        for l in broken {
+            out.push_str(&format!("- {l}\n"));
+        }
+    }
     let overhead = fs_overhead(r);
     if !overhead.is_empty() {
         out.push_str("\nThe crash filesystem's cost (the writer's commits/s, median of cycles, same run):\n\n");
@@ -139,10 +146,78 @@ fn shape_line(r: &CrashResults) -> String {
     )
 }
 
+/// Why cycle `c` of `run` broke its level's promise, if it did.
+fn broke(run: &CrashRun, c: &Cycle) -> Option<String> {
+    let lost = c.lost_batches();
+    let mut why = Vec::new();
+    if lost > 0 && !run.durability.may_lose(run.kind) {
+        why.push(format!("{lost} acknowledged batches lost"));
+    }
+    if !run.durability.may_corrupt(run.kind) {
+        let (torn, corrupt, late) = c.stores.iter().fold((0, 0, 0), |a, r| {
+            (a.0 + r.torn, a.1 + r.corrupt, a.2 + r.out_of_order)
+        });
+        for (n, what) in [(torn, "torn"), (corrupt, "corrupt"), (late, "out of order")] {
+            if n > 0 {
+                why.push(format!("{n} {what}"));
+            }
+        }
+        if let Some(e) = &c.open_error {
+            // The engine's own words, without the harness's path prefix.
+            let e = e.rsplit(": ").take(2).collect::<Vec<_>>();
+            why.push(format!(
+                "the store did not open (`{}`)",
+                e.into_iter().rev().collect::<Vec<_>>().join(": ")
+            ));
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// Per broken run: its first broken cycle, why, and the command that
+/// replays the cell alone up to it.
+fn broken_promises(r: &CrashResults) -> Vec<String> {
+    r.runs
+        .iter()
+        .filter_map(|run| {
+            let (c, why) = run.cycles.iter().find_map(|c| Some((c, broke(run, c)?)))?;
+            let mut cmd = format!(
+                "ledgerbench run crash --backends {} --durability {} --kinds {} --seed {} --cycles {} --batches-per-cycle {}",
+                run.backend,
+                run.durability,
+                run.kind.name(),
+                r.header.seed,
+                c.cycle + 1,
+                r.batches_per_cycle
+            );
+            if r.shape.name != "generic" {
+                cmd.push_str(&format!(" --shape {}", r.shape.name));
+            }
+            if let Some(b) = run.memory_limit_bytes {
+                cmd.push_str(&format!(" --memory-limit {}MiB", b >> 20));
+            }
+            let names = c
+                .fs_crash
+                .as_ref()
+                .filter(|f| !f.lost_names.is_empty())
+                .map_or(String::new(), |f| {
+                    format!("; the crash undid {}", f.lost_names.join(", "))
+                });
+            Some(format!(
+                "{} at {} under {}: cycle {}: {why}{names}. `{cmd}`",
+                run.backend,
+                run.durability,
+                run.kind.name(),
+                c.cycle
+            ))
+        })
+        .collect()
+}
+
 /// Per backend and level run both under `kill` (no layer) and on the crash
 /// filesystem: the writer's commit rate with and without it.
 fn fs_overhead(r: &CrashResults) -> Vec<String> {
-    let rate = |run: &ledgerbench_results::crash::CrashRun| {
+    let rate = |run: &CrashRun| {
         CrashSummary::of(&run.cycles, run.durability, run.kind).commits_per_sec_p50
     };
     let mut out = Vec::new();
@@ -174,4 +249,91 @@ fn fs_overhead(r: &CrashResults) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use ledgerbench_core::Durability;
+    use ledgerbench_results::RunHeader;
+    use ledgerbench_results::crash::{CrashShape, FsCrash, Recovered};
+
+    use super::*;
+
+    fn cycle(n: u32, acked: u64, recovered: u64, rate: f64) -> Cycle {
+        Cycle {
+            cycle: n,
+            acked: vec![acked],
+            new_acks: acked,
+            during_compaction: None,
+            recovery_secs: Some(0.01),
+            open_error: None,
+            stores: vec![Recovered {
+                recovered,
+                ..Recovered::default()
+            }],
+            lost: 0,
+            lost_promised: 0,
+            reset: false,
+            first_read_secs: None,
+            recovery_read_bytes: None,
+            fs_crash: None,
+            commits_per_sec: Some(rate),
+        }
+    }
+
+    fn run(kind: CrashKind, cycles: Vec<Cycle>) -> CrashRun {
+        CrashRun {
+            backend: "goleveldb".into(),
+            durability: Durability::Power,
+            kind,
+            stores: Vec::new(),
+            memory_limit_bytes: None,
+            summary: CrashSummary::of(&cycles, Durability::Power, kind),
+            cycles,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_broken_promise_names_its_cycle_and_the_command_that_replays_it() {
+        let mut lost = cycle(1, 10, 7, 80.0);
+        lost.fs_crash = Some(FsCrash {
+            lost_names: vec!["create kv/db/000002.log".into()],
+            ..FsCrash::default()
+        });
+        let r = CrashResults {
+            header: RunHeader {
+                schema_version: 1,
+                ledgerbench_version: "test".into(),
+                workload: "crash".into(),
+                seed: 42,
+                started_at: "2026-11-24T00:00:00Z".into(),
+                command: "ledgerbench run crash".into(),
+                env: Default::default(),
+                durability: None,
+            },
+            shape: CrashShape::generic(),
+            batches_per_cycle: 30,
+            runs: vec![
+                run(CrashKind::Kill, vec![cycle(0, 5, 5, 100.0)]),
+                run(CrashKind::Lose, vec![cycle(0, 5, 5, 80.0), lost]),
+            ],
+            summary_rule: ledgerbench_results::crash::SUMMARY_RULE,
+            interrupted: None,
+            check_window: 64,
+            check_samples: 32,
+        };
+        let t = crash_table(&r);
+        assert!(
+            t.contains("goleveldb at power under lose: cycle 1: 3 acknowledged batches lost; the crash undid create kv/db/000002.log. `ledgerbench run crash --backends goleveldb --durability power --kinds lose --seed 42 --cycles 2 --batches-per-cycle 30`"),
+            "{t}"
+        );
+        assert!(!t.contains("under kill: cycle"), "kill held: {t}");
+        // The layer's cost: 80 commits/s on it against 100 without.
+        assert!(
+            t.contains("goleveldb at power: 100 without the layer (kill), 80 under lose (-20%)"),
+            "{t}"
+        );
+        assert!(t.contains("overwrites, deletes and a range delete"), "{t}");
+    }
 }

@@ -144,22 +144,6 @@ pub fn expected(shape: &StoreShape, batch: u64, j: u32, prefix: u64) -> Held {
     }
 }
 
-/// True when `held`, found under key `j` of `batch` where a `prefix` of the
-/// batches is recovered, is what a shorter prefix holding `batch` leaves
-/// there: the key misses a write of a batch the prefix holds (torn);
-/// otherwise it shows a batch beyond the prefix (out of order).
-///
-/// Prefixes without `batch` are not explanations: either `batch` is beyond
-/// `prefix` (nothing expected, so only later states differ) or its kept
-/// keys showed it there.
-pub fn older_than(shape: &StoreShape, batch: u64, j: u32, held: Held, prefix: u64) -> bool {
-    // The expected state changes only at these prefixes.
-    let lag = shape.fate(j).lag();
-    [batch + 1, batch + lag + 1]
-        .into_iter()
-        .any(|p| p < prefix && expected(shape, batch, j, p) == held)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,7 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn expected_state_follows_the_prefix_and_older_states_are_told_apart() {
+    fn expected_state_follows_the_prefix() {
         let s = mixed();
         // Key 1 of batch 4 is overwritten by batch 5.
         assert_eq!(expected(&s, 4, 1, 4), Held::Absent);
@@ -213,16 +197,5 @@ mod tests {
         assert_eq!(expected(&s, 4, 2, 7), Held::Absent);
         assert_eq!(expected(&s, 4, 3, 7), Held::Original);
         assert_eq!(expected(&s, 4, 3, 8), Held::Absent);
-        // At prefix 6, the original value under key 1 misses batch 5's write.
-        assert!(older_than(&s, 4, 1, Held::Original, 6));
-        // At prefix 5, the overwrite shows batch 5, beyond the prefix.
-        assert!(!older_than(&s, 4, 1, Held::Overwrite, 5));
-        // At prefix 9, key 2 still there misses batch 6's delete.
-        assert!(older_than(&s, 4, 2, Held::Original, 9));
-        // At prefix 4, batch 4's key there shows batch 4 itself.
-        assert!(!older_than(&s, 4, 0, Held::Original, 4));
-        // At prefix 6, key 2 gone shows batch 6's delete (batch 4's kept
-        // keys said batch 4 is there).
-        assert!(!older_than(&s, 4, 2, Held::Absent, 6));
     }
 }

@@ -12,6 +12,7 @@ use ledgerbench_driver::results::StoreSetup;
 use ledgerbench_driver::rundir::RunDir;
 use ledgerbench_meter::cgroup::MemoryLimit;
 use ledgerbench_results::crash::{FsCrash, SAMPLES, WINDOW};
+use ledgerbench_rng::{Rng, stream};
 
 use super::device::Device;
 use super::procs::{self, log_tail};
@@ -108,9 +109,21 @@ impl Supervisor<'_> {
                 samples: SAMPLES,
                 present: dev.present.clone(),
             };
-            let target = 1 + dev.rng.below(self.batches * self.shape.stores.len() as u64);
+            // Each cycle's choices from its own streams, so a cell run
+            // alone replays the same schedule whatever earlier crashes
+            // drew (the crash filesystem draws once per unsynced write).
+            dev.rng = Rng::new(stream(cell.seed, u64::from(cycle), 0));
+            let play = Rng::new(stream(cell.seed, u64::from(cycle), 1));
+            // The commits the writer will make: a store's batches below
+            // what it holds are skipped.
+            let planned: u64 = dev
+                .present
+                .iter()
+                .map(|&p| (from + self.batches).saturating_sub(p.max(from)))
+                .sum();
+            let target = 1 + dev.rng.below(planned.max(1));
             let jitter = Duration::from_millis(dev.rng.below(20));
-            let w = self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind)?;
+            let w = self.write_until_crash(&job, &mut dev, (target, jitter), (cell.kind, play))?;
             check_interrupt()?;
             if cycle == 0 {
                 run.stores = self.setups(cell.spec, dev.files());
@@ -201,7 +214,7 @@ impl Supervisor<'_> {
         job: &Job,
         dev: &mut Device,
         (target, jitter): (u64, Duration),
-        kind: CrashKind,
+        (kind, mut play): (CrashKind, Rng),
     ) -> anyhow::Result<Written> {
         dev.mount()?;
         let (log, limit) = (&dev.log, dev.limit.as_ref());
@@ -237,6 +250,8 @@ impl Supervisor<'_> {
         let mut first_ack = None;
         while seen < target {
             match lines.next() {
+                // Every batch written: crash it idle.
+                Some(Ok(l)) if l == "done" => break,
                 Some(Ok(l)) => {
                     note(&l, &mut seen, &mut compacting);
                     first_ack = first_ack.or((seen > 0).then(std::time::Instant::now));
@@ -306,7 +321,7 @@ impl Supervisor<'_> {
             && let Some(m) = c.mounted.take()
         {
             let fault = c.fault;
-            fs_crash = Some(m.crash(fault, &mut dev.rng).context("playing the crash")?);
+            fs_crash = Some(m.crash(fault, &mut play).context("playing the crash")?);
             dev.reboot()?;
         }
         Ok(Written {
