@@ -12,14 +12,56 @@ use ledgerbench_meter::cgroup::MemoryLimit;
 use super::reboot::after_reboot;
 use super::worker::{Checked, Job, OPENED, PRIVATE_NS_ENV};
 
-/// A worker process, killed and reaped on drop whatever happened.
+/// A worker process, leader of a process group of its own (with the Go
+/// sidecar it may start), killed and reaped on drop whatever happened.
 pub(super) struct Worker(pub(super) Child);
+
+impl Worker {
+    /// SIGKILL to the worker and every process of its group, at once.
+    pub(super) fn kill_group(&self) {
+        // SAFETY: kill has no memory preconditions; the group is our
+        // unreaped child's own.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+    }
+
+    /// Kills the group, reaps the worker and waits (up to 10 s) until no
+    /// process of the group runs: a killed sidecar, reparented away from
+    /// us, still holds its files until it has exited.
+    pub(super) fn reap_group(&mut self) {
+        self.kill_group();
+        let _ = self.0.wait();
+        let t = std::time::Instant::now();
+        while group_running(self.0.id()) && t.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.reap_group();
     }
+}
+
+/// Whether a process of group `pgid` runs (exited ones, zombies, do not
+/// count: they hold no files).
+fn group_running(pgid: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            return false;
+        };
+        // After the command name (in parentheses): state, ppid, pgrp.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next();
+        let pgrp = f.nth(1).and_then(|g| g.parse::<u32>().ok());
+        pgrp == Some(pgid) && !matches!(state, Some("Z" | "X"))
+    })
 }
 
 /// Makes the child join `limit` between fork and exec: the engine's every
@@ -64,6 +106,7 @@ pub(super) fn spawn(
         .open(log)
         .with_context(|| format!("opening {}", log.display()))?;
     let mut cmd = Command::new(exe);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.args(["crash-worker", mode, &serde_json::to_string(job)?])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

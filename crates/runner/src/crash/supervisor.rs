@@ -300,9 +300,7 @@ impl Supervisor<'_> {
         // fsync was in flight at the cut return success to a process that a
         // real power loss would have stopped: an acknowledgement no real
         // crash can produce, seen as RocksDB "losing" its last synced batch.
-        let pid = w.0.id();
-        // SAFETY: kill has no memory preconditions; the pid is our unreaped child.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        w.kill_group();
         if let Some(m) = dev.crash_fs.as_ref().and_then(|c| c.mounted.as_ref()) {
             m.release();
         }
@@ -310,7 +308,9 @@ impl Supervisor<'_> {
         for l in lines.map_while(Result::ok) {
             note(&l, &mut seen, &mut compacting);
         }
-        drop(w);
+        // Its children too (a Go sidecar) must be gone before a power cut
+        // remounts: their open files keep the filesystem busy.
+        w.reap_group();
         let mut fs_crash = None;
         if kind == CrashKind::PowerCut {
             dev.fs.power_cut()?;
