@@ -72,6 +72,18 @@ fn crash_mounts_of(pid: u32) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// No crash mount, loop device or cgroup of supervisor `pid` is left, and
+/// nothing under `dir` is mounted.
+fn assert_nothing_left(pid: u32, dir: &Path) {
+    assert!(
+        crash_mounts_of(pid).is_empty(),
+        "{:?}",
+        crash_mounts_of(pid)
+    );
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    assert_no_devices_under(dir);
+}
+
 #[test]
 #[ignore = "privileged: needs root (loop devices, cgroups, /dev/fuse); scripts/test.sh runs it as root"]
 fn the_planted_configs_keep_the_promises_the_layer_cannot_break() {
@@ -138,13 +150,7 @@ fn ctrl_c_ends_a_crash_run_with_nothing_left_and_the_cycles_kept() {
         !run["cycles"].as_array().expect("cycles").is_empty(),
         "{run}"
     );
-    assert!(
-        crash_mounts_of(pid).is_empty(),
-        "{:?}",
-        crash_mounts_of(pid)
-    );
-    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
-    assert_no_devices_under(t.path());
+    assert_nothing_left(pid, t.path());
 }
 
 #[test]
@@ -173,13 +179,7 @@ fn clean_unmounts_the_crash_filesystem_of_a_killed_supervisor() {
     );
     let o = ledgerbench(&["clean"], t.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        crash_mounts_of(pid).is_empty(),
-        "{:?}",
-        crash_mounts_of(pid)
-    );
-    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
-    assert_no_devices_under(t.path());
+    assert_nothing_left(pid, t.path());
 }
 
 #[test]

@@ -62,29 +62,14 @@ pub fn capture(data_dir: &Path) -> EnvInfo {
 /// The mount holding `path`: the longest mount point that prefixes it.
 pub fn mount_of(path: &Path) -> Option<MountInfo> {
     let path = fs::canonicalize(path).ok()?;
-    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
     let mut best: Option<MountInfo> = None;
-    for line in info.lines() {
-        // id parent major:minor root mount_point mount_opts [optional...] - fstype source super_opts
-        let mut halves = line.splitn(2, " - ");
-        let (left, right) = (halves.next()?, halves.next()?);
-        let l: Vec<&str> = left.split(' ').collect();
-        let r: Vec<&str> = right.split(' ').collect();
-        if l.len() < 6 || r.len() < 3 {
-            continue;
-        }
-        let mp = l[4].replace("\\040", " ");
-        if path.starts_with(&mp)
+    for m in ledgerbench_meter::mounts::table() {
+        if path.starts_with(&m.mount_point)
             && best
                 .as_ref()
-                .is_none_or(|b| mp.len() >= b.mount_point.len())
+                .is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
         {
-            best = Some(MountInfo {
-                mount_point: mp,
-                fs_type: r[0].to_string(),
-                source: r[1].to_string(),
-                options: format!("{},{}", l[5], r[2]),
-            });
+            best = Some(m);
         }
     }
     best

@@ -115,18 +115,16 @@ pub const CRASH_FS_NAME: &str = "ledgerbench-crashfs";
 /// Crash filesystem mounts in this machine's mount table: (mount point,
 /// pid serving it), whether or not that process still runs.
 pub fn crash_mounts() -> Vec<(PathBuf, u32)> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    info.lines()
-        .filter_map(|line| {
-            // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - FSTYPE SOURCE ...
-            let mp = line.split(' ').nth(4)?;
-            let source = line.split(" - ").nth(1)?.split(' ').nth(1)?;
-            let pid = source
+    crate::mounts::table()
+        .into_iter()
+        .filter_map(|m| {
+            let pid = m
+                .source
                 .strip_prefix(CRASH_FS_NAME)?
                 .strip_prefix(':')?
                 .parse()
                 .ok()?;
-            Some((PathBuf::from(mp.replace("\\040", " ")), pid))
+            Some((PathBuf::from(m.mount_point), pid))
         })
         .collect()
 }
@@ -200,6 +198,16 @@ pub fn find() -> Vec<Leftover> {
     out
 }
 
+/// Unmounts `m`, lazily when something still holds it (a dead process's
+/// open files, a mount inside it).
+fn unmount(m: &Path) -> Result<()> {
+    let m = m.display().to_string();
+    if run("umount", &[&m]).is_err() {
+        run("umount", &["-l", &m])?;
+    }
+    Ok(())
+}
+
 /// Removes one leftover: unmounts, detaches and deletes the image and its
 /// marker (and the mount point, when empty); or kills what still runs in a
 /// cgroup (workers of a dead supervisor) and removes the cgroup.
@@ -212,11 +220,8 @@ pub fn remove(l: &Leftover) -> Result<()> {
             ..
         } => {
             if let Some(m) = mount {
-                let m = m.display().to_string();
-                if run("umount", &[&m]).is_err() {
-                    run("umount", &["-l", &m])?;
-                }
-                let _ = std::fs::remove_dir(&m);
+                unmount(m)?;
+                let _ = std::fs::remove_dir(m);
             }
             run("losetup", &["-d", device])?;
             let _ = std::fs::remove_file(image);
@@ -224,13 +229,7 @@ pub fn remove(l: &Leftover) -> Result<()> {
             let _ = std::fs::remove_file(old_marker(image));
             Ok(())
         }
-        Leftover::CrashMount { mount, .. } => {
-            let m = mount.display().to_string();
-            if run("umount", &[&m]).is_err() {
-                run("umount", &["-l", &m])?;
-            }
-            Ok(())
-        }
+        Leftover::CrashMount { mount, .. } => unmount(mount),
         Leftover::Cgroup { dir, .. } => {
             let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
             for pid in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {

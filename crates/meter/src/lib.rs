@@ -11,6 +11,7 @@
 //! - [`cgroup`]: a memory cgroup (v1 or v2) capping page cache and heap together.
 //! - [`memory`]: the harness's own heap (a counting allocator) and resident
 //!   memory split into anonymous and file-mapped pages.
+//! - [`mounts`]: the mount table.
 //! - [`clean`]: finds and removes what a killed ledgerbench left behind.
 
 pub mod blockdev;
@@ -19,6 +20,7 @@ pub mod clean;
 pub mod fio;
 pub mod loopdev;
 pub mod memory;
+pub mod mounts;
 pub mod proc_io;
 pub mod rusage;
 

@@ -54,10 +54,14 @@ pub fn crash_table(r: &CrashResults) -> String {
         ">recovery read MiB p50",
         ">commits/s p50",
     ]);
-    for run in &r.runs {
-        // Summed again from the cycles: the stored summary may predate a
-        // change of definition.
-        let s = &CrashSummary::of(&run.cycles, run.durability, run.kind);
+    // Summed again from the cycles: the stored summary may predate a
+    // change of definition.
+    let sums: Vec<CrashSummary> = r
+        .runs
+        .iter()
+        .map(|run| CrashSummary::of(&run.cycles, run.durability, run.kind))
+        .collect();
+    for (run, s) in r.runs.iter().zip(&sums) {
         let held = match (s.promise_kept, &run.error) {
             (_, Some(_)) => "stopped (see results)",
             (true, None) => "yes",
@@ -108,7 +112,7 @@ pub fn crash_table(r: &CrashResults) -> String {
             out.push_str(&format!("- {l}\n"));
         }
     }
-    let overhead = fs_overhead(r);
+    let overhead = fs_overhead(r, &sums);
     if !overhead.is_empty() {
         out.push_str("\nThe crash filesystem's cost (the writer's commits/s, median of cycles, same run):\n\n");
         for l in overhead {
@@ -148,15 +152,16 @@ fn shape_line(r: &CrashResults) -> String {
 
 /// Why cycle `c` of `run` broke its level's promise, if it did.
 fn broke(run: &CrashRun, c: &Cycle) -> Option<String> {
+    if !c.broke_promise(run.durability, run.kind) {
+        return None;
+    }
     let lost = c.lost_batches();
     let mut why = Vec::new();
     if lost > 0 && !run.durability.may_lose(run.kind) {
         why.push(format!("{lost} acknowledged batches lost"));
     }
     if !run.durability.may_corrupt(run.kind) {
-        let (torn, corrupt, late) = c.stores.iter().fold((0, 0, 0), |a, r| {
-            (a.0 + r.torn, a.1 + r.corrupt, a.2 + r.out_of_order)
-        });
+        let (torn, corrupt, late) = c.damage();
         for (n, what) in [(torn, "torn"), (corrupt, "corrupt"), (late, "out of order")] {
             if n > 0 {
                 why.push(format!("{n} {what}"));
@@ -171,7 +176,7 @@ fn broke(run: &CrashRun, c: &Cycle) -> Option<String> {
             ));
         }
     }
-    (!why.is_empty()).then(|| why.join(", "))
+    Some(why.join(", "))
 }
 
 /// Per broken run: its first broken cycle, why, and the command that
@@ -215,22 +220,24 @@ fn broken_promises(r: &CrashResults) -> Vec<String> {
 }
 
 /// Per backend and level run both under `kill` (no layer) and on the crash
-/// filesystem: the writer's commit rate with and without it.
-fn fs_overhead(r: &CrashResults) -> Vec<String> {
-    let rate = |run: &CrashRun| {
-        CrashSummary::of(&run.cycles, run.durability, run.kind).commits_per_sec_p50
-    };
+/// filesystem: the writer's commit rate with and without it (`sums` are
+/// the runs' summaries, in order).
+fn fs_overhead(r: &CrashResults, sums: &[CrashSummary]) -> Vec<String> {
+    let runs: Vec<(&CrashRun, Option<f64>)> = r
+        .runs
+        .iter()
+        .zip(sums.iter().map(|s| s.commits_per_sec_p50))
+        .collect();
     let mut out = Vec::new();
-    for base in r.runs.iter().filter(|x| x.kind == CrashKind::Kill) {
-        let Some(without) = rate(base) else { continue };
-        let on: Vec<String> = r
-            .runs
+    for &(base, without) in runs.iter().filter(|(x, _)| x.kind == CrashKind::Kill) {
+        let Some(without) = without else { continue };
+        let on: Vec<String> = runs
             .iter()
-            .filter(|x| {
+            .filter(|(x, _)| {
                 x.kind.on_crash_fs() && x.backend == base.backend && x.durability == base.durability
             })
-            .filter_map(|x| {
-                let with = rate(x)?;
+            .filter_map(|&(x, with)| {
+                let with = with?;
                 Some(format!(
                     "{:.0} under {} ({:+.0}%)",
                     with,
@@ -264,20 +271,13 @@ mod tests {
             cycle: n,
             acked: vec![acked],
             new_acks: acked,
-            during_compaction: None,
             recovery_secs: Some(0.01),
-            open_error: None,
             stores: vec![Recovered {
                 recovered,
                 ..Recovered::default()
             }],
-            lost: 0,
-            lost_promised: 0,
-            reset: false,
-            first_read_secs: None,
-            recovery_read_bytes: None,
-            fs_crash: None,
             commits_per_sec: Some(rate),
+            ..Cycle::default()
         }
     }
 

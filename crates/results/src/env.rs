@@ -39,15 +39,4 @@ pub struct EnvInfo {
     pub engine_versions: BTreeMap<String, String>,
 }
 
-/// A mount, as `/proc/self/mountinfo` gives it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MountInfo {
-    /// Mount point.
-    pub mount_point: String,
-    /// Filesystem type (`ext4`, `xfs`, `tmpfs`...).
-    pub fs_type: String,
-    /// Device or source.
-    pub source: String,
-    /// Mount options, per-mount and per-superblock.
-    pub options: String,
-}
+pub use ledgerbench_meter::mounts::MountInfo;

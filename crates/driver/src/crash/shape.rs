@@ -90,29 +90,30 @@ pub fn batch(seed: u64, shape: &StoreShape, store: usize, batch: u64, out: &mut 
     if !shape.mixed {
         return;
     }
-    let mut ranged = false;
     for j in 0..shape.keys_per_batch {
         let fate = shape.fate(j);
+        // Kept keys are never written again; a range family goes whole, in
+        // one range delete below.
+        if !matches!(fate, Fate::Overwritten | Fate::Deleted) {
+            continue;
+        }
         let Some(of) = batch.checked_sub(fate.lag()) else {
             continue;
         };
-        match fate {
-            Fate::Kept => {}
-            Fate::Overwritten => {
-                key(seed, shape, store, of, j, &mut k);
-                overwrite(seed, shape, store, of, j, &mut v);
-                out.put(&k, &v);
-            }
-            Fate::Deleted => {
-                key(seed, shape, store, of, j, &mut k);
-                out.delete(&k);
-            }
-            Fate::RangeDeleted if !ranged => {
-                ranged = true;
-                out.delete_range(&family_prefix(store, of), &family_prefix(store, of + 1));
-            }
-            Fate::RangeDeleted => {}
+        key(seed, shape, store, of, j, &mut k);
+        if fate == Fate::Overwritten {
+            overwrite(seed, shape, store, of, j, &mut v);
+            out.put(&k, &v);
+        } else {
+            out.delete(&k);
         }
+    }
+    let ranged = (0..shape.keys_per_batch).any(|j| shape.fate(j) == Fate::RangeDeleted);
+    if let Some(of) = batch
+        .checked_sub(Fate::RangeDeleted.lag())
+        .filter(|_| ranged)
+    {
+        out.delete_range(&family_prefix(store, of), &family_prefix(store, of + 1));
     }
 }
 

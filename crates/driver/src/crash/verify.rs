@@ -34,36 +34,31 @@ pub fn verify(
     samples: u64,
 ) -> Recovered {
     let mut batches = chosen(seed, window.min(upto), upto, samples);
-    let (mut out, mut flags) = loop {
-        let mut out = Recovered::default();
-        let mut flags = BTreeMap::new();
-        let gap = kept_keys(seed, store, idx, st, &batches, &mut out, &mut flags);
-        out.recovered = gap.unwrap_or(upto);
-        match gap.and_then(|g| g.checked_sub(1)) {
-            Some(before) if batches.binary_search(&before).is_err() => {
-                let from = batches
-                    .iter()
-                    .rev()
-                    .find(|&&b| b < before)
-                    .map_or(0, |&b| b + 1);
-                batches.extend(from..=before);
-                batches.sort_unstable();
-            }
-            _ => break (out, flags),
-        }
-    };
+    let mut out = Recovered::default();
+    let mut flags = BTreeMap::new();
+    let mut gap = kept_keys(seed, store, idx, st, &batches, &mut out, &mut flags);
+    // A gap at a sampled batch: the prefix ends somewhere from the sample
+    // below it (whole) up to it, so read the batches between; every one
+    // after the true gap then reads out of order on its own.
+    if let Some(g) = gap.filter(|&g| g > 0 && batches.binary_search(&(g - 1)).is_err()) {
+        let from = batches.iter().rev().find(|&&b| b < g).map_or(0, |&b| b + 1);
+        let between: Vec<u64> = (from..g).collect();
+        gap = kept_keys(seed, store, idx, st, &between, &mut out, &mut flags).or(gap);
+        batches.extend(between);
+        batches.sort_unstable();
+    }
+    out.recovered = gap.unwrap_or(upto);
     let r = out.recovered;
     // A write of batch `w` (at or past the prefix) that is there: the gap
     // batch partly there, or a batch beyond it.
     let extra = |w: u64| if w == r { TORN } else { LATE };
     let (mut k, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
     for &b in &batches {
-        for j in (0..store.keys_per_batch).filter(|&j| store.fate(j) != Fate::Kept) {
+        for (j, fate) in fates(store).filter(|&(_, f)| f != Fate::Kept) {
             key(seed, store, idx, b, j, &mut k);
             let Some(found) = read(st, &k, &mut got, &mut out) else {
                 continue;
             };
-            let fate = store.fate(j);
             let held = if found {
                 value(seed, store, idx, b, j, &mut want);
                 if got == want {
@@ -116,13 +111,14 @@ fn kept_keys(
     flags: &mut BTreeMap<u64, u8>,
 ) -> Option<u64> {
     let (mut k, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
-    let kept = (0..store.keys_per_batch)
-        .filter(|&j| store.fate(j) == Fate::Kept)
-        .count() as u32;
+    let kept: Vec<u32> = fates(store)
+        .filter(|&(_, f)| f == Fate::Kept)
+        .map(|(j, _)| j)
+        .collect();
     let mut first_gap: Option<u64> = None;
     for &b in batches {
         let (mut whole, mut present) = (0u32, 0u32);
-        for j in (0..store.keys_per_batch).filter(|&j| store.fate(j) == Fate::Kept) {
+        for &j in &kept {
             key(seed, store, idx, b, j, &mut k);
             if read(st, &k, &mut got, out) != Some(true) {
                 continue;
@@ -136,10 +132,10 @@ fn kept_keys(
             }
         }
         out.checked += 1;
-        if present > 0 && present < kept {
+        if present > 0 && (present as usize) < kept.len() {
             *flags.entry(b).or_default() |= TORN;
         }
-        if whole == kept {
+        if whole as usize == kept.len() {
             if first_gap.is_some() {
                 *flags.entry(b).or_default() |= LATE;
             }
@@ -148,6 +144,11 @@ fn kept_keys(
         }
     }
     first_gap
+}
+
+/// Every key index of a batch with its fate.
+fn fates(store: &StoreShape) -> impl Iterator<Item = (u32, Fate)> + '_ {
+    (0..store.keys_per_batch).map(|j| (j, store.fate(j)))
 }
 
 /// The batches to check: `samples` random ones below `window` (all when

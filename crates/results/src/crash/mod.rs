@@ -19,19 +19,21 @@ pub struct Recovered {
     pub recovered: u64,
     /// Batches read key by key.
     pub checked: u64,
-    /// Batches partly there: some of their keys, not all.
+    /// Batches partly there: some of their writes, not all (a missing
+    /// put, overwrite or delete is charged to the batch that made it).
     pub torn: u64,
     /// Keys there with a wrong value, or whose read failed.
     pub corrupt: u64,
-    /// Whole batches found after a batch that is not whole: what survived
-    /// is not a prefix of the commit order.
+    /// Batches past the recovered prefix with writes there (whole batches
+    /// after one that is not, or a later batch's overwrite or delete): what
+    /// survived is not a prefix of the commit order.
     pub out_of_order: u64,
     /// The first read error, if a read failed.
     pub error: Option<String>,
 }
 
 /// One crash and what the reopened stores held.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Cycle {
     /// Cycle number, from 0.
     pub cycle: u32,
@@ -231,6 +233,28 @@ impl Cycle {
     }
 }
 
+impl Cycle {
+    /// Torn batches, corrupt keys and batches out of order, over all stores.
+    pub fn damage(&self) -> (u64, u64, u64) {
+        self.stores.iter().fold((0, 0, 0), |a, r| {
+            (a.0 + r.torn, a.1 + r.corrupt, a.2 + r.out_of_order)
+        })
+    }
+
+    /// The store did not reopen, or held torn, corrupt or out-of-order data.
+    pub fn damaged(&self) -> bool {
+        let (torn, corrupt, late) = self.damage();
+        self.open_error.is_some() || torn + corrupt + late > 0
+    }
+
+    /// Whether this cycle broke what `level` promises under `kind`: an
+    /// acknowledged batch lost where none may be, or damage where none may be.
+    pub fn broke_promise(&self, level: Durability, kind: CrashKind) -> bool {
+        (!level.may_lose(kind) && self.lost_batches() > 0)
+            || (!level.may_corrupt(kind) && self.damaged())
+    }
+}
+
 impl CrashSummary {
     /// Totals of `cycles` at `level` under `kind`.
     pub fn of(cycles: &[Cycle], level: Durability, kind: CrashKind) -> Self {
@@ -253,11 +277,10 @@ impl CrashSummary {
             if let Some(busy) = c.during_compaction {
                 *s.during_compaction.get_or_insert(0) += u32::from(busy);
             }
-            for r in &c.stores {
-                s.torn += r.torn;
-                s.corrupt += r.corrupt;
-                s.out_of_order += r.out_of_order;
-            }
+            let (torn, corrupt, late) = c.damage();
+            s.torn += torn;
+            s.corrupt += corrupt;
+            s.out_of_order += late;
             rec.extend(c.recovery_secs);
             first.extend(c.first_read_secs);
             read.extend(c.recovery_read_bytes.map(|b| b as f64));
@@ -273,8 +296,7 @@ impl CrashSummary {
         s.first_read_p99_secs = q(&first, 0.99);
         s.recovery_read_p50_bytes = q(&read, 0.5);
         s.commits_per_sec_p50 = q(&rate, 0.5);
-        let intact = s.torn == 0 && s.corrupt == 0 && s.out_of_order == 0 && s.failed_opens == 0;
-        s.promise_kept = s.lost_promised == 0 && (level.may_corrupt(kind) || intact);
+        s.promise_kept = !cycles.iter().any(|c| c.broke_promise(level, kind));
         s
     }
 }
@@ -302,13 +324,7 @@ mod tests {
                     }]
                 })
                 .unwrap_or_default(),
-            lost: 0,
-            lost_promised: 0,
-            reset: false,
-            first_read_secs: None,
-            recovery_read_bytes: None,
-            fs_crash: None,
-            commits_per_sec: None,
+            ..Cycle::default()
         }
     }
 

@@ -13,7 +13,6 @@ use ledgerbench_meter::loopdev::LoopFs;
 use ledgerbench_rng::Rng;
 
 use super::reboot::new_boot_id;
-use super::supervisor::Cell;
 
 /// The crash filesystem of a cell whose kind it plays: the stores live in
 /// `backing` and are seen through a mount at the stores' directory.
@@ -42,7 +41,6 @@ pub(super) struct Device {
     pub(super) present: Vec<u64>,
     /// The boot id file once a power cut "rebooted" the machine.
     pub(super) boot: Option<PathBuf>,
-    pub(super) rng: Rng,
 }
 
 impl Device {
@@ -51,7 +49,7 @@ impl Device {
     pub(super) fn create(
         rundir: &RunDir,
         tag: &str,
-        cell: &Cell<'_>,
+        kind: CrashKind,
         stores: usize,
         memory_limit: Option<u64>,
         device_size: u64,
@@ -69,7 +67,7 @@ impl Device {
             None,
         )?;
         let dir = std::path::absolute(fs.path().join("stores")).context("store path")?;
-        let fault = match cell.kind {
+        let fault = match kind {
             CrashKind::Lose => Some(Fault::Lose),
             CrashKind::Reorder => Some(Fault::Reorder),
             CrashKind::Torn => Some(Fault::Torn),
@@ -100,7 +98,6 @@ impl Device {
             acked: vec![0; stores],
             present: vec![0; stores],
             boot: None,
-            rng: Rng::new(cell.seed),
         })
     }
 
@@ -132,9 +129,9 @@ impl Device {
     }
 
     /// A simulated power loss is a reboot too: later workers see a new boot id.
-    pub(super) fn reboot(&mut self) -> anyhow::Result<()> {
+    pub(super) fn reboot(&mut self, rng: &mut Rng) -> anyhow::Result<()> {
         let path = self.log.with_extension("boot_id");
-        new_boot_id(&path, &mut self.rng)?;
+        new_boot_id(&path, rng)?;
         self.boot = Some(path);
         Ok(())
     }

@@ -16,7 +16,7 @@ use ledgerbench_rng::{Rng, stream};
 
 use super::device::Device;
 use super::procs::{self, log_tail};
-use super::worker::{ACK, Checked, Job};
+use super::worker::{ACK, Checked, DONE, Job};
 use crate::registry::BackendSpec;
 
 pub(super) struct Supervisor<'a> {
@@ -89,7 +89,7 @@ impl Supervisor<'_> {
         let mut dev = Device::create(
             rundir,
             tag,
-            cell,
+            cell.kind,
             stores,
             self.memory_limit,
             self.device_size,
@@ -109,11 +109,10 @@ impl Supervisor<'_> {
                 samples: SAMPLES,
                 present: dev.present.clone(),
             };
-            // Each cycle's choices from its own streams, so a cell run
+            // Each cycle's choices from a stream of its own, so a cell run
             // alone replays the same schedule whatever earlier crashes
             // drew (the crash filesystem draws once per unsynced write).
-            dev.rng = Rng::new(stream(cell.seed, u64::from(cycle), 0));
-            let play = Rng::new(stream(cell.seed, u64::from(cycle), 1));
+            let mut rng = Rng::new(stream(cell.seed, u64::from(cycle), 0));
             // The commits the writer will make: a store's batches below
             // what it holds are skipped.
             let planned: u64 = dev
@@ -121,9 +120,10 @@ impl Supervisor<'_> {
                 .iter()
                 .map(|&p| (from + self.batches).saturating_sub(p.max(from)))
                 .sum();
-            let target = 1 + dev.rng.below(planned.max(1));
-            let jitter = Duration::from_millis(dev.rng.below(20));
-            let w = self.write_until_crash(&job, &mut dev, (target, jitter), (cell.kind, play))?;
+            let target = 1 + rng.below(planned.max(1));
+            let jitter = Duration::from_millis(rng.below(20));
+            let w =
+                self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind, &mut rng)?;
             check_interrupt()?;
             if cycle == 0 {
                 run.stores = self.setups(cell.spec, dev.files());
@@ -186,11 +186,7 @@ impl Supervisor<'_> {
         if !cell.level.may_lose(cell.kind) {
             c.lost_promised = c.lost;
         }
-        let damaged = c.open_error.is_some()
-            || c.stores
-                .iter()
-                .any(|r| r.torn + r.corrupt + r.out_of_order > 0);
-        if damaged {
+        if c.damaged() {
             // Nothing sound to go on from: start the store afresh.
             super::device::remove_stores(dev.files(), &self.shape.stores)?;
             dev.acked.iter_mut().for_each(|a| *a = 0);
@@ -214,7 +210,8 @@ impl Supervisor<'_> {
         job: &Job,
         dev: &mut Device,
         (target, jitter): (u64, Duration),
-        (kind, mut play): (CrashKind, Rng),
+        kind: CrashKind,
+        rng: &mut Rng,
     ) -> anyhow::Result<Written> {
         dev.mount()?;
         let (log, limit) = (&dev.log, dev.limit.as_ref());
@@ -251,7 +248,7 @@ impl Supervisor<'_> {
         while seen < target {
             match lines.next() {
                 // Every batch written: crash it idle.
-                Some(Ok(l)) if l == "done" => break,
+                Some(Ok(l)) if l == DONE => break,
                 Some(Ok(l)) => {
                     note(&l, &mut seen, &mut compacting);
                     first_ack = first_ack.or((seen > 0).then(std::time::Instant::now));
@@ -282,7 +279,7 @@ impl Supervisor<'_> {
             // lands anywhere in a commit's writes and syncs alike.
             Some(m) => {
                 let per_ack = m.ops().div_ceil(seen.max(1));
-                m.cut_after(dev.rng.below(2 * per_ack + 1));
+                m.cut_after(rng.below(2 * per_ack + 1));
                 // Until the cut, or until the writer stops changing
                 // anything (it finished its batches and idles).
                 let (mut last, mut since) = (m.ops(), std::time::Instant::now());
@@ -315,14 +312,14 @@ impl Supervisor<'_> {
         if kind == CrashKind::PowerCut {
             dev.fs.power_cut()?;
             dev.fs.remount()?;
-            dev.reboot()?;
+            dev.reboot(rng)?;
         }
         if let Some(c) = &mut dev.crash_fs
             && let Some(m) = c.mounted.take()
         {
             let fault = c.fault;
-            fs_crash = Some(m.crash(fault, &mut play).context("playing the crash")?);
-            dev.reboot()?;
+            fs_crash = Some(m.crash(fault, rng).context("playing the crash")?);
+            dev.reboot(rng)?;
         }
         Ok(Written {
             acks: seen,

@@ -61,6 +61,10 @@ pub struct Checked {
 /// Acknowledgement line prefix: `ack STORE BATCH COMPACTING`.
 pub const ACK: &str = "ack ";
 
+/// The writer's line once it has committed every batch of its job (it then
+/// idles with the stores open until the crash).
+pub const DONE: &str = "done";
+
 /// The checker's line once its first read returned; it then waits for a
 /// line on stdin (the supervisor reads the device's counters meanwhile).
 pub const OPENED: &str = "opened";
@@ -82,18 +86,10 @@ pub const PRIVATE_NS_ENV: &str = "LEDGERBENCH_PRIVATE_MOUNT_NS";
 /// mount but the one holding `dir`: the namespace copied them all, and a
 /// copy would keep another run's filesystem alive across its remount.
 fn drop_foreign_loop_mounts(dir: &std::path::Path) {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    for line in info.lines() {
-        // mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE SUPEROPTS
-        let f: Vec<&str> = line.split(' ').collect();
-        let source = line.split(" - ").nth(1).and_then(|r| r.split(' ').nth(1));
-        let (Some(mp), Some(src)) = (f.get(4), source) else {
-            continue;
-        };
-        let mp = mp.replace("\\040", " ");
-        if src.starts_with("/dev/loop")
-            && !dir.starts_with(&mp)
-            && let Ok(c) = std::ffi::CString::new(mp)
+    for m in ledgerbench_meter::mounts::table() {
+        if m.source.starts_with("/dev/loop")
+            && !dir.starts_with(&m.mount_point)
+            && let Ok(c) = std::ffi::CString::new(m.mount_point)
         {
             // SAFETY: a valid C string; MNT_DETACH only unhooks the mount here.
             unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
@@ -163,7 +159,7 @@ fn write(job: &Job) -> anyhow::Result<ExitCode> {
             out.flush()?;
         }
     }
-    writeln!(out, "done")?;
+    writeln!(out, "{DONE}")?;
     out.flush()?;
     // Idle with the stores open until the crash comes.
     loop {
