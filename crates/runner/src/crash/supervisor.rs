@@ -109,10 +109,12 @@ impl Supervisor<'_> {
                 samples: SAMPLES,
                 present: dev.present.clone(),
             };
-            // Each cycle's choices from a stream of its own, so a cell run
+            // Each cycle's choices from streams of its own, so a cell run
             // alone replays the same schedule whatever earlier crashes
-            // drew (the crash filesystem draws once per unsynced write).
+            // drew; the crash filesystem's (once per unsynced write) from
+            // a second, as the published runs drew them.
             let mut rng = Rng::new(stream(cell.seed, u64::from(cycle), 0));
+            let play = Rng::new(stream(cell.seed, u64::from(cycle), 1));
             // The commits the writer will make: a store's batches below
             // what it holds are skipped.
             let planned: u64 = dev
@@ -122,8 +124,13 @@ impl Supervisor<'_> {
                 .sum();
             let target = 1 + rng.below(planned.max(1));
             let jitter = Duration::from_millis(rng.below(20));
-            let w =
-                self.write_until_crash(&job, &mut dev, (target, jitter), cell.kind, &mut rng)?;
+            let w = self.write_until_crash(
+                &job,
+                &mut dev,
+                (target, jitter),
+                cell.kind,
+                (&mut rng, play),
+            )?;
             check_interrupt()?;
             if cycle == 0 {
                 run.stores = self.setups(cell.spec, dev.files());
@@ -211,7 +218,7 @@ impl Supervisor<'_> {
         dev: &mut Device,
         (target, jitter): (u64, Duration),
         kind: CrashKind,
-        rng: &mut Rng,
+        (rng, mut play): (&mut Rng, Rng),
     ) -> anyhow::Result<Written> {
         dev.mount()?;
         let (log, limit) = (&dev.log, dev.limit.as_ref());
@@ -318,7 +325,7 @@ impl Supervisor<'_> {
             && let Some(m) = c.mounted.take()
         {
             let fault = c.fault;
-            fs_crash = Some(m.crash(fault, rng).context("playing the crash")?);
+            fs_crash = Some(m.crash(fault, &mut play).context("playing the crash")?);
             dev.reboot(rng)?;
         }
         Ok(Written {
