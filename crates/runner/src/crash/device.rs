@@ -75,7 +75,10 @@ impl Device {
         };
         let crash_fs = match fault {
             Some(fault) => {
-                let (backing, scratch) = (fs.path().join("backing"), fs.path().join("crashfs"));
+                // Absolute, as `dir`: the checker opens the stores here.
+                let backing =
+                    std::path::absolute(fs.path().join("backing")).context("store path")?;
+                let scratch = fs.path().join("crashfs");
                 for d in [&backing, &scratch, &dir] {
                     std::fs::create_dir_all(d)
                         .with_context(|| format!("creating {}", d.display()))?;
@@ -107,7 +110,8 @@ impl Device {
         self.crash_fs.as_ref().map_or(&self.dir, |c| &c.backing)
     }
 
-    /// Mounts the crash filesystem (for its kinds) before a worker starts.
+    /// Mounts the crash filesystem (for its kinds) before a writer starts;
+    /// its crash unmounts it.
     pub(super) fn mount(&mut self) -> anyhow::Result<()> {
         if let Some(c) = &mut self.crash_fs
             && c.mounted.is_none()
@@ -116,14 +120,6 @@ impl Device {
                 format!("mounting the crash filesystem at {}", self.dir.display())
             })?;
             c.mounted = Some(m);
-        }
-        Ok(())
-    }
-
-    /// Unmounts it after a checker: a clean shutdown, everything stays.
-    pub(super) fn unmount(&mut self) -> anyhow::Result<()> {
-        if let Some(m) = self.crash_fs.as_mut().and_then(|c| c.mounted.take()) {
-            m.unmount().context("unmounting the crash filesystem")?;
         }
         Ok(())
     }

@@ -339,7 +339,13 @@ impl Supervisor<'_> {
     /// Reopens the stores in a checker process (from a cold page cache) and
     /// reads its verdict, with the device bytes read until its first read.
     fn check(&self, job: &Job, dev: &mut Device) -> anyhow::Result<(Checked, Option<u64>)> {
-        dev.mount()?;
+        // After the crash filesystem played its crash, its backing
+        // directory holds what survived: the checker opens it there, so
+        // recovery is the engine's on the device, not through FUSE.
+        let job = &Job {
+            dir: dev.files().to_path_buf(),
+            ..job.clone()
+        };
         // Recovery reads what it needs from the device, not from what the
         // writer left cached: the figure is the engine's, whatever the kind.
         let _ = dev.fs.sync();
@@ -361,7 +367,6 @@ impl Supervisor<'_> {
                 .zip(fs.stat().ok())
                 .map(|(b, a)| a.since(b).read_bytes());
         })?;
-        dev.unmount()?;
         Ok((checked, read.filter(|_| cold)))
     }
 
