@@ -42,6 +42,7 @@ const (
 	opStats   = 6
 	opClose   = 7
 	opPing    = 8
+	opGetMany = 9
 )
 
 const (
@@ -235,6 +236,13 @@ func serve(e Engine, c *conn) error {
 			default:
 				err = c.reply(stOK, v)
 			}
+		case opGetMany:
+			out, gerr := getMany(e, body)
+			if gerr != nil {
+				err = c.fail(gerr)
+			} else {
+				err = c.reply(stOK, out)
+			}
 		case opScan:
 			limit, start, serr := u32(body)
 			if serr != nil {
@@ -289,6 +297,43 @@ func serve(e Engine, c *conn) error {
 			return err
 		}
 	}
+}
+
+// getMany answers a u32 count of keys (each a u32 length and its bytes)
+// in one reply: per key a found byte, then for a found one a u32 length
+// and the value. One round trip for many reads: the crash checker reads
+// thousands of keys a cycle, and each pipe round trip costs more than a
+// read. Any read's error fails the whole request.
+func getMany(e Engine, b []byte) ([]byte, error) {
+	n, b, err := u32(b)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	var l [4]byte
+	for i := uint32(0); i < n; i++ {
+		var kl uint32
+		if kl, b, err = u32(b); err != nil {
+			return nil, err
+		}
+		if uint32(len(b)) < kl {
+			return nil, fmt.Errorf("get-many: key %d overruns the request", i)
+		}
+		v, found, gerr := e.Get(b[:kl])
+		b = b[kl:]
+		if gerr != nil {
+			return nil, gerr
+		}
+		if !found {
+			out = append(out, 0)
+			continue
+		}
+		binary.LittleEndian.PutUint32(l[:], uint32(len(v)))
+		out = append(out, 1)
+		out = append(out, l[:]...)
+		out = append(out, v...)
+	}
+	return out, nil
 }
 
 // rangesFit reports whether e takes every op: only Pebble has range deletes.

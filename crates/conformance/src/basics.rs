@@ -43,6 +43,16 @@ pub fn put_get_overwrite_delete(s: &Subject) {
     assert!(st.get_into(b"alpha", &mut buf).unwrap());
     assert_eq!(buf, b"one");
     assert!(!st.get_into(b"nope", &mut buf).unwrap());
+
+    // get_many: one answer per key, in order, into a buffer it clears.
+    let mut many = vec![Some(b"stale".to_vec())];
+    let keys: [&[u8]; 4] = [b"delta", b"nope", b"alpha", b"beta"];
+    let keys = keys.map(<[u8]>::to_vec);
+    st.get_many(&keys, &mut many).unwrap();
+    let want = [Some(&b"y"[..]), None, Some(&b"one"[..]), None].map(|v| v.map(<[u8]>::to_vec));
+    assert_eq!(many, want.to_vec(), "{}: get_many", s.name);
+    st.get_many(&[], &mut many).unwrap();
+    assert!(many.is_empty(), "{}: get_many of no keys", s.name);
     st.close().unwrap();
 }
 
@@ -156,5 +166,13 @@ pub fn empty_and_large_values(s: &Subject) {
         );
         assert!(got.as_ref() == Some(v));
     }
+    // Many at once, in the order asked: an empty value is found, not absent.
+    let mut keys: Vec<Vec<u8>> = pairs.iter().map(|(k, _)| k.clone()).collect();
+    keys.insert(1, b"absent".to_vec());
+    let mut many = Vec::new();
+    st.get_many(&keys, &mut many).unwrap();
+    let mut want: Vec<Option<Vec<u8>>> = pairs.iter().map(|(_, v)| Some(v.clone())).collect();
+    want.insert(1, None);
+    assert!(many == want, "{}: get_many answered other values", s.name);
     st.close().unwrap();
 }

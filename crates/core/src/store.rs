@@ -218,6 +218,17 @@ pub trait KvStore: Send + Sync {
         Ok(self.get_into(key, &mut out)?.then_some(out))
     }
 
+    /// Reads each of `keys`, in order, into `out` (cleared first): one
+    /// entry per key, `None` when absent. An engine behind a process
+    /// boundary answers them in one round trip; the rest read one by one.
+    fn get_many(&self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        for k in keys {
+            out.push(self.get(k)?);
+        }
+        Ok(())
+    }
+
     /// Commits `batch` atomically (after a crash or reopen either all of it
     /// is visible or none), as durable as the store's [`Durability`] level.
     fn write(&self, batch: &Batch) -> Result<()>;

@@ -27,6 +27,7 @@ pub(crate) mod op {
     pub const STATS: u8 = 6;
     pub const CLOSE: u8 = 7;
     pub const PING: u8 = 8;
+    pub const GET_MANY: u8 = 9;
 }
 
 /// Reply statuses.

@@ -211,6 +211,37 @@ impl KvStore for GoStore {
         })
     }
 
+    fn get_many(&self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        self.with(Op::Get, |c| {
+            c.begin(op::GET_MANY);
+            put_u32(&mut c.req, keys.len());
+            for k in keys {
+                put_u32(&mut c.req, k.len());
+                c.req.extend_from_slice(k);
+            }
+            c.call(Op::Get)?;
+            // Per key: a found byte, then a found value's u32 length and bytes.
+            let mut r = &c.reply[..];
+            for _ in keys {
+                let (&found, rest) = r.split_first().ok_or_else(|| self.garbled(Op::Get))?;
+                r = rest;
+                if found == 0 {
+                    out.push(None);
+                    continue;
+                }
+                let len = take_u32(&mut r).ok_or_else(|| self.garbled(Op::Get))?;
+                let v = r.get(..len).ok_or_else(|| self.garbled(Op::Get))?;
+                out.push(Some(v.to_vec()));
+                r = &r[len..];
+            }
+            if !r.is_empty() {
+                return Err(self.garbled(Op::Get));
+            }
+            Ok(())
+        })
+    }
+
     fn write(&self, batch: &Batch) -> Result<()> {
         let batch = match self.engine.range_delete() {
             Some(ledgerbench_core::RangeDelete::Native) => std::borrow::Cow::Borrowed(batch),

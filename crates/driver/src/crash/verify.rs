@@ -52,14 +52,16 @@ pub fn verify(
     // A write of batch `w` (at or past the prefix) that is there: the gap
     // batch partly there, or a batch beyond it.
     let extra = |w: u64| if w == r { TORN } else { LATE };
-    let (mut k, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
+    let mut want = Vec::new();
+    let touched: Vec<(u32, Fate)> = fates(store).filter(|&(_, f)| f != Fate::Kept).collect();
+    let js: Vec<u32> = touched.iter().map(|&(j, _)| j).collect();
     for &b in &batches {
-        for (j, fate) in fates(store).filter(|&(_, f)| f != Fate::Kept) {
-            key(seed, store, idx, b, j, &mut k);
-            let Some(found) = read(st, &k, &mut got, &mut out) else {
+        let reads = read_batch(seed, store, idx, st, b, &js, &mut out);
+        for (&(j, fate), got) in touched.iter().zip(reads) {
+            let Some(got) = got else {
                 continue;
             };
-            let held = if found {
+            let held = if let Some(got) = got {
                 value(seed, store, idx, b, j, &mut want);
                 if got == want {
                     Held::Original
@@ -110,7 +112,7 @@ fn kept_keys(
     out: &mut Recovered,
     flags: &mut BTreeMap<u64, u8>,
 ) -> Option<u64> {
-    let (mut k, mut want, mut got) = (Vec::new(), Vec::new(), Vec::new());
+    let mut want = Vec::new();
     let kept: Vec<u32> = fates(store)
         .filter(|&(_, f)| f == Fate::Kept)
         .map(|(j, _)| j)
@@ -118,11 +120,13 @@ fn kept_keys(
     let mut first_gap: Option<u64> = None;
     for &b in batches {
         let (mut whole, mut present) = (0u32, 0u32);
-        for &j in &kept {
-            key(seed, store, idx, b, j, &mut k);
-            if read(st, &k, &mut got, out) != Some(true) {
+        for (&j, got) in kept
+            .iter()
+            .zip(read_batch(seed, store, idx, st, b, &kept, out))
+        {
+            let Some(Some(got)) = got else {
                 continue;
-            }
+            };
             present += 1;
             value(seed, store, idx, b, j, &mut want);
             if got == want {
@@ -167,17 +171,44 @@ fn chosen(seed: u64, window: u64, upto: u64, samples: u64) -> Vec<u64> {
     batches
 }
 
-/// Reads `k` into `got`: whether it was found, or nothing when the read
-/// failed (counted as corrupt, its first error kept).
-fn read(st: &dyn KvStore, k: &[u8], got: &mut Vec<u8>, out: &mut Recovered) -> Option<bool> {
-    match st.get_into(k, got) {
-        Ok(found) => Some(found),
-        Err(e) => {
-            out.corrupt += 1;
-            out.error.get_or_insert_with(|| e.to_string());
-            None
-        }
+/// Reads keys `js` of batch `b` in one request: per key its value (`None`
+/// when absent), or nothing when the read failed. When the request fails,
+/// each key is read alone, so every failed read is counted as corrupt (its
+/// first error kept) and the others still answer.
+fn read_batch(
+    seed: u64,
+    store: &StoreShape,
+    idx: usize,
+    st: &dyn KvStore,
+    b: u64,
+    js: &[u32],
+    out: &mut Recovered,
+) -> Vec<Option<Option<Vec<u8>>>> {
+    if js.is_empty() {
+        return Vec::new();
     }
+    let keys: Vec<Vec<u8>> = js
+        .iter()
+        .map(|&j| {
+            let mut k = Vec::new();
+            key(seed, store, idx, b, j, &mut k);
+            k
+        })
+        .collect();
+    let mut got = Vec::with_capacity(keys.len());
+    if st.get_many(&keys, &mut got).is_ok() && got.len() == keys.len() {
+        return got.into_iter().map(Some).collect();
+    }
+    keys.iter()
+        .map(|k| match st.get(k) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                out.corrupt += 1;
+                out.error.get_or_insert_with(|| e.to_string());
+                None
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
