@@ -39,7 +39,8 @@ pub struct ReportArgs {
     #[arg(long)]
     html: bool,
     /// Print the verdict's answer (per store: recommended config, runner-up,
-    /// margin, growth) as markdown for a README, and write nothing.
+    /// margin, growth) as markdown for a README, and write nothing; for
+    /// crash results, the durability matrix (engine x level x crash kind).
     #[arg(long, conflicts_with_all = ["out", "overwrite", "html"])]
     summary: bool,
 }

@@ -201,3 +201,50 @@ fn verification_lookups_are_metered_per_store() {
         assert_eq!(s["device_reads"].as_u64().is_some(), on_loop, "{s}");
     }
 }
+
+#[test]
+fn the_durability_summary_tables_every_crash_cell_from_committed_results() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
+    let dir = root.join("crash-fs-2026-11-24");
+    let o = ledgerbench(
+        &[
+            "report",
+            "rocksdb-mem-lmdb",
+            "pebble-goleveldb",
+            "--summary",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("| engine | level | kill | power-cut | lose | reorder | torn |"),
+        "{out}"
+    );
+    // Counted again from the cycles: the cell the published README reads.
+    assert!(
+        out.contains("| rocksdb-leveled | power | held: 0 of 411 lost |"),
+        "{out}"
+    );
+    let goleveldb = out
+        .lines()
+        .find(|l| l.starts_with("| goleveldb | power |"))
+        .unwrap_or_else(|| panic!("no goleveldb row: {out}"));
+    // Held under kill -9, broken under the four power-loss kinds.
+    assert_eq!(goleveldb.matches("**broken**").count(), 4, "{goleveldb}");
+    assert!(goleveldb.contains("8 of 20 opens failed"), "{goleveldb}");
+    assert!(out.contains("seed 42"), "{out}");
+
+    // Crash and benchmark results have no summary in common.
+    let o = ledgerbench(
+        &[
+            "report",
+            "rocksdb-mem-lmdb",
+            "../capacity-2026-11-24/txdata-5s",
+            "--summary",
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not both at once"), "{}", stderr(&o));
+}

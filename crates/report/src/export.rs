@@ -123,6 +123,26 @@ impl Exporter for Verdict {
         "verdict"
     }
     fn render(&self, docs: &[Loaded]) -> Result<Vec<Document>, ReportError> {
+        // Crash results have no verdict to summarise: their answer is the
+        // durability matrix.
+        let crash: Vec<_> = docs
+            .iter()
+            .filter_map(|d| match &d.doc {
+                crate::doc::Doc::Crash(r) => Some(&**r),
+                _ => None,
+            })
+            .collect();
+        if !crash.is_empty() {
+            if crash.len() != docs.len() {
+                return Err(ReportError::Usage(
+                    "--summary takes crash results or benchmark results, not both at once".into(),
+                ));
+            }
+            return Ok(vec![Document {
+                path: "durability.md".into(),
+                text: crate::crash_matrix::matrix(&crash),
+            }]);
+        }
         let Some(text) = render::summary(docs, &self.0)? else {
             return Err(ReportError::Usage(
                 "no run in these results ran under a memory limit, so there is no verdict to summarise".into(),

@@ -4,6 +4,7 @@
 pub mod bencher;
 pub mod compare;
 pub mod crash;
+pub mod crash_matrix;
 mod csv_out;
 pub mod doc;
 pub mod export;
