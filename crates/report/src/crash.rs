@@ -168,15 +168,27 @@ fn broke(run: &CrashRun, c: &Cycle) -> Option<String> {
             }
         }
         if let Some(e) = &c.open_error {
-            // The engine's own words, without the harness's path prefix.
-            let e = e.rsplit(": ").take(2).collect::<Vec<_>>();
-            why.push(format!(
-                "the store did not open (`{}`)",
-                e.into_iter().rev().collect::<Vec<_>>().join(": ")
-            ));
+            why.push(format!("the store did not open (`{}`)", engine_words(e)));
         }
     }
     Some(why.join(", "))
+}
+
+/// An open error in the engine's own words: what follows the last part
+/// naming a path (the harness's and the engine's prefixes), or the last
+/// two parts when the message ends in a path.
+fn engine_words(e: &str) -> String {
+    let parts: Vec<&str> = e.split(": ").collect();
+    let from = parts
+        .iter()
+        .rposition(|p| p.contains('/'))
+        .map_or(0, |i| i + 1);
+    let from = if from < parts.len() {
+        from
+    } else {
+        parts.len().saturating_sub(2)
+    };
+    parts[from..].join(": ")
 }
 
 /// Per broken run: its first broken cycle, why, and the command that
@@ -335,5 +347,21 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("overwrites, deletes and a range delete"), "{t}");
+    }
+
+    #[test]
+    fn an_open_error_is_quoted_in_the_engines_words() {
+        let badger = "opening store `kv` in /d/backing/kv: badger: open failed on /d/backing/kv/db: open /d/backing/kv/db: while opening memtables err: while opening fid: 1 err: Create a new file";
+        assert_eq!(
+            engine_words(badger),
+            "while opening memtables err: while opening fid: 1 err: Create a new file"
+        );
+        let leveldb = "opening store `kv` in /d/kv: goleveldb: open failed on /d/kv/db: leveldb: manifest corrupted (field 'comparer'): missing [file=MANIFEST-000002]";
+        assert_eq!(
+            engine_words(leveldb),
+            "leveldb: manifest corrupted (field 'comparer'): missing [file=MANIFEST-000002]"
+        );
+        // A message ending in a path keeps its last two parts.
+        assert_eq!(engine_words("x: open /d/kv/LOCK"), "x: open /d/kv/LOCK");
     }
 }
