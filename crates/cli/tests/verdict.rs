@@ -235,6 +235,25 @@ fn the_durability_summary_tables_every_crash_cell_from_committed_results() {
     assert!(goleveldb.contains("8 of 20 opens failed"), "{goleveldb}");
     assert!(out.contains("seed 42"), "{out}");
 
+    // A cell stopped early is no verdict; run again in a later file, the
+    // later run is the one shown, and the only one counted.
+    let o = ledgerbench(&["report", "mdbx-redb-fjall", "--summary"], &dir);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("| pebble | power | stopped after 1 cycles: 0 of 15 lost | not run |"),
+        "{out}"
+    );
+    let o = ledgerbench(
+        &["report", "mdbx-redb-fjall", "pebble-goleveldb", "--summary"],
+        &dir,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("| pebble | power | held: 0 of 302 lost |"),
+        "{out}"
+    );
+    assert!(out.starts_with("25 cells; cycles per cell: 20;"), "{out}");
+
     // Crash and benchmark results have no summary in common.
     let o = ledgerbench(
         &[

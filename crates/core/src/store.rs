@@ -355,6 +355,9 @@ impl KvStore for Box<dyn KvStore> {
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         (**self).get_into(key, out)
     }
+    fn get_many(&self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        (**self).get_many(keys, out)
+    }
     fn write(&self, batch: &Batch) -> Result<()> {
         (**self).write(batch)
     }

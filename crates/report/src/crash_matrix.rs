@@ -44,67 +44,65 @@ fn cell(run: &CrashRun) -> String {
     } else {
         format!(", {}", how.join(", "))
     };
-    // A cell stopped early is shown with what it ran: its cycles say so.
-    let short = match &run.error {
-        Some(_) => format!(" (stopped after {} cycles)", s.cycles),
-        None => String::new(),
-    };
-    if s.promise_kept {
-        format!("held: {lost}{how}{short}")
-    } else {
-        format!("**broken**: {lost}{how}{short}")
+    let verdict = if s.promise_kept { "held" } else { "**broken**" };
+    match &run.error {
+        // Stopped early: what it ran is no verdict on the cell.
+        Some(_) if s.promise_kept => format!("stopped after {} cycles: {lost}{how}", s.cycles),
+        Some(_) => format!("{verdict} (stopped after {} cycles): {lost}{how}", s.cycles),
+        None => format!("{verdict}: {lost}{how}"),
     }
 }
 
 /// The matrix of every run in `results`, in the order backends and levels
 /// first appear; kinds in their canonical order.
 pub fn matrix(results: &[&CrashResults]) -> String {
-    let runs: Vec<&CrashRun> = results.iter().flat_map(|r| &r.runs).collect();
+    let runs: Vec<(&CrashResults, &CrashRun)> = results
+        .iter()
+        .flat_map(|r| r.runs.iter().map(move |run| (*r, run)))
+        .collect();
     let mut rows: Vec<(&str, Durability)> = Vec::new();
-    for r in &runs {
+    for (_, r) in &runs {
         if !rows.contains(&(r.backend.as_str(), r.durability)) {
             rows.push((r.backend.as_str(), r.durability));
         }
     }
     let kinds: Vec<CrashKind> = CrashKind::ALL
         .into_iter()
-        .filter(|k| runs.iter().any(|r| r.kind == *k))
+        .filter(|k| runs.iter().any(|(_, r)| r.kind == *k))
         .collect();
     let mut t = crate::table::Table::new(
-        &std::iter::once("engine")
-            .chain(std::iter::once("level"))
+        &["engine", "level"]
+            .into_iter()
             .chain(kinds.iter().map(|k| k.name()))
             .collect::<Vec<_>>(),
     );
+    // The runs shown: per cell the last given (a cell run again, listed
+    // after the first, replaces it).
+    let mut shown: Vec<(&CrashResults, &CrashRun)> = Vec::new();
     for (backend, level) in &rows {
         let mut row = vec![backend.to_string(), level.to_string()];
         for k in &kinds {
-            // The last run of a cell wins: a cell run again replaces it.
             let run = runs
                 .iter()
                 .rev()
-                .find(|r| r.backend == *backend && r.durability == *level && r.kind == *k);
-            row.push(run.map_or("not run".into(), |r| cell(r)));
+                .find(|(_, r)| r.backend == *backend && r.durability == *level && r.kind == *k);
+            row.push(run.map_or("not run".into(), |&(_, r)| cell(r)));
+            shown.extend(run);
         }
         t.row(row);
     }
-    let set = |f: &dyn Fn(&CrashResults) -> String| -> String {
-        let v: BTreeSet<String> = results.iter().map(|r| f(r)).collect();
+    let set = |f: &dyn Fn(&CrashResults, &CrashRun) -> String| -> String {
+        let v: BTreeSet<String> = shown.iter().map(|(r, run)| f(r, run)).collect();
         v.into_iter().collect::<Vec<_>>().join(", ")
     };
-    let cycles: BTreeSet<u32> = runs.iter().map(|r| r.cycles.len() as u32).collect();
-    let cycles = cycles
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
     format!(
-        "{} cells; cycles per cell: {cycles}; up to {} batches a cycle; seed {}; shape {}; commits {}.\n\n{}",
-        runs.len(),
-        set(&|r| r.batches_per_cycle.to_string()),
-        set(&|r| r.header.seed.to_string()),
-        set(&|r| r.shape.name.clone()),
-        set(&|r| format!("`{}`", r.header.env.git_commit)),
+        "{} cells; cycles per cell: {}; up to {} batches a cycle; seed {}; shape {}; commits {}.\n\n{}",
+        shown.len(),
+        set(&|_, run| run.cycles.len().to_string()),
+        set(&|r, _| r.batches_per_cycle.to_string()),
+        set(&|r, _| r.header.seed.to_string()),
+        set(&|r, _| r.shape.name.clone()),
+        set(&|r, _| format!("`{}`", r.header.env.git_commit)),
         t.render()
     )
 }

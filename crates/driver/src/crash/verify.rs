@@ -196,10 +196,14 @@ fn read_batch(
         })
         .collect();
     let mut got = Vec::with_capacity(keys.len());
-    if st.get_many(&keys, &mut got).is_ok() && got.len() == keys.len() {
-        return got.into_iter().map(Some).collect();
-    }
-    keys.iter()
+    let failed = match st.get_many(&keys, &mut got) {
+        Ok(()) if got.len() == keys.len() => return got.into_iter().map(Some).collect(),
+        Ok(()) => format!("{} answers to {} reads", got.len(), keys.len()),
+        Err(e) => e.to_string(),
+    };
+    let before = out.corrupt;
+    let each = keys
+        .iter()
         .map(|k| match st.get(k) {
             Ok(v) => Some(v),
             Err(e) => {
@@ -208,7 +212,13 @@ fn read_batch(
                 None
             }
         })
-        .collect()
+        .collect();
+    // Every key read alone: the request's failure still counts, once.
+    if out.corrupt == before {
+        out.corrupt += 1;
+        out.error.get_or_insert(failed);
+    }
+    each
 }
 
 #[cfg(test)]
@@ -340,5 +350,70 @@ mod tests {
         let r = verify(7, &s, 0, &*st, 36, 40, 3);
         assert_eq!(r.recovered, 17, "{r:?}");
         assert_eq!((r.torn, r.corrupt, r.out_of_order), (0, 0, 0), "{r:?}");
+    }
+
+    /// A store whose many-key reads fail and whose single reads work.
+    struct NoMany(Box<dyn KvStore>);
+
+    impl KvStore for NoMany {
+        fn engine(&self) -> &'static str {
+            "no-many"
+        }
+        fn path(&self) -> &std::path::Path {
+            self.0.path()
+        }
+        fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> ledgerbench_core::Result<bool> {
+            self.0.get_into(key, out)
+        }
+        fn get_many(
+            &self,
+            _: &[Vec<u8>],
+            _: &mut Vec<Option<Vec<u8>>>,
+        ) -> ledgerbench_core::Result<()> {
+            Err(ledgerbench_core::Error::engine(
+                "no-many",
+                ledgerbench_core::Op::Get,
+                self.path(),
+                "reply lost",
+            ))
+        }
+        fn write(&self, b: &Batch) -> ledgerbench_core::Result<()> {
+            self.0.write(b)
+        }
+        fn scan(
+            &self,
+            start: &[u8],
+            visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        ) -> ledgerbench_core::Result<()> {
+            self.0.scan(start, visit)
+        }
+        fn flush(&self) -> ledgerbench_core::Result<()> {
+            self.0.flush()
+        }
+        fn stats(&self) -> ledgerbench_core::Result<ledgerbench_core::EngineStats> {
+            self.0.stats()
+        }
+        fn capabilities(&self) -> ledgerbench_core::Capabilities {
+            self.0.capabilities()
+        }
+        fn close(self: Box<Self>) -> ledgerbench_core::Result<()> {
+            self.0.close()
+        }
+    }
+
+    #[test]
+    fn a_failed_many_key_read_falls_back_to_single_reads_and_still_counts() {
+        let (_d, st) = store_with(&[0, 1, 2, 3, 4], None);
+        let st = NoMany(st);
+        let r = verify(7, &shape(), 0, &st, 2, 7, 100);
+        // The same prefix, found by reading each key alone...
+        assert_eq!(r.recovered, 5, "{r:?}");
+        assert_eq!((r.torn, r.out_of_order), (0, 0), "{r:?}");
+        // ...and each failed request counted once, with its error kept.
+        assert!(r.corrupt > 0, "{r:?}");
+        assert!(
+            r.error.as_deref().is_some_and(|e| e.contains("reply lost")),
+            "{r:?}"
+        );
     }
 }
