@@ -240,7 +240,7 @@ impl LoopFs {
         // drops its copies of foreign mounts within milliseconds, so try
         // again until a fresh filesystem answers.
         for _ in 0..50 {
-            run("umount", &[&m])?;
+            unmount_when_free(&self.mount)?;
             self.mounted = false;
             run("mount", &["-o", "noatime", &self.device, &m])?;
             self.mounted = true;
@@ -259,6 +259,32 @@ impl LoopFs {
                 "{m} stayed shut down after 50 remounts: another process still holds the old mount"
             ),
         })
+    }
+}
+
+/// Unmounts `mount`, waiting (up to 30 s) while it is busy: a killed
+/// process blocked in I/O on it (an fsync on a loaded machine) holds its
+/// files until the kernel lets it exit. Still busy, the error names who
+/// holds it.
+fn unmount_when_free(mount: &Path) -> Result<()> {
+    let m = mount.display().to_string();
+    let t = std::time::Instant::now();
+    loop {
+        match run("umount", &[&m]) {
+            Err(MeterError::Command { stderr, .. })
+                if stderr.contains("busy") && t.elapsed() < std::time::Duration::from_secs(30) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(MeterError::Command { cmd, stderr }) if stderr.contains("busy") => {
+                let who = crate::mounts::holders(mount);
+                return Err(MeterError::Command {
+                    cmd,
+                    stderr: format!("{stderr} (after 30 s; held by {who})"),
+                });
+            }
+            other => return other.map(drop),
+        }
     }
 }
 

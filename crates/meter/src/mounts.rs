@@ -59,3 +59,40 @@ mod tests {
         assert!(!table().is_empty(), "this process sees its root mount");
     }
 }
+
+/// The processes holding a file, working directory or mapping under
+/// `mount`, as `pid N (name)` joined by commas, or `no process we can see`
+/// (another mount namespace's copy of the mount holds it then).
+pub fn holders(mount: &std::path::Path) -> String {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return "no process we can see".into();
+    };
+    let under = |p: &std::path::Path| p.starts_with(mount);
+    let mut who = Vec::new();
+    for e in procs.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let dir = e.path();
+        let fds = std::fs::read_dir(dir.join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|f| std::fs::read_link(f.path()).ok());
+        let cwd = std::fs::read_link(dir.join("cwd")).ok();
+        let maps = std::fs::read_to_string(dir.join("maps")).unwrap_or_default();
+        let mapped = maps
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(5))
+            .any(|p| under(std::path::Path::new(p)));
+        if mapped || fds.chain(cwd).any(|p| under(&p)) {
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            who.push(format!("pid {pid} ({})", name.trim()));
+        }
+    }
+    if who.is_empty() {
+        "no process we can see".into()
+    } else {
+        who.join(", ")
+    }
+}

@@ -107,3 +107,29 @@ fn reading_uncached_pages_costs_one_device_read_each() {
         d.read_bytes()
     );
 }
+
+#[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
+fn a_remount_waits_for_a_file_held_open_briefly_and_names_a_holder_that_stays() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let Some(mut fs) = loopfs(&t, 64 << 20) else {
+        return;
+    };
+    // As a killed process blocked in an fsync: its files close late.
+    let f = std::fs::File::create(fs.path().join("held")).expect("create");
+    let late = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        drop(f);
+    });
+    fs.remount().expect("a remount once the file closes");
+    late.join().expect("closer");
+    // One that never lets go is named in the error.
+    let held = ledgerbench_meter::mounts::holders(fs.path());
+    assert_eq!(held, "no process we can see");
+    let _f = std::fs::File::open(fs.path()).expect("open the mount");
+    let held = ledgerbench_meter::mounts::holders(fs.path());
+    assert!(
+        held.contains(&format!("pid {} ", std::process::id())),
+        "{held}"
+    );
+}
