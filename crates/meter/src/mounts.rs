@@ -41,25 +41,6 @@ fn parse(line: &str) -> Option<MountInfo> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_line_with_optional_fields_and_a_space_in_its_mount_point() {
-        let m = parse("36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 shared:2 - ext4 /dev/loop3 rw,errors=continue")
-            .expect("parsed");
-        assert_eq!(m.mount_point, "/mnt/my disk");
-        assert_eq!(
-            (m.fs_type.as_str(), m.source.as_str()),
-            ("ext4", "/dev/loop3")
-        );
-        assert_eq!(m.options, "rw,noatime,rw,errors=continue");
-        assert!(parse("garbage").is_none());
-        assert!(!table().is_empty(), "this process sees its root mount");
-    }
-}
-
 /// The processes holding a file, working directory or mapping under
 /// `mount`, as `pid N (name)` joined by commas, or `no process we can see`
 /// (another mount namespace's copy of the mount holds it then).
@@ -94,5 +75,24 @@ pub fn holders(mount: &std::path::Path) -> String {
         "no process we can see".into()
     } else {
         who.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_with_optional_fields_and_a_space_in_its_mount_point() {
+        let m = parse("36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 shared:2 - ext4 /dev/loop3 rw,errors=continue")
+            .expect("parsed");
+        assert_eq!(m.mount_point, "/mnt/my disk");
+        assert_eq!(
+            (m.fs_type.as_str(), m.source.as_str()),
+            ("ext4", "/dev/loop3")
+        );
+        assert_eq!(m.options, "rw,noatime,rw,errors=continue");
+        assert!(parse("garbage").is_none());
+        assert!(!table().is_empty(), "this process sees its root mount");
     }
 }
