@@ -95,6 +95,28 @@ pub fn engine_version() -> String {
     format!("{}.{}.{}", v.major, v.minor, v.patch)
 }
 
+/// The boot id libmdbx read when this process loaded it (`None` when it
+/// found none). MDBX trusts commits it did not sync only when a store's
+/// boot id matches this one, so a simulated reboot must change it.
+pub fn boot_id() -> Option<u128> {
+    let mut info = std::mem::MaybeUninit::<mdbx_sys::MDBX_envinfo>::zeroed();
+    // No store is needed: the call fills the system's part (the boot id
+    // among it) before it looks for one, and this path names none.
+    // SAFETY: a valid C string, and an out-pointer to a zeroed struct of the
+    // size passed.
+    unsafe {
+        mdbx_sys::mdbx_preopen_snapinfo(
+            c"/nonexistent/ledgerbench".as_ptr(),
+            info.as_mut_ptr(),
+            std::mem::size_of::<mdbx_sys::MDBX_envinfo>(),
+        );
+    }
+    // SAFETY: zeroed is a valid MDBX_envinfo (plain integers), filled or not.
+    let id = unsafe { info.assume_init() }.mi_bootid.current;
+    let id = u128::from(id.x) << 64 | u128::from(id.y);
+    (id != 0).then_some(id)
+}
+
 type Pair<'a> = (std::borrow::Cow<'a, [u8]>, std::borrow::Cow<'a, [u8]>);
 
 /// The MDBX backend.

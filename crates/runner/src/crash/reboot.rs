@@ -14,34 +14,62 @@ use ledgerbench_rng::Rng;
 /// the boot id in its meta pages with the machine's. A simulated cut keeps
 /// the machine running, so without this MDBX would trust pages the cut threw
 /// away. It must happen before exec: MDBX reads the boot id at load time.
+///
+/// MDBX takes the id only from procfs, or from tmpfs inside an LXC
+/// container (an `lxcfs` mount under `/proc/`), and otherwise derives one
+/// from the boot time, which a simulated reboot does not change. So the
+/// file bound over the kernel's is written into a tmpfs named `lxcfs`, as
+/// a container's is: a plain file bound there would go unseen.
 pub(super) fn after_reboot(cmd: &mut Command, boot_id: &Path) -> anyhow::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::process::CommandExt;
-    let src = std::ffi::CString::new(boot_id.as_os_str().as_bytes())?;
+    let id = std::fs::read(boot_id).with_context(|| format!("reading {}", boot_id.display()))?;
+    // An empty directory to mount the tmpfs on, in this namespace only.
+    let scratch = boot_id.with_extension("bootfs");
+    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let dir = std::ffi::CString::new(scratch.as_os_str().as_bytes())?;
+    let file = std::ffi::CString::new(scratch.join("boot_id").as_os_str().as_bytes())?;
     let dst = c"/proc/sys/kernel/random/boot_id";
-    let root = c"/";
     // SAFETY: the closure runs between fork and exec and makes only raw
-    // system calls on C strings prepared before the fork.
+    // system calls on buffers prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
             let none = std::ptr::null();
+            let fail = || Err(std::io::Error::last_os_error());
             if libc::unshare(libc::CLONE_NEWNS) != 0
                 || libc::mount(
                     none,
-                    root.as_ptr(),
+                    c"/".as_ptr(),
                     none,
                     libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
+                    none.cast(),
                 ) != 0
                 || libc::mount(
-                    src.as_ptr(),
-                    dst.as_ptr(),
-                    none,
-                    libc::MS_BIND,
-                    std::ptr::null(),
+                    c"lxcfs".as_ptr(),
+                    dir.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=16k".as_ptr().cast(),
                 ) != 0
             {
-                return Err(std::io::Error::last_os_error());
+                return fail();
+            }
+            let fd = libc::open(
+                file.as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o444,
+            );
+            if fd < 0 {
+                return fail();
+            }
+            let wrote = libc::write(fd, id.as_ptr().cast(), id.len());
+            libc::close(fd);
+            if wrote != id.len() as isize
+                || libc::mount(file.as_ptr(), dst.as_ptr(), none, libc::MS_BIND, none.cast()) != 0
+                // The bind keeps the tmpfs alive; its first mount point goes.
+                || libc::umount2(dir.as_ptr(), libc::MNT_DETACH) != 0
+            {
+                return fail();
             }
             Ok(())
         });
@@ -62,4 +90,58 @@ pub(super) fn new_boot_id(path: &Path, rng: &mut Rng) -> anyhow::Result<()> {
         &hex[20..]
     );
     std::fs::write(path, id).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Set in the copy of this test binary that only prints what MDBX saw.
+    const CHILD: &str = "LEDGERBENCH_TEST_PRINT_MDBX_BOOT_ID";
+
+    /// The boot id MDBX read in a fresh copy of this test binary, started
+    /// after a simulated reboot to `boot` when given.
+    fn seen_by_mdbx(boot: Option<&Path>) -> String {
+        let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+        cmd.args([
+            "--exact",
+            "crash::reboot::tests::mdbx_sees_the_boot_id_of_each_simulated_reboot",
+            "--include-ignored",
+            "--nocapture",
+        ])
+        .env(CHILD, "1");
+        if let Some(b) = boot {
+            after_reboot(&mut cmd, b).expect("reboot");
+        }
+        let o = cmd.output().expect("run the test binary");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines()
+            .find_map(|l| l.strip_prefix("mdbx-boot-id="))
+            .unwrap_or_else(|| panic!("no boot id printed:\n{out}"))
+            .to_string()
+    }
+
+    #[test]
+    #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
+    fn mdbx_sees_the_boot_id_of_each_simulated_reboot() {
+        if std::env::var_os(CHILD).is_some() {
+            println!("mdbx-boot-id={:?}", ledgerbench_mdbx::boot_id());
+            return;
+        }
+        if !ledgerbench_testkit::can_run(ledgerbench_testkit::root()) {
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut rng = Rng::new(7);
+        let (a, b) = (t.path().join("a.boot_id"), t.path().join("b.boot_id"));
+        new_boot_id(&a, &mut rng).expect("boot id");
+        new_boot_id(&b, &mut rng).expect("boot id");
+        let machine = seen_by_mdbx(None);
+        let after_a = seen_by_mdbx(Some(&a));
+        assert_ne!(machine, "None", "MDBX found no boot id on this machine");
+        assert_ne!(after_a, machine, "MDBX did not see the reboot");
+        assert_eq!(seen_by_mdbx(Some(&a)), after_a, "one boot, one id");
+        assert_ne!(seen_by_mdbx(Some(&b)), after_a, "a second reboot");
+    }
 }
