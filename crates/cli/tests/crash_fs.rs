@@ -126,6 +126,13 @@ fn the_planted_configs_keep_the_promises_the_layer_cannot_break() {
     }
     assert!(leftovers_of(std::process::id()).is_empty());
     assert_no_devices_under(t.path());
+    // The simulated reboots' scratch mount points went with their workers.
+    let scratch: Vec<_> = std::fs::read_dir(t.path().join("c"))
+        .expect("run dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".bootfs"))
+        .collect();
+    assert!(scratch.is_empty(), "{scratch:?}");
 }
 
 #[test]

@@ -118,8 +118,13 @@ pub(super) fn spawn(
         after_reboot(&mut cmd, b)?;
         cmd.env(PRIVATE_NS_ENV, "1");
     }
-    let child = cmd.spawn().context("starting a crash worker")?;
-    Ok(Worker(child))
+    let child = cmd.spawn().context("starting a crash worker");
+    // The worker runs (or failed to): the tmpfs its boot id came from is
+    // detached in its namespace, and the empty mount point is ours to go.
+    if let Some(b) = boot_id {
+        let _ = std::fs::remove_dir(super::reboot::scratch_dir(b));
+    }
+    Ok(Worker(child?))
 }
 
 /// Runs the checker: calls `at_first_read` when it says its first read

@@ -25,7 +25,7 @@ pub(super) fn after_reboot(cmd: &mut Command, boot_id: &Path) -> anyhow::Result<
     use std::os::unix::process::CommandExt;
     let id = std::fs::read(boot_id).with_context(|| format!("reading {}", boot_id.display()))?;
     // An empty directory to mount the tmpfs on, in this namespace only.
-    let scratch = boot_id.with_extension("bootfs");
+    let scratch = scratch_dir(boot_id);
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let dir = std::ffi::CString::new(scratch.as_os_str().as_bytes())?;
     let file = std::ffi::CString::new(scratch.join("boot_id").as_os_str().as_bytes())?;
@@ -75,6 +75,11 @@ pub(super) fn after_reboot(cmd: &mut Command, boot_id: &Path) -> anyhow::Result<
         });
     }
     Ok(())
+}
+
+/// The empty directory the boot id's tmpfs is first mounted on.
+pub(super) fn scratch_dir(boot_id: &Path) -> std::path::PathBuf {
+    boot_id.with_extension("bootfs")
 }
 
 /// Writes a fresh boot id (a random UUID, as the kernel prints one) to `path`.
