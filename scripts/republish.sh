@@ -2,8 +2,8 @@
 # Re-renders every published report from its committed results and fails
 # on any difference, so a change to the renderer either keeps the published
 # reports or updates them in the same commit; then checks that the README's
-# verdict block is what `ledgerbench report --summary` prints for the verdict's
-# results.
+# verdict and durability blocks are what `ledgerbench report --summary`
+# prints for their results.
 #
 # A published report is a folder under results/ with a `report.args` file:
 # the results (run directories or files, relative to the folder) given to
@@ -54,33 +54,39 @@ while IFS= read -r args_file; do
 done < <(find results -name report.args | sort)
 [[ $n -gt 0 ]] || { echo "republish: no results/*/report.args found" >&2; exit 2; }
 
-# The README's verdict block, generated from the verdict's results.
-begin='<!-- verdict:begin -->'
-end='<!-- verdict:end -->'
-verdict=results/verdict-sweeps-2026-11-22
-read -r -a inputs < "$verdict/report.args"
-args=()
-for a in "${inputs[@]}"; do [[ "$a" == --html ]] || args+=("$a"); done
-summary=$(cd "$verdict" && "$BIN" report "${args[@]}" --summary)
-block=$(printf '%s\n%s\n%s' "$begin" "$summary" "$end")
-if [[ $UPDATE == 1 ]]; then
-    python3 - "$block" <<'PY'
+# The README's generated blocks: each is what `ledgerbench report --summary`
+# prints for a published folder's results (the verdict of the sweeps, the
+# durability matrix of the crash runs).
+readme_block() {
+    local name=$1 folder=$2
+    local begin="<!-- $name:begin -->" end="<!-- $name:end -->"
+    local inputs args=() summary block current
+    read -r -a inputs < "$folder/report.args"
+    for a in "${inputs[@]}"; do [[ "$a" == --html ]] || args+=("$a"); done
+    summary=$(cd "$folder" && "$BIN" report "${args[@]}" --summary)
+    block=$(printf '%s\n%s\n%s' "$begin" "$summary" "$end")
+    if [[ $UPDATE == 1 ]]; then
+        python3 - "$name" "$block" <<'PY'
 import re, sys
-block = sys.argv[1]
+name, block = sys.argv[1], sys.argv[2]
 s = open("README.md").read()
-s2 = re.sub(r"<!-- verdict:begin -->.*?<!-- verdict:end -->", lambda _: block, s, count=1, flags=re.S)
+pat = r"<!-- %s:begin -->.*?<!-- %s:end -->" % (name, name)
+s2 = re.sub(pat, lambda _: block, s, count=1, flags=re.S)
 if s2 == s and block not in s:
-    sys.exit("republish: README.md has no verdict markers")
+    sys.exit("republish: README.md has no %s markers" % name)
 open("README.md", "w").write(s2)
 PY
-    echo "republish: README verdict block rendered"
-else
-    current=$(sed -n "/^$begin\$/,/^$end\$/p" README.md)
-    if [[ "$current" != "$block" ]]; then
-        echo "republish: README.md's verdict block differs from \`ledgerbench report --summary\` of $verdict (scripts/republish.sh --update)" >&2
-        diff <(echo "$current") <(echo "$block") >&2 || true
-        status=1
+        echo "republish: README $name block rendered"
+    else
+        current=$(sed -n "/^$begin\$/,/^$end\$/p" README.md)
+        if [[ "$current" != "$block" ]]; then
+            echo "republish: README.md's $name block differs from \`ledgerbench report --summary\` of $folder (scripts/republish.sh --update)" >&2
+            diff <(echo "$current") <(echo "$block") >&2 || true
+            status=1
+        fi
     fi
-fi
-[[ $status == 0 ]] && echo "republish: $n published reports and the README verdict match their committed results"
+}
+readme_block verdict results/verdict-sweeps-2026-11-22
+readme_block durability results/crash-matrix-2026-11-24
+[[ $status == 0 ]] && echo "republish: $n published reports and the README's verdict and durability blocks match their committed results"
 exit "$status"
