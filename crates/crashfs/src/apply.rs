@@ -8,9 +8,11 @@
 //! are then done again in their original order. Writes to the same bytes
 //! keep their order (a page is never written back older after newer), so
 //! the reordering is in which writes reach the device, not in what a
-//! single byte ends up holding among those that do.
+//! single byte ends up holding among those that do. And a page reaches the
+//! device whole: a kept write keeps every earlier unsynced write to one of
+//! its 4 KiB pages.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -47,6 +49,34 @@ fn durable(recs: &[Rec]) -> Vec<bool> {
         };
     }
     out
+}
+
+/// What page write-back makes of the writes kept: a page reaches the
+/// device whole, with every earlier write to it, so each kept write keeps
+/// every earlier unsynced write that touches one of its 4 KiB pages. Kept
+/// whole, such a write may also bring its other pages, a state a device
+/// can show too. Without this, of two writes to different bytes of one
+/// page the later could persist alone, which no page cache writes.
+fn keep_whole_pages(recs: &[Rec], durable: &[bool], keep: &mut [bool]) {
+    const PAGE: u64 = 4096;
+    // Per file, the pages a kept write (or one it kept) touches.
+    let mut kept_pages: HashMap<u64, HashSet<u64>> = HashMap::new();
+    for (i, r) in recs.iter().enumerate().rev() {
+        let Rec::Write { ino, off, redo, .. } = r else {
+            continue;
+        };
+        if durable[i] || redo.len == 0 {
+            continue;
+        }
+        let pages = off / PAGE..=(off + redo.len - 1) / PAGE;
+        let seen = kept_pages.entry(*ino).or_default();
+        if !keep[i] && pages.clone().any(|p| seen.contains(&p)) {
+            keep[i] = true;
+        }
+        if keep[i] {
+            seen.extend(pages);
+        }
+    }
 }
 
 /// The sector boundary a torn write is cut at: 4 KiB or 512 B (chosen by
@@ -109,6 +139,7 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
             }
         }
     }
+    keep_whole_pages(&recs, &durable, &mut keep);
     let mut report = FsCrash {
         unsynced_writes: data.len() as u64,
         persisted_writes: data.iter().filter(|&&i| keep[i]).count() as u64,
@@ -315,4 +346,40 @@ fn redo_rec(s: &mut State, r: &Rec, cut: Option<u64>) -> io::Result<()> {
         Rec::SyncFile { .. } | Rec::SyncDir { .. } => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::Span;
+
+    fn write(ino: u64, off: u64, len: u64) -> Rec {
+        Rec::Write {
+            ino,
+            off,
+            old_size: 0,
+            undo: Span::default(),
+            redo: Span { at: 0, len },
+        }
+    }
+
+    #[test]
+    fn a_kept_write_keeps_the_earlier_writes_to_its_pages_and_no_others() {
+        let recs = [
+            write(1, 0, 100),       // page 0, reached through the next one
+            write(1, 4000, 200),    // pages 0 and 1, under the kept write
+            write(1, 8192, 4096),   // page 2: no kept write touches it
+            write(2, 4096, 10),     // another file's page 1
+            write(1, 4096 + 20, 8), // page 1: kept
+            write(1, 0, 4),         // page 0, after the kept one: free
+        ];
+        let durable = [false; 6];
+        let mut keep = [false, false, false, false, true, false];
+        keep_whole_pages(&recs, &durable, &mut keep);
+        assert_eq!(keep, [true, true, false, false, true, false]);
+        // A synced write is the device's already: nothing to keep.
+        let mut keep = [false, false, false, false, true, false];
+        keep_whole_pages(&recs, &[false, true, false, false, false, false], &mut keep);
+        assert_eq!(keep, [false, false, false, false, true, false]);
+    }
 }

@@ -144,6 +144,35 @@ fn blocks_after(fault: Fault, seed: u64) -> (Vec<Option<bool>>, FsCrash) {
 
 #[test]
 #[ignore = "privileged: mounts a FUSE filesystem"]
+fn a_page_reaches_the_device_with_every_earlier_write_to_it() {
+    let Some(fx) = fixture() else { return };
+    let (mut later_kept, mut earlier_alone) = (0, 0);
+    for seed in 0..16 {
+        let m = fx.mount();
+        let path = fx.mnt.join(format!("p{seed}"));
+        write_synced(&path, &[0u8; 4096]);
+        sync_dir(&fx.mnt);
+        // Two unsynced writes to different bytes of one page, as a meta
+        // page's header and its body.
+        let f = OpenOptions::new().write(true).open(&path).expect("open");
+        f.write_all_at(&[1; 8], 0).expect("earlier");
+        f.write_all_at(&[2; 8], 100).expect("later");
+        drop(f);
+        m.crash(Fault::Reorder, &mut Rng::new(seed)).expect("crash");
+        let got = std::fs::read(fx.backing.join(format!("p{seed}"))).expect("read");
+        let (earlier, later) = (got[..8] == [1; 8], got[100..108] == [2; 8]);
+        assert!(!later || earlier, "seed {seed}: the later write alone");
+        later_kept += u32::from(later);
+        earlier_alone += u32::from(earlier && !later);
+    }
+    assert!(
+        later_kept > 0 && earlier_alone > 0,
+        "{later_kept} {earlier_alone}"
+    );
+}
+
+#[test]
+#[ignore = "privileged: mounts a FUSE filesystem"]
 fn reorder_keeps_a_random_subset_of_whole_writes() {
     if !ledgerbench_testkit::can_run(available()) {
         return;
