@@ -85,7 +85,8 @@ pub enum CrashKind {
     /// A power loss on the crash filesystem: every write not yet synced is lost.
     Lose,
     /// A power loss on the crash filesystem: a random subset of the writes
-    /// not yet synced reached the device, each whole.
+    /// not yet synced reached the device, each whole, with the earlier
+    /// writes to its pages (a page is written back whole).
     Reorder,
     /// As `Reorder`, with one write that reached the device cut at a
     /// sector boundary.

@@ -7,7 +7,9 @@
 //! - [`Fault::Lose`]: every unsynced change is lost (a power cut that
 //!   loses all the page cache held);
 //! - [`Fault::Reorder`]: a random subset of the unsynced writes reached
-//!   the device, each whole, and a prefix of the unsynced directory changes;
+//!   the device, each whole and with every earlier unsynced write to one
+//!   of its 4 KiB pages (a page is written back whole), and a prefix of the
+//!   unsynced directory changes;
 //! - [`Fault::Torn`]: as `Reorder`, and one kept write is cut at a 512 B or
 //!   4 KiB boundary (one kept write spanning a boundary, chosen at random).
 //!
