@@ -126,11 +126,15 @@ fn the_planted_configs_keep_the_promises_the_layer_cannot_break() {
     }
     assert!(leftovers_of(std::process::id()).is_empty());
     assert_no_devices_under(t.path());
-    // The simulated reboots' scratch mount points went with their workers.
+    // The simulated reboots leave nothing in the run directory: their ids
+    // live in memory, their scratch mount points went with their workers.
     let scratch: Vec<_> = std::fs::read_dir(t.path().join("c"))
         .expect("run dir")
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".bootfs"))
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.ends_with(".bootfs") || n.ends_with(".boot_id")
+        })
         .collect();
     assert!(scratch.is_empty(), "{scratch:?}");
 }

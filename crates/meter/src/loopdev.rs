@@ -240,7 +240,7 @@ impl LoopFs {
         // drops its copies of foreign mounts within milliseconds, so try
         // again until a fresh filesystem answers.
         for _ in 0..50 {
-            unmount_when_free(&self.mount)?;
+            unmount_when_free(&self.mount, UNMOUNT_PATIENCE)?;
             self.mounted = false;
             run("mount", &["-o", "noatime", &self.device, &m])?;
             self.mounted = true;
@@ -262,26 +262,27 @@ impl LoopFs {
     }
 }
 
-/// Unmounts `mount`, waiting (up to 30 s) while it is busy: a killed
+/// How long a remount waits for a busy filesystem to be let go.
+const UNMOUNT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Unmounts `mount`, waiting (up to `patience`) while it is busy: a killed
 /// process blocked in I/O on it (an fsync on a loaded machine) holds its
 /// files until the kernel lets it exit. Still busy, the error names who
 /// holds it.
-fn unmount_when_free(mount: &Path) -> Result<()> {
+fn unmount_when_free(mount: &Path, patience: std::time::Duration) -> Result<()> {
     let m = mount.display().to_string();
     let t = std::time::Instant::now();
     loop {
         match run("umount", &[&m]) {
-            Err(MeterError::Command { stderr, .. })
-                if stderr.contains("busy") && t.elapsed() < std::time::Duration::from_secs(30) =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
             Err(MeterError::Command { cmd, stderr }) if stderr.contains("busy") => {
-                let who = crate::mounts::holders(mount);
-                return Err(MeterError::Command {
-                    cmd,
-                    stderr: format!("{stderr} (after 30 s; held by {who})"),
-                });
+                if t.elapsed() >= patience {
+                    let who = crate::mounts::holders(mount);
+                    return Err(MeterError::Command {
+                        cmd,
+                        stderr: format!("{stderr} (after {patience:?}; held by {who})"),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
             }
             other => return other.map(drop),
         }
@@ -307,4 +308,31 @@ pub fn owner_marker(image: &Path) -> PathBuf {
     let mut name = image.as_os_str().to_owned();
     name.push(".ledgerbench-owner");
     PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
+    fn an_unmount_still_busy_after_its_patience_names_who_holds_it() {
+        if !ledgerbench_testkit::can_run(LoopFs::available()) {
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let fs = LoopFs::create(
+            &t.path().join("img"),
+            &t.path().join("mnt"),
+            64 << 20,
+            Some(0),
+        )
+        .expect("loop fs");
+        let held = std::fs::File::create(fs.path().join("held")).expect("create");
+        let e = unmount_when_free(fs.path(), std::time::Duration::from_millis(200))
+            .expect_err("a held filesystem stays mounted")
+            .to_string();
+        assert!(e.contains(&format!("pid {} ", std::process::id())), "{e}");
+        drop(held);
+    }
 }

@@ -12,7 +12,7 @@ use ledgerbench_meter::cgroup::MemoryLimit;
 use ledgerbench_meter::loopdev::LoopFs;
 use ledgerbench_rng::Rng;
 
-use super::reboot::new_boot_id;
+use super::reboot::Boot;
 
 /// The crash filesystem of a cell whose kind it plays: the stores live in
 /// `backing` and are seen through a mount at the stores' directory.
@@ -39,8 +39,8 @@ pub(super) struct Device {
     /// Per store, batches acknowledged and batches present after the last check.
     pub(super) acked: Vec<u64>,
     pub(super) present: Vec<u64>,
-    /// The boot id file once a power cut "rebooted" the machine.
-    pub(super) boot: Option<PathBuf>,
+    /// The boot id once a power cut "rebooted" the machine.
+    pub(super) boot: Option<Boot>,
 }
 
 impl Device {
@@ -125,11 +125,8 @@ impl Device {
     }
 
     /// A simulated power loss is a reboot too: later workers see a new boot id.
-    pub(super) fn reboot(&mut self, rng: &mut Rng) -> anyhow::Result<()> {
-        let path = self.log.with_extension("boot_id");
-        new_boot_id(&path, rng)?;
-        self.boot = Some(path);
-        Ok(())
+    pub(super) fn reboot(&mut self, rng: &mut Rng) {
+        self.boot = Some(Boot::new(self.log.with_extension("bootfs"), rng));
     }
 }
 

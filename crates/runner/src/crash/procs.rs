@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use anyhow::Context;
 use ledgerbench_meter::cgroup::MemoryLimit;
 
-use super::reboot::after_reboot;
+use super::reboot::{Boot, after_reboot};
 use super::worker::{Checked, Job, OPENED, PRIVATE_NS_ENV};
 
 /// A worker process, leader of a process group of its own (with the Go
@@ -98,7 +98,7 @@ pub(super) fn spawn(
     job: &Job,
     log: &Path,
     limit: Option<&MemoryLimit>,
-    boot_id: Option<&Path>,
+    boot: Option<&Boot>,
 ) -> anyhow::Result<Worker> {
     let err = std::fs::OpenOptions::new()
         .create(true)
@@ -114,15 +114,15 @@ pub(super) fn spawn(
     if let Some(l) = limit {
         join_before_exec(&mut cmd, l)?;
     }
-    if let Some(b) = boot_id {
+    if let Some(b) = boot {
         after_reboot(&mut cmd, b)?;
         cmd.env(PRIVATE_NS_ENV, "1");
     }
     let child = cmd.spawn().context("starting a crash worker");
     // The worker runs (or failed to): the tmpfs its boot id came from is
     // detached in its namespace, and the empty mount point is ours to go.
-    if let Some(b) = boot_id {
-        let _ = std::fs::remove_dir(super::reboot::scratch_dir(b));
+    if let Some(b) = boot {
+        let _ = std::fs::remove_dir(&b.scratch);
     }
     Ok(Worker(child?))
 }

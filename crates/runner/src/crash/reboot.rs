@@ -1,7 +1,7 @@
 //! A simulated power cut is a reboot too: workers started after it see a
 //! new boot id.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::Context;
@@ -16,17 +16,18 @@ use ledgerbench_rng::Rng;
 /// away. It must happen before exec: MDBX reads the boot id at load time.
 ///
 /// MDBX takes the id only from procfs, or from tmpfs inside an LXC
-/// container (an `lxcfs` mount under `/proc/`), and otherwise derives one
-/// from the boot time, which a simulated reboot does not change. So the
-/// file bound over the kernel's is written into a tmpfs named `lxcfs`, as
-/// a container's is: a plain file bound there would go unseen.
-pub(super) fn after_reboot(cmd: &mut Command, boot_id: &Path) -> anyhow::Result<()> {
+/// container (an `lxcfs` mount under `/proc/`); on Linux it finds none
+/// otherwise (then it rolls back on every unclean open, reboot or not). So
+/// the file bound over the kernel's is written into a tmpfs named `lxcfs`,
+/// as a container's is: a plain file bound there goes unseen.
+pub(super) fn after_reboot(cmd: &mut Command, boot: &Boot) -> anyhow::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::process::CommandExt;
-    let id = std::fs::read(boot_id).with_context(|| format!("reading {}", boot_id.display()))?;
-    // An empty directory to mount the tmpfs on, in this namespace only.
-    let scratch = scratch_dir(boot_id);
-    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let id = boot.id.clone().into_bytes();
+    // An empty directory to mount the tmpfs on, in the worker's namespace
+    // only; the spawner removes it once the worker runs.
+    let scratch = &boot.scratch;
+    std::fs::create_dir_all(scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let dir = std::ffi::CString::new(scratch.as_os_str().as_bytes())?;
     let file = std::ffi::CString::new(scratch.join("boot_id").as_os_str().as_bytes())?;
     let dst = c"/proc/sys/kernel/random/boot_id";
@@ -77,24 +78,29 @@ pub(super) fn after_reboot(cmd: &mut Command, boot_id: &Path) -> anyhow::Result<
     Ok(())
 }
 
-/// The empty directory the boot id's tmpfs is first mounted on.
-pub(super) fn scratch_dir(boot_id: &Path) -> std::path::PathBuf {
-    boot_id.with_extension("bootfs")
+/// A simulated reboot: the boot id workers see after it, and the empty
+/// directory its tmpfs is first mounted on while a worker starts.
+pub(super) struct Boot {
+    id: String,
+    /// Made for each worker's start and removed after it.
+    pub(super) scratch: PathBuf,
 }
 
-/// Writes a fresh boot id (a random UUID, as the kernel prints one) to `path`.
-pub(super) fn new_boot_id(path: &Path, rng: &mut Rng) -> anyhow::Result<()> {
-    let (a, b) = (rng.next_u64(), rng.next_u64());
-    let hex = format!("{a:016x}{b:016x}");
-    let id = format!(
-        "{}-{}-{}-{}-{}\n",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    );
-    std::fs::write(path, id).with_context(|| format!("writing {}", path.display()))
+impl Boot {
+    /// A fresh boot id (a random UUID, as the kernel prints one).
+    pub(super) fn new(scratch: PathBuf, rng: &mut Rng) -> Self {
+        let (a, b) = (rng.next_u64(), rng.next_u64());
+        let hex = format!("{a:016x}{b:016x}");
+        let id = format!(
+            "{}-{}-{}-{}-{}\n",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        );
+        Boot { id, scratch }
+    }
 }
 
 #[cfg(test)]
@@ -106,7 +112,7 @@ mod tests {
 
     /// The boot id MDBX read in a fresh copy of this test binary, started
     /// after a simulated reboot to `boot` when given.
-    fn seen_by_mdbx(boot: Option<&Path>) -> String {
+    fn seen_by_mdbx(boot: Option<&Boot>) -> String {
         let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
         cmd.args([
             "--exact",
@@ -139,9 +145,8 @@ mod tests {
         }
         let t = tempfile::tempdir().expect("tempdir");
         let mut rng = Rng::new(7);
-        let (a, b) = (t.path().join("a.boot_id"), t.path().join("b.boot_id"));
-        new_boot_id(&a, &mut rng).expect("boot id");
-        new_boot_id(&b, &mut rng).expect("boot id");
+        let a = Boot::new(t.path().join("a"), &mut rng);
+        let b = Boot::new(t.path().join("b"), &mut rng);
         let machine = seen_by_mdbx(None);
         let after_a = seen_by_mdbx(Some(&a));
         assert_ne!(machine, "None", "MDBX found no boot id on this machine");

@@ -222,7 +222,7 @@ impl Supervisor<'_> {
     ) -> anyhow::Result<Written> {
         dev.mount()?;
         let (log, limit) = (&dev.log, dev.limit.as_ref());
-        let mut w = procs::spawn(self.exe, "write", job, log, limit, dev.boot.as_deref())?;
+        let mut w = procs::spawn(self.exe, "write", job, log, limit, dev.boot.as_ref())?;
         let stdin = w.0.stdin.take();
         if let Some(mut i) = stdin {
             writeln!(i, "go").context("starting the writer")?;
@@ -319,14 +319,14 @@ impl Supervisor<'_> {
         if kind == CrashKind::PowerCut {
             dev.fs.power_cut()?;
             dev.fs.remount()?;
-            dev.reboot(rng)?;
+            dev.reboot(rng);
         }
         if let Some(c) = &mut dev.crash_fs
             && let Some(m) = c.mounted.take()
         {
             let fault = c.fault;
             fs_crash = Some(m.crash(fault, &mut play).context("playing the crash")?);
-            dev.reboot(rng)?;
+            dev.reboot(rng);
         }
         Ok(Written {
             acks: seen,
@@ -362,7 +362,7 @@ impl Supervisor<'_> {
             job,
             &dev.log,
             dev.limit.as_ref(),
-            dev.boot.as_deref(),
+            dev.boot.as_ref(),
         )?;
         let mut read = None;
         let fs = &dev.fs;
