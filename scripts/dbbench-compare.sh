@@ -7,6 +7,14 @@
 # at the device), and ledgerbench / db_bench.
 #
 #   scripts/dbbench-compare.sh [KEYS] [LIMIT] [READS] [IO]
+#   scripts/dbbench-compare.sh throughput [NUM] [THREADS]
+#
+# `throughput` runs db_bench's fillrandom, overwrite and readrandom (16-byte
+# keys, 100-byte values, one put a commit, --reads = NUM per thread) in
+# db_bench and in `ledgerbench run micro` on rocksdb-leveled with the same
+# options, each on its own loop device, and prints ops/s of each and
+# ledgerbench / db_bench: what the Rust binding, RocksDB 11.8 (bundled)
+# against 7.8 (db_bench's) and the harness cost together.
 #     KEYS   keys loaded (default 20000000: the IO-per-GET study's shape)
 #     LIMIT  memory cgroup of the reads (default 256MiB)
 #     READS  random existing keys read (default 20000)
@@ -20,6 +28,9 @@
 # attached with direct I/O, read-ahead as the kernel leaves it. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == throughput ]]; then
+    exec scripts/dbbench-throughput.sh "${@:2}"
+fi
 KEYS=${1:-20000000}
 LIMIT=${2:-256MiB}
 READS=${3:-20000}

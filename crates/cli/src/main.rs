@@ -8,8 +8,8 @@ mod report_cmd;
 
 use ledgerbench_engines as registry;
 use ledgerbench_runner::{
-    capacity_cmd, crash, fanout_cmd, flags, import_cmd, output, pointreads_cmd, presets,
-    replay_cmd, stellar_cmd, supervise,
+    capacity_cmd, crash, fanout_cmd, flags, import_cmd, micro_cmd, output, pointreads_cmd, presets,
+    replay_cmd, stellar_cmd, supervise, trie_cmd,
 };
 
 /// Counts the harness's own heap (Rust allocations; engines in C/C++
@@ -81,6 +81,10 @@ enum Workload {
     FanOut(Box<fanout_cmd::Args>),
     /// Capacity at a block time: the highest rate of rows (transactions, shreds) each backend persists close after close, by bisection.
     Capacity(Box<capacity_cmd::Args>),
+    /// State trie: a Merkle-Patricia trie of N accounts by node hash or by path, blocks of updates and reads, device reads per account read through the trie and through the flat table.
+    Trie(Box<trie_cmd::Args>),
+    /// db_bench's staples (fillseq, fillrandom, overwrite, readrandom, readseq, seekrandom, deleterandom, readwhilewriting) on every backend, in db_bench's layout.
+    Micro(Box<micro_cmd::Args>),
     /// Replay a trace file (from `ledgerbench record` or `ledgerbench import`) on each backend.
     Replay(Box<replay_cmd::ReplayArgs>),
     /// YCSB core workloads A to F (--param workload=a..f, records, operations, ...).
@@ -134,6 +138,8 @@ fn main() -> ExitCode {
             Workload::PointReads(args) => pointreads_cmd::run(*args),
             Workload::FanOut(args) => fanout_cmd::run(*args),
             Workload::Capacity(args) => capacity_cmd::run(*args),
+            Workload::Trie(args) => trie_cmd::run(*args),
+            Workload::Micro(args) => micro_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
             Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args),
             Workload::Solana(args) => replay_cmd::generated("solana", *args),
@@ -167,6 +173,8 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
         Workload::PointReads(a) => ("point-reads", a.output()),
         Workload::FanOut(a) => ("fan-out", a.output()),
         Workload::Capacity(a) => ("capacity", a.output()),
+        Workload::Trie(a) => ("trie", a.output()),
+        Workload::Micro(a) => ("micro", a.output()),
         Workload::Replay(a) => ("replay", a.output()),
         Workload::Ycsb(a) => ("ycsb", a.output()),
         Workload::Solana(a) => ("solana", a.output()),

@@ -12,6 +12,7 @@ pub mod crash;
 pub mod env;
 pub mod fanout;
 pub mod interrupt;
+pub mod micro;
 pub mod observe;
 pub mod ops;
 pub mod pointreads;
@@ -20,6 +21,7 @@ mod schedule;
 pub mod segment;
 pub mod stellar;
 pub mod timefmt;
+pub mod trie;
 
 /// Errors of a run.
 #[derive(Debug, thiserror::Error)]

@@ -24,6 +24,10 @@ pub enum Doc {
     FanOut(Box<FanOutResults>),
     /// `ledgerbench run capacity`.
     Capacity(Box<CapacityResults>),
+    /// `ledgerbench run trie`.
+    Trie(Box<ledgerbench_results::trie::TrieResults>),
+    /// `ledgerbench run micro`.
+    Micro(Box<ledgerbench_results::micro::MicroResults>),
 }
 
 /// A results file as loaded.
@@ -46,6 +50,8 @@ impl Loaded {
             Doc::Crash(r) => &r.header,
             Doc::FanOut(r) => &r.header,
             Doc::Capacity(r) => &r.header,
+            Doc::Trie(r) => &r.header,
+            Doc::Micro(r) => &r.header,
         }
     }
 
@@ -85,6 +91,8 @@ impl Loaded {
             Doc::PointReads(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::FanOut(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::Capacity(r) => serde_json::to_value(&r.config).unwrap_or_default(),
+            Doc::Trie(r) => serde_json::to_value(&r.config).unwrap_or_default(),
+            Doc::Micro(r) => serde_json::to_value(&r.config).unwrap_or_default(),
             Doc::Crash(r) => serde_json::json!({
                 "shape": r.shape,
                 "batches_per_cycle": r.batches_per_cycle
@@ -148,6 +156,8 @@ pub fn parse(file: &Path, bytes: &[u8]) -> Result<Loaded, ReportError> {
         "point-reads" => Doc::PointReads(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "fan-out" => Doc::FanOut(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "capacity" => Doc::Capacity(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
+        "trie" => Doc::Trie(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
+        "micro" => Doc::Micro(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "crash" => Doc::Crash(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),
         "" => return Err(bad("no `workload` field".into())),
         _ => Doc::Stellar(Box::new(serde_json::from_slice(bytes).map_err(typed)?)),

@@ -164,6 +164,8 @@ impl RunSummary {
             Doc::PointReads(p) => render::point_summary(p),
             Doc::FanOut(f) => render::fanout_summary(f),
             Doc::Capacity(c) => render::capacity_summary(c),
+            Doc::Trie(t) => render::trie_summary(t),
+            Doc::Micro(m) => render::micro_summary(m),
             Doc::Crash(c) => crate::crash::crash_table(c),
         }
     }

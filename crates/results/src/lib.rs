@@ -18,10 +18,12 @@ pub mod env;
 pub mod fanout;
 mod header;
 mod memory;
+pub mod micro;
 pub mod points;
 mod reads;
 mod replay;
 mod summary;
+pub mod trie;
 pub mod workload;
 
 pub use header::RunHeader;

@@ -7,16 +7,19 @@ use std::path::{Path, PathBuf};
 
 mod capacity;
 mod fanout;
+mod micro;
 mod openloop;
 mod points;
 mod replay;
 mod stellar;
 mod summary;
 mod threads;
+mod trie;
 mod verdict;
 
 pub use capacity::capacity_summary;
 pub use fanout::{fanout_summary, held_per_batch};
+pub use micro::{micro_line, micro_summary};
 pub use openloop::open_loop_table;
 use points::point_section;
 pub use points::{point_summary, point_table};
@@ -25,6 +28,7 @@ pub use replay::replay_tables;
 use stellar::stellar_section;
 pub use stellar::{ingested, peak_mib, run_note};
 pub use summary::run_summary;
+pub use trie::{trie_answer, trie_summary};
 pub use verdict::VerdictOptions;
 use verdict::verdict_section;
 
@@ -274,6 +278,8 @@ fn sections(
         fanout::fanout_section(out, &fanouts, label);
     }
     capacity::capacity_section(out, docs);
+    trie::trie_section(out, docs);
+    micro::micro_section(out, docs);
     for d in docs {
         if let Doc::Crash(c) = &d.doc {
             out.md

@@ -1,0 +1,274 @@
+//! db_bench's staples with db_bench's meanings: keys are the key number
+//! big-endian padded with `0`s to `key_size`, writes go one batch of
+//! `batch_size` a commit, random keys are uniform over `0..num` (repeats
+//! included, as db_bench draws them), reads count what they found.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use ledgerbench_core::{Batch, KvStore};
+use ledgerbench_rng::{Rng, stream};
+
+use crate::DriverError;
+use crate::results::Latency;
+
+pub use ledgerbench_results::micro::{BENCHMARKS, MicroBench, MicroConfig, MicroResults, MicroRun};
+
+const TAG_VALUE: u64 = 0x6d76;
+const TAG_PICK: u64 = 0x6d70;
+
+/// Whether benchmark `name` starts from an empty store (db_bench's fresh DB).
+pub fn fresh(name: &str) -> bool {
+    matches!(name, "fillseq" | "fillrandom")
+}
+
+/// Key number `k` as db_bench writes it.
+pub fn key(cfg: &MicroConfig, k: u64, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&k.to_be_bytes());
+    out.resize(cfg.key_size, b'0');
+}
+
+fn err(source: ledgerbench_core::Error) -> DriverError {
+    DriverError::Store {
+        store: "micro".into(),
+        source,
+    }
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
+}
+
+/// What a thread did: operations, seconds, found, its latencies.
+struct Done {
+    ops: u64,
+    secs: f64,
+    found: u64,
+    hist: Histogram<u64>,
+}
+
+/// Runs benchmark `name` (the `index`th of the run) on `store`.
+pub fn run(
+    cfg: &MicroConfig,
+    name: &str,
+    index: u64,
+    store: &dyn KvStore,
+) -> Result<MicroBench, DriverError> {
+    let seed = stream(cfg.seed, TAG_PICK, index);
+    let started = Instant::now();
+    let mut background = None;
+    let (done, threads, reads) = match name {
+        "fillseq" => (vec![write(cfg, store, seed, Pick::Seq, false)?], 1, false),
+        "fillrandom" | "overwrite" => (
+            vec![write(cfg, store, seed, Pick::Random, false)?],
+            1,
+            false,
+        ),
+        "deleterandom" => (vec![write(cfg, store, seed, Pick::Random, true)?], 1, false),
+        "readseq" => (vec![read_seq(cfg, store)?], 1, true),
+        "readrandom" | "seekrandom" => {
+            let seek = name == "seekrandom";
+            let done = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..cfg.threads)
+                    .map(|t| s.spawn(move || read_random(cfg, store, stream(seed, 1, t), seek)))
+                    .collect();
+                hs.into_iter().map(join).collect::<Result<Vec<_>, _>>()
+            })?;
+            (done, cfg.threads, true)
+        }
+        "readwhilewriting" => {
+            let stop = AtomicBool::new(false);
+            let writes = AtomicU64::new(0);
+            let done = std::thread::scope(|s| {
+                let writer = s.spawn(|| background_writer(cfg, store, seed, &stop, &writes));
+                let hs: Vec<_> = (0..cfg.threads)
+                    .map(|t| s.spawn(move || read_random(cfg, store, stream(seed, 1, t), false)))
+                    .collect();
+                let readers = hs.into_iter().map(join).collect::<Result<Vec<_>, _>>();
+                stop.store(true, Ordering::Relaxed);
+                join(writer)?;
+                readers
+            })?;
+            background = Some(writes.load(Ordering::Relaxed));
+            (done, cfg.threads, true)
+        }
+        other => {
+            return Err(DriverError::Config(format!(
+                "unknown benchmark `{other}`; accepted: {}",
+                BENCHMARKS.join(",")
+            )));
+        }
+    };
+    let secs = started.elapsed().as_secs_f64();
+    let ops: u64 = done.iter().map(|d| d.ops).sum();
+    let found: u64 = done.iter().map(|d| d.found).sum();
+    let thread_secs: f64 = done.iter().map(|d| d.secs).sum();
+    let mut hist = histogram();
+    for d in &done {
+        let _ = hist.add(&d.hist);
+    }
+    let moved = if reads { found } else { ops } * (cfg.key_size + cfg.value_size) as u64;
+    let deletes = name == "deleterandom";
+    Ok(MicroBench {
+        name: name.into(),
+        ops,
+        threads,
+        secs,
+        ops_per_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        micros_per_op: if ops > 0 {
+            thread_secs * 1e6 / ops as f64
+        } else {
+            0.0
+        },
+        mb_per_sec: (!deletes && secs > 0.0 && name != "seekrandom")
+            .then(|| moved as f64 / secs / (1 << 20) as f64),
+        found: reads.then_some(found),
+        background_writes: background,
+        latency: Latency::from_histogram(&hist),
+    })
+}
+
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, DriverError>>) -> Result<T, DriverError> {
+    h.join()
+        .map_err(|_| DriverError::Generator("a benchmark thread panicked".into()))?
+}
+
+enum Pick {
+    Seq,
+    Random,
+}
+
+/// `num` puts (or deletes) in commits of `batch_size`.
+fn write(
+    cfg: &MicroConfig,
+    store: &dyn KvStore,
+    seed: u64,
+    pick: Pick,
+    delete: bool,
+) -> Result<Done, DriverError> {
+    let mut r = Rng::new(seed);
+    let mut hist = histogram();
+    let mut batch = Batch::new();
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    let t0 = Instant::now();
+    let mut i = 0;
+    while i < cfg.num {
+        batch.clear();
+        let n = cfg.batch_size.min(cfg.num - i);
+        for j in i..i + n {
+            let kn = match pick {
+                Pick::Seq => j,
+                Pick::Random => r.below(cfg.num),
+            };
+            key(cfg, kn, &mut k);
+            if delete {
+                batch.delete(&k);
+            } else {
+                v.clear();
+                Rng::new(stream(seed ^ TAG_VALUE, j, 0)).fill(&mut v, cfg.value_size);
+                batch.put(&k, &v);
+            }
+        }
+        let t = Instant::now();
+        store.write(&batch).map_err(err)?;
+        let _ = hist.record(t.elapsed().as_nanos().max(1) as u64);
+        i += n;
+    }
+    Ok(Done {
+        ops: cfg.num,
+        secs: t0.elapsed().as_secs_f64(),
+        found: 0,
+        hist,
+    })
+}
+
+/// `reads` GETs (or seeks to the first key at or after) of random keys.
+fn read_random(
+    cfg: &MicroConfig,
+    store: &dyn KvStore,
+    seed: u64,
+    seek: bool,
+) -> Result<Done, DriverError> {
+    let mut r = Rng::new(seed);
+    let mut hist = histogram();
+    let (mut k, mut got) = (Vec::new(), Vec::new());
+    let mut found = 0;
+    let t0 = Instant::now();
+    for _ in 0..cfg.reads {
+        key(cfg, r.below(cfg.num), &mut k);
+        let t = Instant::now();
+        let hit = if seek {
+            let mut any = false;
+            store
+                .scan(&k, &mut |_, _| {
+                    any = true;
+                    false
+                })
+                .map_err(err)?;
+            any
+        } else {
+            store.get_into(&k, &mut got).map_err(err)?
+        };
+        let _ = hist.record(t.elapsed().as_nanos().max(1) as u64);
+        found += u64::from(hit);
+    }
+    Ok(Done {
+        ops: cfg.reads,
+        secs: t0.elapsed().as_secs_f64(),
+        found,
+        hist,
+    })
+}
+
+/// Every entry in key order, at most `reads` (db_bench's readseq).
+fn read_seq(cfg: &MicroConfig, store: &dyn KvStore) -> Result<Done, DriverError> {
+    let mut hist = histogram();
+    let mut n = 0u64;
+    let t0 = Instant::now();
+    let mut last = Instant::now();
+    store
+        .scan(&[], &mut |_, _| {
+            let now = Instant::now();
+            let _ = hist.record(now.duration_since(last).as_nanos().max(1) as u64);
+            last = now;
+            n += 1;
+            n < cfg.reads
+        })
+        .map_err(err)?;
+    Ok(Done {
+        ops: n,
+        secs: t0.elapsed().as_secs_f64(),
+        found: n,
+        hist,
+    })
+}
+
+/// Random puts, one a commit, until `stop` (readwhilewriting's writer).
+fn background_writer(
+    cfg: &MicroConfig,
+    store: &dyn KvStore,
+    seed: u64,
+    stop: &AtomicBool,
+    writes: &AtomicU64,
+) -> Result<(), DriverError> {
+    let mut r = Rng::new(stream(seed, 2, 0));
+    let mut batch = Batch::new();
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    let mut j = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        batch.clear();
+        key(cfg, r.below(cfg.num), &mut k);
+        v.clear();
+        Rng::new(stream(seed ^ TAG_VALUE, j, 1)).fill(&mut v, cfg.value_size);
+        batch.put(&k, &v);
+        store.write(&batch).map_err(err)?;
+        j += 1;
+        writes.store(j, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

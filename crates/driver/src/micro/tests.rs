@@ -1,0 +1,94 @@
+//! The staples' op counts and key patterns on the reference backend.
+
+use super::*;
+use ledgerbench_core::KvBackend;
+use ledgerbench_mem::{Mem, MemConfig};
+
+fn cfg() -> MicroConfig {
+    MicroConfig {
+        num: 1000,
+        reads: 700,
+        threads: 2,
+        ..MicroConfig::default()
+    }
+}
+
+fn entries(store: &dyn KvStore) -> Vec<Vec<u8>> {
+    store
+        .scan_collect(&[], usize::MAX)
+        .expect("scan")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}
+
+#[test]
+fn keys_are_db_bench_keys() {
+    let mut k = Vec::new();
+    key(&cfg(), 258, &mut k);
+    assert_eq!(k, b"\0\0\0\0\0\0\x01\x020000000000000000"[..16]);
+    assert_eq!(k.len(), 16);
+}
+
+#[test]
+fn staples_do_what_db_bench_does_with_the_counts_it_reports() {
+    let c = cfg();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Mem::open_boxed(&dir.path().join("s"), &MemConfig::default()).expect("open");
+    let fill = run(&c, "fillseq", 0, &*store).expect("fillseq");
+    assert_eq!(fill.ops, 1000);
+    let keys = entries(&*store);
+    assert_eq!(keys.len(), 1000);
+    let mut k = Vec::new();
+    for (i, got) in keys.iter().enumerate() {
+        key(&c, i as u64, &mut k);
+        assert_eq!(got, &k, "fillseq writes keys 0..num in order");
+    }
+    assert_eq!(
+        fill.latency.as_ref().map(|l| l.count),
+        Some(1000),
+        "a commit a put"
+    );
+    // Every key exists: every read and seek finds one; each thread reads --reads.
+    for name in ["readrandom", "seekrandom"] {
+        let b = run(&c, name, 1, &*store).expect(name);
+        assert_eq!((b.ops, b.found, b.threads), (1400, Some(1400), 2), "{name}");
+    }
+    let over = run(&c, "overwrite", 2, &*store).expect("overwrite");
+    assert_eq!((over.ops, entries(&*store).len()), (1000, 1000));
+    let del = run(&c, "deleterandom", 3, &*store).expect("deleterandom");
+    assert_eq!(del.ops, 1000);
+    let left = entries(&*store).len() as u64;
+    // Random picks repeat: about 1/e of the keys are never deleted.
+    assert!((300..450).contains(&left), "{left}");
+    let seq = run(&c, "readseq", 4, &*store).expect("readseq");
+    assert_eq!((seq.ops, seq.found), (left, Some(left)));
+    let rand = run(&c, "readrandom", 5, &*store).expect("readrandom");
+    let share = rand.found.expect("found") as f64 / rand.ops as f64;
+    assert!((share - left as f64 / 1000.0).abs() < 0.08, "{share}");
+    let rww = run(&c, "readwhilewriting", 6, &*store).expect("readwhilewriting");
+    assert_eq!(rww.ops, 1400);
+    assert!(rww.background_writes.is_some());
+}
+
+#[test]
+fn a_fresh_fill_of_random_keys_writes_num_puts_over_fewer_keys() {
+    let c = MicroConfig {
+        batch_size: 100,
+        ..cfg()
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Mem::open_boxed(&dir.path().join("s"), &MemConfig::default()).expect("open");
+    let b = run(&c, "fillrandom", 0, &*store).expect("fillrandom");
+    assert_eq!(b.ops, 1000);
+    assert_eq!(
+        b.latency.as_ref().map(|l| l.count),
+        Some(10),
+        "ten commits of 100"
+    );
+    let distinct = entries(&*store).len();
+    assert!((550..700).contains(&distinct), "{distinct}");
+    assert!(fresh("fillrandom") && fresh("fillseq") && !fresh("overwrite"));
+    let e = run(&c, "fillbatch", 0, &*store).expect_err("unknown");
+    assert!(e.to_string().contains("fillseq,fillrandom"), "{e}");
+}

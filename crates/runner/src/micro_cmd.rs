@@ -1,0 +1,178 @@
+//! `ledgerbench run micro`: db_bench's staple benchmarks on every backend,
+//! printed in db_bench's layout beside ledgerbench's percentiles.
+
+use std::process::ExitCode;
+
+use ledgerbench_driver::micro::{self, MicroConfig, MicroResults, MicroRun};
+use ledgerbench_driver::observe::Observer;
+use ledgerbench_driver::rundir::RunDir;
+use ledgerbench_report::doc::Doc;
+use ledgerbench_report::export::RunSummary;
+
+use crate::harness::{self, Placement};
+use crate::observe::ProgressView;
+
+/// Options of `ledgerbench run micro` (db_bench's flags, dashes for underscores).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Benchmarks in order: fillseq, fillrandom, overwrite, readrandom,
+    /// readseq, seekrandom, deleterandom, readwhilewriting. Fills start
+    /// from an empty store, as db_bench's do.
+    #[arg(
+        long,
+        default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,seekrandom,deleterandom,readwhilewriting"
+    )]
+    benchmarks: String,
+    /// Keys in the key space; fills write this many.
+    #[arg(long, default_value_t = 1_000_000)]
+    num: u64,
+    /// Reads per reading thread (default: --num).
+    #[arg(long)]
+    reads: Option<u64>,
+    /// Key bytes.
+    #[arg(long, default_value_t = 16)]
+    key_size: usize,
+    /// Value bytes.
+    #[arg(long, default_value_t = 100)]
+    value_size: usize,
+    /// Reading threads of readrandom, seekrandom and readwhilewriting
+    /// (whose writer is one more thread); writes run on one.
+    #[arg(long, default_value_t = 1)]
+    threads: u64,
+    /// Puts per commit.
+    #[arg(long, default_value_t = 1)]
+    batch_size: u64,
+    /// Backends, comma-separated (default: every backend but the nulls).
+    #[arg(long)]
+    backends: Option<String>,
+    /// Memory budget of each engine (memtables, block cache).
+    #[arg(long, value_name = "SIZE", default_value = "128MiB")]
+    engine_memory: String,
+    #[command(flatten)]
+    set: crate::flags::SetArgs,
+    #[command(flatten)]
+    place: crate::flags::DeviceArgs,
+    #[command(flatten)]
+    level: crate::harness::DurabilityArg,
+    /// Seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    #[command(flatten)]
+    output: crate::flags::OutputArgs,
+}
+
+impl Args {
+    /// Where the run writes.
+    pub fn output(&self) -> &crate::flags::OutputArgs {
+        &self.output
+    }
+}
+
+/// Runs `ledgerbench run micro`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.output.check_build()?;
+    let cfg = MicroConfig {
+        seed: args.seed,
+        benchmarks: args
+            .benchmarks
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        num: args.num,
+        reads: args.reads.unwrap_or(args.num),
+        key_size: args.key_size,
+        value_size: args.value_size,
+        threads: args.threads,
+        batch_size: args.batch_size,
+    };
+    cfg.validate().map_err(anyhow::Error::msg)?;
+    let backends = match &args.backends {
+        Some(b) => b.clone(),
+        None => crate::registry::names()
+            .filter(|n| !n.contains("null"))
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    // Every fill's data plus the engines' space amplification and a
+    // readwhilewriting writer's overwrites.
+    let logical = cfg.num * (cfg.key_size + cfg.value_size) as u64;
+    let place = Placement {
+        memory_limit: None,
+        harness_allowance: 0,
+        device_size: args.place.size(logical * 4 + (1 << 30))?,
+        read_ahead_kb: args.place.read_ahead_kb,
+        keep_stores: false,
+    };
+    let mut specs = harness::specs(&backends, &args.engine_memory, args.level.durability, &[])?;
+    crate::registry::apply_sets(&mut specs, &args.set.sets)?;
+    for s in &specs {
+        s.check_durability(args.level.durability)?;
+    }
+    let (out, rundir) = args.output.create("micro")?;
+    let mut results = MicroResults {
+        header: ledgerbench_driver::env::header(
+            "micro",
+            cfg.seed,
+            &out,
+            Some(args.level.durability),
+        ),
+        config: cfg.clone(),
+        runs: Vec::new(),
+    };
+    let mut failed = false;
+    for spec in &specs {
+        let mut run = MicroRun {
+            backend: spec.name.clone(),
+            config: serde_json::to_value(&spec.config)?,
+            benchmarks: Vec::new(),
+            error: None,
+        };
+        if let Err(e) = one(spec, &cfg, &rundir, &place, &mut run) {
+            eprintln!("[{}] failed: {e:#}", spec.name);
+            run.error = Some(format!("{e:#}"));
+            failed = true;
+        }
+        results.runs.push(run);
+        crate::output::write_json(&out.join("results.json"), &results)?;
+    }
+    let summary = RunSummary::text(&Doc::Micro(Box::new(results)));
+    args.output.finish(&out, &summary, failed)
+}
+
+/// Every benchmark on one backend; a fill starts a new store in a new
+/// directory (the old one is ledgerbench's and goes first).
+fn one(
+    spec: &crate::registry::BackendSpec,
+    cfg: &MicroConfig,
+    rundir: &RunDir,
+    place: &Placement,
+    run: &mut MicroRun,
+) -> anyhow::Result<()> {
+    let placed = harness::place_stores(place, &spec.name, &["micro".to_string()], rundir)
+        .map_err(anyhow::Error::msg)?;
+    let base = placed.dirs[0].clone();
+    let mut view = ProgressView::new(&spec.name);
+    let mut generation = 0;
+    let dir_of = |g: u32| base.join(format!("db{g}"));
+    let mut store = spec.open(&dir_of(generation))?;
+    for (i, name) in cfg.benchmarks.iter().enumerate() {
+        if micro::fresh(name) && i > 0 {
+            store.close()?;
+            std::fs::remove_dir_all(dir_of(generation))?;
+            generation += 1;
+            store = spec.open(&dir_of(generation))?;
+        }
+        view.phase(name);
+        let b = micro::run(cfg, name, i as u64, &*store)?;
+        eprintln!(
+            "[{}] {}",
+            spec.name,
+            ledgerbench_report::render::micro_line(&b)
+        );
+        run.benchmarks.push(b);
+    }
+    store.close()?;
+    view.finish();
+    Ok(())
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# A benchmark, not a test: `scripts/dbbench-compare.sh throughput [NUM] [THREADS]`.
+# db_bench's fillrandom, overwrite and readrandom in RocksDB's own db_bench
+# (rocksdb-tools, RocksDB 7.8) and in `ledgerbench run micro` on
+# rocksdb-leveled (the rocksdb crate's bundled RocksDB 11.8) at
+# --engine-memory 128MiB, durability `process`, with every option the
+# backend sets given to db_bench (and 11.8's defaults where 7.8's differ);
+# each tool on its own ext4 image on a loop device. Prints ops/s of each
+# and ledgerbench / db_bench. Needs root (loop devices).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NUM=${1:-1000000}
+THREADS=${2:-1}
+[[ $EUID -eq 0 ]] || { echo "dbbench-throughput: needs root (loop devices)" >&2; exit 2; }
+[[ "$NUM" =~ ^[0-9]+$ && "$NUM" -gt 0 ]] || { echo "dbbench-throughput: NUM is a positive count, not $NUM" >&2; exit 2; }
+[[ "$THREADS" =~ ^[0-9]+$ && "$THREADS" -gt 0 ]] || { echo "dbbench-throughput: THREADS is a positive count, not $THREADS" >&2; exit 2; }
+if ! command -v db_bench > /dev/null; then
+    echo "dbbench-throughput: installing rocksdb-tools (db_bench)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rocksdb-tools > /dev/null
+fi
+cargo build --release --workspace --locked --quiet
+source scripts/bin.sh
+BIN="$(ledgerbench_bin)"
+
+work=$(mktemp -d /var/tmp/ledgerbench-dbbench.XXXXXX)
+dev=""
+cleanup() {
+    mountpoint -q "$work/mnt" && umount "$work/mnt"
+    [[ -n "$dev" ]] && losetup -d "$dev" 2> /dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# rocksdb-leveled at --engine-memory 128MiB (crates/rocksdb: scale_memory
+# and RocksConfig::default) and the RocksDB 11.8 defaults it leaves unset
+# where db_bench 7.8's differ. Not mappable: format_version 7 (7.8 writes 5).
+DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="$THREADS"
+    --batch_size=1 --compression_type=none --compaction_style=0 --disable_auto_compactions=0
+    --write_buffer_size=$(((128 << 20) / 6)) --max_write_buffer_number=6
+    --level0_file_num_compaction_trigger=50 --max_background_jobs=4 --open_files=5000
+    --cache_size=$((32 << 20)) --cache_high_pri_pool_ratio=0.5 --block_size=4096 --bloom_bits=10
+    --optimize_filters_for_memory=1 --level_compaction_dynamic_level_bytes=1
+    --compaction_readahead_size=2097152 --enable_pipelined_write=0 --delayed_write_rate=16777216
+    --hard_pending_compaction_bytes_limit=274877906944 --disable_wal=0 --sync=0 --use_fsync=0
+    --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=0 --seed=42)
+
+echo "== db_bench $(db_bench --version 2> /dev/null | head -1 || true): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS"
+truncate -s $((NUM * 116 * 6 + (1 << 30))) "$work/img"
+dev=$(losetup --find --show --direct-io=on "$work/img")
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
+mkdir "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
+# Fills run on one thread in both tools; reads on THREADS.
+db_bench "${DBB_OPTS[@]}" --threads=1 --db="$work/mnt/db" --benchmarks=fillrandom,overwrite > "$work/dbb-write.log" 2>&1
+db_bench "${DBB_OPTS[@]}" --db="$work/mnt/db" --use_existing_db=1 --benchmarks=readrandom > "$work/dbb-read.log" 2>&1
+umount "$work/mnt"; losetup -d "$dev"; dev=""
+grep -hE "^(fillrandom|overwrite|readrandom) " "$work/dbb-write.log" "$work/dbb-read.log"
+dbb() { grep -hE "^$1 " "$work/dbb-write.log" "$work/dbb-read.log" | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec;") print $i}'; }
+
+echo "== ledgerbench run micro (rocksdb-leveled)"
+"$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
+    --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --out "$work/kv" > "$work/kv.log" 2>&1 \
+    || { cat "$work/kv.log"; exit 2; }
+kv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; print([b for b in r["benchmarks"] if b["name"]==sys.argv[2]][0]["ops_per_sec"])' "$work/kv/results.json" "$1"; }
+grep -E "^\[rocksdb-leveled\] (fillrandom|overwrite|readrandom) " "$work/kv.log" || true
+
+echo
+echo "| --num $NUM, --threads $THREADS (reads) | db_bench ops/s | ledgerbench ops/s | ledgerbench / db_bench |"
+echo "|---|---:|---:|---:|"
+for b in fillrandom overwrite readrandom; do
+    d=$(dbb "$b"); k=$(kv "$b")
+    awk -v b="$b" -v d="$d" -v k="$k" 'BEGIN{ printf "| %s | %.0f | %.0f | %s |\n", b, d, k, (d > 0 ? sprintf("%.3f", k / d) : "n/a") }'
+done
