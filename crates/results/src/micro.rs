@@ -95,6 +95,7 @@ impl MicroConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MicroResults {
     /// Schema, workload, seed, time, command, machine.
+    #[serde(flatten)]
     pub header: RunHeader,
     /// The settings.
     pub config: MicroConfig,

@@ -95,6 +95,7 @@ impl TrieConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrieResults {
     /// Schema, workload, seed, time, command, machine.
+    #[serde(flatten)]
     pub header: RunHeader,
     /// The settings.
     pub config: TrieConfig,
