@@ -122,6 +122,15 @@ pub struct TrieRun {
     pub load: Option<TrieLoad>,
     /// Every block run, in order.
     pub blocks: Vec<TrieBlock>,
+    /// Device bytes written after the last block: what was still dirty,
+    /// written back when the store closed and the device was synced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_device_write_bytes: Option<u64>,
+    /// Microseconds one read of the device's counters takes (mean of 1,000
+    /// before the blocks): every GET of both read passes pays two, so a
+    /// trie read of L levels carries 2L of them in its latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_stat_micros: Option<f64>,
     /// Most bytes the memory cgroup held during the blocks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup_peak_bytes: Option<u64>,

@@ -160,6 +160,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 device_meter: "absent: the run failed before its device was made".into(),
                 load: None,
                 blocks: Vec::new(),
+                tail_device_write_bytes: None,
+                device_stat_micros: None,
                 cgroup_peak_bytes: None,
                 harness_heap_peak_bytes: None,
                 reference_root: None,
@@ -219,6 +221,13 @@ fn one(
     }
     let guard = limit.map(MemoryLimit::enter).transpose()?;
     let _ = ledgerbench_meter::memory::take_heap_peak();
+    run.device_stat_micros = dev.map(|_| {
+        let t = std::time::Instant::now();
+        for _ in 0..1000 {
+            let _ = device();
+        }
+        t.elapsed().as_secs_f64() * 1e6 / 1000.0
+    });
     let store = spec.open(&dir)?;
     let mut state = State::new(cfg);
     let mut t = Trie::new(&*store, scheme, root);
@@ -233,7 +242,12 @@ fn one(
     }
     let got = t.root();
     drop(t);
+    let before_tail = device();
     store.close()?;
+    placed.sync()?;
+    run.tail_device_write_bytes = before_tail
+        .zip(device())
+        .map(|(a, b)| b.since(&a).write_sectors * 512);
     run.harness_heap_peak_bytes = ledgerbench_meter::memory::take_heap_peak();
     run.cgroup_peak_bytes = guard.as_ref().and_then(|g| g.max_usage().ok());
     drop(guard);

@@ -319,3 +319,48 @@ fn an_update_of_a_key_not_in_the_trie_is_refused() {
         "{e}"
     );
 }
+
+/// Sparse buckets fold up: a bucket alone under its parent becomes a leaf
+/// or an extension one nibble longer. Built one bucket at a time or in one
+/// slice, the roots agree.
+#[test]
+fn a_trie_built_by_sparse_buckets_has_the_root_of_one_built_at_once() {
+    let key = |a: u8, b: u8| {
+        let mut k = vec![0x3cu8; 32];
+        (k[0], k[1]) = (a, b);
+        k
+    };
+    let sets: [&[(u8, u8)]; 5] = [
+        &[(0x12, 0x00)],
+        &[(0x12, 0x00), (0x12, 0x01)],
+        &[(0x12, 0x00), (0x13, 0x00)],
+        &[(0x12, 0x00), (0x12, 0x01), (0xf0, 0x00)],
+        &[(0x00, 0x00), (0x01, 0x00), (0x02, 0x55), (0x02, 0x56)],
+    ];
+    for set in sets {
+        let mut items: Vec<(Vec<u8>, Vec<u8>)> = set
+            .iter()
+            .map(|&(a, b)| (key(a, b), vec![a ^ b; 40]))
+            .collect();
+        items.sort();
+        let want = build::root(&items, &mut |_, _, _| Ok(())).expect("root");
+        for depth in [1usize, 2] {
+            let got = build::root_by_buckets(
+                depth,
+                &mut |b| {
+                    Ok(items
+                        .iter()
+                        .filter(|(k, _)| {
+                            let prefix = if depth == 1 { k[0] >> 4 } else { k[0] };
+                            u64::from(prefix) == b
+                        })
+                        .cloned()
+                        .collect())
+                },
+                &mut |_, _, _| Ok(()),
+            )
+            .expect("buckets");
+            assert_eq!(hex(&got), hex(&want), "{set:?} at depth {depth}");
+        }
+    }
+}

@@ -24,9 +24,15 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("n/a".into(), |v| format!("{v:.digits$}"))
 }
 
-/// Device bytes over logical bytes written by the blocks.
+/// Device bytes over logical bytes written by the blocks, the writes left
+/// dirty after the last block included where the run counted them.
 fn write_amp(run: &TrieRun) -> Option<f64> {
-    let dev: Option<u64> = run.blocks.iter().map(|b| b.device_write_bytes).sum();
+    let dev: Option<u64> = run
+        .blocks
+        .iter()
+        .map(|b| b.device_write_bytes)
+        .chain([run.tail_device_write_bytes.or(Some(0))])
+        .sum();
     let logical: u64 = run.blocks.iter().map(|b| b.logical_write_bytes).sum();
     dev.filter(|_| logical > 0)
         .map(|d| d as f64 / logical as f64)
@@ -59,7 +65,8 @@ pub fn trie_summary(t: &TrieResults) -> String {
         "# State trie: {} accounts, {} blocks of {} updates and {} reads ({}), memory limit {}\n\n\
          Averages over the second half of the blocks (the first half warms the cache after a cold start). \
          Device reads come from each store's private loop device, counted around every GET; \
-         `cached` is the share of GETs at a level that read nothing from the device.\n\n",
+         `cached` is the share of GETs at a level that read nothing from the device. \
+         Latencies include those two counter reads per GET ({}).\n\n",
         c.accounts,
         c.blocks,
         c.updates_per_block,
@@ -67,6 +74,15 @@ pub fn trie_summary(t: &TrieResults) -> String {
         c.dist,
         t.memory_limit_bytes
             .map_or("none".into(), |b| format!("{} MiB", b >> 20)),
+        match t
+            .runs
+            .iter()
+            .filter_map(|r| r.device_stat_micros)
+            .reduce(f64::max)
+        {
+            Some(us) => format!("at most {us:.1} µs each in these runs"),
+            None => "their cost was not measured in these runs".into(),
+        }
     );
     let mut tab = Table::new(&[
         "backend",
