@@ -104,11 +104,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
     };
-    let mut specs = harness::specs(&backends, &args.engine_memory, args.level.durability, &[])?;
-    crate::registry::apply_sets(&mut specs, &args.set.sets)?;
-    for s in &specs {
-        s.check_durability(args.level.durability)?;
-    }
+    let specs = harness::specs(
+        &backends,
+        &args.engine_memory,
+        args.level.durability,
+        &args.set.sets,
+    )?;
     let (out, rundir) = args.output.create("micro")?;
     let mut results = MicroResults {
         header: ledgerbench_driver::env::header(

@@ -122,16 +122,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
     };
-    let mut specs = harness::specs(
+    let specs = harness::specs(
         &args.backends,
         &args.engine_memory,
         args.level.durability,
-        &[],
+        &args.set.sets,
     )?;
-    crate::registry::apply_sets(&mut specs, &args.set.sets)?;
-    for s in &specs {
-        s.check_durability(args.level.durability)?;
-    }
     let mut schemes: Vec<Scheme> = Vec::new();
     for s in &args.scheme {
         if !schemes.contains(&(*s).into()) {

@@ -237,5 +237,30 @@ pub(super) fn trie_section(out: &mut Out, docs: &[Loaded]) {
     for t in files {
         out.md.push_str(&trie_summary(t).replacen("# ", "## ", 1));
         out.md.push('\n');
+        let per_block = |f: fn(&TrieBlock) -> Option<f64>| {
+            t.runs
+                .iter()
+                .map(|r| Series {
+                    name: format!("{} {}", r.backend, r.scheme),
+                    points: r
+                        .blocks
+                        .iter()
+                        .filter_map(|b| Some((b.block as f64, f(b)?)))
+                        .collect(),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect::<Vec<_>>()
+        };
+        let series = per_block(|b| b.trie.device_reads_per_read);
+        if !series.is_empty() {
+            let title = format!(
+                "Device reads per account read through the trie, {} accounts",
+                t.config.accounts
+            );
+            out.chart(
+                &title,
+                svg::line_chart(&title, "block", "device reads per account read", &series),
+            );
+        }
     }
 }
