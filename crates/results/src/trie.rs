@@ -69,23 +69,25 @@ impl TrieConfig {
             )
             .into());
         }
-        match self.dist.as_str() {
-            "uniform" | "zipf" => {}
-            "hotcold"
-                if (0.0..=1.0).contains(&self.hot_share)
-                    && self.hot_fraction > 0.0
-                    && self.hot_fraction <= 1.0 => {}
-            "hotcold" => {
-                return Err("hotcold needs 0 < hot_fraction <= 1 and 0 <= hot_share <= 1".into());
-            }
-            d => {
-                return Err(
-                    format!("unknown --dist `{d}`; accepted: uniform, hotcold, zipf").into(),
-                );
-            }
+        if !(self.hot_fraction > 0.0 && self.hot_fraction <= 1.0) {
+            return Err(format!(
+                "--hot-fraction must be in (0, 1], not {}",
+                self.hot_fraction
+            )
+            .into());
         }
-        if self.dist == "zipf" && !(0.0..1.0).contains(&self.theta) {
-            return Err("zipf's theta must be in [0, 1)".into());
+        if !(0.0..=1.0).contains(&self.hot_share) {
+            return Err(format!("--hot-share must be in [0, 1], not {}", self.hot_share).into());
+        }
+        if !(0.0..1.0).contains(&self.theta) {
+            return Err(format!("--theta must be in [0, 1), not {}", self.theta).into());
+        }
+        if !["uniform", "hotcold", "zipf"].contains(&self.dist.as_str()) {
+            return Err(format!(
+                "unknown --dist `{}`; accepted: uniform, hotcold, zipf",
+                self.dist
+            )
+            .into());
         }
         Ok(())
     }
