@@ -253,9 +253,12 @@ pub(super) fn trie_section(out: &mut Out, docs: &[Loaded]) {
         };
         let series = per_block(|b| b.trie.device_reads_per_read);
         if !series.is_empty() {
+            let mut names: Vec<&str> = t.runs.iter().map(|r| r.backend.as_str()).collect();
+            names.dedup();
             let title = format!(
-                "Device reads per account read through the trie, {} accounts",
-                t.config.accounts
+                "Device reads per trie read, {} accounts: {}",
+                t.config.accounts,
+                names.join(", ")
             );
             out.chart(
                 &title,
