@@ -51,10 +51,15 @@ mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
 mkdir "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
 # Fills run on one thread in both tools; reads on THREADS.
 db_bench "${DBB_OPTS[@]}" --threads=1 --db="$work/mnt/db" --benchmarks=fillrandom,overwrite > "$work/dbb-write.log" 2>&1
-db_bench "${DBB_OPTS[@]}" --db="$work/mnt/db" --use_existing_db=1 --benchmarks=readrandom > "$work/dbb-read.log" 2>&1
+# db_bench seeds each benchmark's threads from --seed and a count of the
+# threads it made so far in this process: a second process started with the
+# same seed would read the very keys fillrandom wrote, in its order (all
+# found), where ledgerbench reads an independent random sequence.
+db_bench "${DBB_OPTS[@]}" --seed=1042 --db="$work/mnt/db" --use_existing_db=1 --benchmarks=readrandom > "$work/dbb-read.log" 2>&1
 umount "$work/mnt"; losetup -d "$dev"; dev=""
 grep -hE "^(fillrandom|overwrite|readrandom) " "$work/dbb-write.log" "$work/dbb-read.log"
-dbb() { grep -hE "^$1 " "$work/dbb-write.log" "$work/dbb-read.log" | awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec;") print $i}'; }
+# db_bench 7.8 prints `N ops/sec S seconds ...;`, later versions `N ops/sec;`.
+dbb() { grep -hE "^$1 " "$work/dbb-write.log" "$work/dbb-read.log" | awk '{for (i = 1; i < NF; i++) if ($(i + 1) ~ /^ops\/sec;?$/) print $i}'; }
 
 echo "== ledgerbench run micro (rocksdb-leveled)"
 "$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
