@@ -63,7 +63,9 @@ pub fn trie_summary(t: &TrieResults) -> String {
     let c = &t.config;
     let mut md = format!(
         "# State trie: {} accounts, {} blocks of {} updates and {} reads ({}), memory limit {}\n\n\
-         Averages over the second half of the blocks (the first half warms the cache after a cold start). \
+         Averages over the second half of the blocks (the first half warms the cache after a cold start), \
+         but for device write amplification and growth, which span every block (write amplification \
+         with the writes still dirty after the last). \
          Device reads come from each store's private loop device, counted around every GET; \
          `cached` is the share of GETs at a level that read nothing from the device. \
          Latencies include those two counter reads per GET ({}).\n\n",
