@@ -3,7 +3,7 @@
 //! `batch_size` a commit, random keys are uniform over `0..num` (repeats
 //! included, as db_bench draws them), reads count what they found.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
@@ -80,18 +80,17 @@ pub fn run(
         }
         "readwhilewriting" => {
             let stop = AtomicBool::new(false);
-            let writes = AtomicU64::new(0);
-            let done = std::thread::scope(|s| {
-                let writer = s.spawn(|| background_writer(cfg, store, seed, &stop, &writes));
+            let (done, writes) = std::thread::scope(|s| {
+                let writer = s.spawn(|| background_writer(cfg, store, seed, &stop));
                 let hs: Vec<_> = (0..cfg.threads)
                     .map(|t| s.spawn(move || read_random(cfg, store, stream(seed, 1, t), false)))
                     .collect();
                 let readers = hs.into_iter().map(join).collect::<Result<Vec<_>, _>>();
                 stop.store(true, Ordering::Relaxed);
-                join(writer)?;
-                readers
+                let writes = join(writer)?;
+                Ok::<_, DriverError>((readers?, writes))
             })?;
-            background = Some(writes.load(Ordering::Relaxed));
+            background = Some(writes);
             (done, cfg.threads, true)
         }
         other => {
@@ -245,19 +244,19 @@ fn read_seq(cfg: &MicroConfig, store: &dyn KvStore) -> Result<Done, DriverError>
     })
 }
 
-/// Random puts, one a commit, until `stop` (readwhilewriting's writer).
+/// Random puts, one a commit, until `stop` and at least one, so the
+/// readers always read beside a write (readwhilewriting's writer); how many.
 fn background_writer(
     cfg: &MicroConfig,
     store: &dyn KvStore,
     seed: u64,
     stop: &AtomicBool,
-    writes: &AtomicU64,
-) -> Result<(), DriverError> {
+) -> Result<u64, DriverError> {
     let mut r = Rng::new(stream(seed, 2, 0));
     let mut batch = Batch::new();
     let (mut k, mut v) = (Vec::new(), Vec::new());
     let mut j = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         batch.clear();
         key(cfg, r.below(cfg.num), &mut k);
         v.clear();
@@ -265,9 +264,10 @@ fn background_writer(
         batch.put(&k, &v);
         store.write(&batch).map_err(err)?;
         j += 1;
-        writes.store(j, Ordering::Relaxed);
+        if stop.load(Ordering::Relaxed) {
+            return Ok(j);
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]

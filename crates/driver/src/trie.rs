@@ -66,64 +66,64 @@ pub fn load(
         disk_allocated_bytes: 0,
         root: String::new(),
     };
-    let mut batch = Batch::new();
+    // The builder's sink (nodes) and its bucket source (flat entries) both
+    // put into one batch, committed whenever it holds `load_batch` entries.
+    let loader = std::cell::RefCell::new(Loader {
+        store,
+        batch: Batch::new(),
+        load_batch: cfg.load_batch,
+        out: &mut out,
+    });
     let mut key = Vec::with_capacity(66);
-    let mut failed: Option<ledgerbench_core::Error> = None;
-    // The builder's sink and the bucket source both fill the batch; a
-    // write failure is kept and surfaced as the store's own error.
-    let batch_cell = std::cell::RefCell::new(&mut batch);
-    let commit = |b: &mut Batch, failed: &mut Option<ledgerbench_core::Error>| {
-        if b.len() as u64 >= cfg.load_batch {
-            if let Err(e) = store.write(b) {
-                failed.get_or_insert(e);
-            }
-            b.clear();
-        }
-    };
-    let failed_cell = std::cell::RefCell::new(&mut failed);
-    let (nodes, node_bytes, flat_bytes) = (
-        std::cell::Cell::new(0u64),
-        std::cell::Cell::new(0u64),
-        std::cell::Cell::new(0u64),
-    );
     let root = build::root_by_buckets(
         depth,
         &mut |b| {
             observer.advanced(b, buckets);
             let items = accts.bucket(depth, b, &|_| 0);
-            let mut batch = batch_cell.borrow_mut();
+            let mut l = loader.borrow_mut();
             for a in &items {
                 let v = account_rlp(cfg.seed, a.index, 0);
                 let k = flat_key(&a.key);
-                flat_bytes.set(flat_bytes.get() + (k.len() + v.len()) as u64);
-                batch.put(&k, &v);
-                commit(&mut batch, &mut failed_cell.borrow_mut());
+                l.out.flat_bytes += (k.len() + v.len()) as u64;
+                l.put(&k, &v)?;
             }
             Ok(items)
         },
         &mut |path, h, rlp| {
             scheme.node_key(path, h, &mut key);
-            nodes.set(nodes.get() + 1);
-            node_bytes.set(node_bytes.get() + rlp.len() as u64);
-            let mut batch = batch_cell.borrow_mut();
-            batch.put(&key, rlp);
-            commit(&mut batch, &mut failed_cell.borrow_mut());
-            Ok(())
+            let mut l = loader.borrow_mut();
+            l.out.nodes += 1;
+            l.out.node_bytes += rlp.len() as u64;
+            l.put(&key, rlp)
         },
     )
     .map_err(err)?;
-    if let Some(e) = failed.take() {
-        return Err(err(TrieError::Store(e)));
-    }
-    store.write(&batch).map_err(|e| err(e.into()))?;
+    let l = loader.into_inner();
+    store.write(&l.batch).map_err(|e| err(e.into()))?;
     store.flush().map_err(|e| err(e.into()))?;
     observer.advanced(buckets, buckets);
     out.secs = t.elapsed().as_secs_f64();
-    out.nodes = nodes.get();
-    out.node_bytes = node_bytes.get();
-    out.flat_bytes = flat_bytes.get();
     out.root = hex(&root);
     Ok((root, out))
+}
+
+/// What a load puts into the store, batch by batch, and has counted.
+struct Loader<'a> {
+    store: &'a dyn KvStore,
+    batch: Batch,
+    load_batch: u64,
+    out: &'a mut TrieLoad,
+}
+
+impl Loader<'_> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.batch.put(key, value);
+        if self.batch.len() as u64 >= self.load_batch {
+            self.store.write(&self.batch)?;
+            self.batch.clear();
+        }
+        Ok(())
+    }
 }
 
 /// Which accounts blocks touch, and every account's current version.

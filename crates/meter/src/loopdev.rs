@@ -36,8 +36,17 @@ pub struct Device {
 impl Device {
     /// The device's counters now.
     pub fn stat(&self) -> Result<BlockStat> {
+        BlockStat::read(&self.stat_path())
+    }
+
+    /// The device's counters file kept open, for reading around every GET.
+    pub fn stat_file(&self) -> Result<crate::blockdev::StatFile> {
+        crate::blockdev::StatFile::open(&self.stat_path())
+    }
+
+    fn stat_path(&self) -> String {
         let name = self.device.trim_start_matches("/dev/");
-        BlockStat::read(&format!("/sys/block/{name}/stat"))
+        format!("/sys/block/{name}/stat")
     }
 
     /// Writes back everything dirty on the filesystem (`syncfs`), so the

@@ -196,8 +196,12 @@ fn one(
     .map_err(anyhow::Error::msg)?;
     run.device_meter = placed.meter.clone();
     let dir = placed.dirs[0].clone();
-    let dev = placed.devices()[0];
-    let device = || dev.and_then(|d| d.stat().ok());
+    // Read around every GET of the read passes: kept open, not reopened.
+    let stat = match placed.devices()[0] {
+        Some(d) => Some(d.stat_file()?),
+        None => None,
+    };
+    let device = || stat.as_ref().and_then(|f| f.read().ok());
     let mut view = ProgressView::new(&label);
     let mut jsonl = JsonlSink::append(&rundir.path().join("blocks.jsonl"), &label);
     view.phase("load: accounts, sorted by hashed key");
@@ -217,7 +221,7 @@ fn one(
     }
     let guard = limit.map(MemoryLimit::enter).transpose()?;
     let _ = ledgerbench_meter::memory::take_heap_peak();
-    run.device_stat_micros = dev.map(|_| {
+    run.device_stat_micros = stat.as_ref().map(|_| {
         let t = std::time::Instant::now();
         for _ in 0..1000 {
             let _ = device();

@@ -84,7 +84,10 @@ pub struct Trie<'s> {
     store: &'s dyn KvStore,
     scheme: Scheme,
     root: Hash,
+    /// Reused for every store key and fetched node, so a walk allocates
+    /// only the nodes it decodes.
     key: Vec<u8>,
+    buf: Vec<u8>,
 }
 
 impl<'s> Trie<'s> {
@@ -95,6 +98,7 @@ impl<'s> Trie<'s> {
             scheme,
             root,
             key: Vec::with_capacity(66),
+            buf: Vec::with_capacity(600),
         }
     }
 
@@ -130,11 +134,22 @@ impl<'s> Trie<'s> {
         key: &[u8],
         probe: &mut dyn FnMut(u32, bool),
     ) -> Result<(Option<Vec<u8>>, ReadTrace), TrieError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let out = self.walk(key, probe, &mut buf);
+        self.buf = buf;
+        out
+    }
+
+    fn walk(
+        &mut self,
+        key: &[u8],
+        probe: &mut dyn FnMut(u32, bool),
+        buf: &mut Vec<u8>,
+    ) -> Result<(Option<Vec<u8>>, ReadTrace), TrieError> {
         let mut trace = ReadTrace::default();
         if self.root == crate::EMPTY_ROOT {
             return Ok((None, trace));
         }
-        let mut buf = Vec::with_capacity(600);
         let mut path = Vec::with_capacity(64);
         let mut next = Ref::Hash(self.root);
         let width = key.len() * 2;
@@ -144,10 +159,10 @@ impl<'s> Trie<'s> {
                 Ref::Hash(h) => {
                     probe(trace.fetched, false);
                     let h = *h;
-                    self.fetch(&path, &h, &mut buf)?;
+                    self.fetch(&path, &h, buf)?;
                     probe(trace.fetched, true);
                     trace.fetched += 1;
-                    Node::decode(&buf)?
+                    Node::decode(buf)?
                 }
             };
             let at = path.len();
@@ -222,21 +237,22 @@ impl<'s> Trie<'s> {
         let node = match r {
             Ref::Inline(rlp) => Node::decode(rlp)?,
             Ref::Hash(h) => {
-                let mut buf = Vec::with_capacity(600);
-                self.fetch(path, h, &mut buf)?;
+                let mut buf = std::mem::take(&mut self.buf);
+                let fetched = self.fetch(path, h, &mut buf);
+                let node = fetched.and_then(|()| Node::decode(&buf));
                 cost.nodes_read += 1;
                 cost.bytes_read += buf.len() as u64;
-                Node::decode(&buf)?
+                self.buf = buf;
+                node?
             }
         };
         cost.walk_secs += t.elapsed().as_secs_f64();
         Ok(node)
     }
 
-    fn put(&self, path: &[u8], h: &Hash, rlp: &[u8], cost: &mut UpdateCost, batch: &mut Batch) {
-        let mut key = Vec::with_capacity(66);
-        self.scheme.node_key(path, h, &mut key);
-        batch.put(&key, rlp);
+    fn put(&mut self, path: &[u8], h: &Hash, rlp: &[u8], cost: &mut UpdateCost, batch: &mut Batch) {
+        self.scheme.node_key(path, h, &mut self.key);
+        batch.put(&self.key, rlp);
         cost.nodes_written += 1;
         cost.bytes_written += rlp.len() as u64;
     }
@@ -309,7 +325,7 @@ impl<'s> Trie<'s> {
     }
 
     /// `node` at `path` encoded, put when hashed; its reference.
-    fn finish(&self, node: Node, path: &[u8], cost: &mut UpdateCost, batch: &mut Batch) -> Ref {
+    fn finish(&mut self, node: Node, path: &[u8], cost: &mut UpdateCost, batch: &mut Batch) -> Ref {
         let t = Instant::now();
         let rlp = node.encode();
         let r = reference(&rlp);

@@ -236,11 +236,6 @@ fn hex_prefix_decode(b: &[u8]) -> Result<(Vec<u8>, bool), TrieError> {
     Ok((out, flag & 2 == 2))
 }
 
-/// The nibbles of `key`, high nibble first.
-pub fn nibbles(key: &[u8]) -> Vec<u8> {
-    key.iter().flat_map(|b| [b >> 4, b & 0x0f]).collect()
-}
-
 /// Nibble `i` of `key`.
 pub fn nibble(key: &[u8], i: usize) -> u8 {
     let b = key[i / 2];

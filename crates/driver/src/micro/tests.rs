@@ -66,9 +66,14 @@ fn staples_do_what_db_bench_does_with_the_counts_it_reports() {
     let rand = run(&c, "readrandom", 5, &*store).expect("readrandom");
     let share = rand.found.expect("found") as f64 / rand.ops as f64;
     assert!((share - left as f64 / 1000.0).abs() < 0.08, "{share}");
+    let before = entries(&*store).len() as u64;
     let rww = run(&c, "readwhilewriting", 6, &*store).expect("readwhilewriting");
     assert_eq!(rww.ops, 1400);
-    assert!(rww.background_writes.is_some());
+    let writes = rww.background_writes.expect("the writer's count");
+    assert!(writes >= 1, "the readers read beside at least one write");
+    // Each write adds at most one key (a repeat or an existing key adds none).
+    let added = entries(&*store).len() as u64 - before;
+    assert!(added <= writes, "{added} keys added by {writes} writes");
 }
 
 #[test]

@@ -25,13 +25,15 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 }
 
 /// Device bytes over logical bytes written by the blocks, the writes left
-/// dirty after the last block included where the run counted them.
+/// dirty after the last block included; absent where either was not
+/// measured (results from before the tail was counted leave it out rather
+/// than count it as nothing).
 fn write_amp(run: &TrieRun) -> Option<f64> {
     let dev: Option<u64> = run
         .blocks
         .iter()
         .map(|b| b.device_write_bytes)
-        .chain([run.tail_device_write_bytes.or(Some(0))])
+        .chain([run.tail_device_write_bytes])
         .sum();
     let logical: u64 = run.blocks.iter().map(|b| b.logical_write_bytes).sum();
     dev.filter(|_| logical > 0)
