@@ -73,3 +73,22 @@ if ! go_ok go; then
     rm -rf "$tmp"
   fi
 fi
+
+# The scheduler examples (examples/) are checked by the tools their users
+# run: actionlint for the GitHub Actions workflow (a Go module, built with
+# the Go above) and kubernetes-validate for the Kubernetes manifests (PyPI;
+# it carries the API schemas, so it needs no cluster).
+if ! command -v actionlint >/dev/null 2>&1; then
+  gobin=$(command -v go || echo "${XDG_CACHE_HOME:-$HOME/.cache}/ledgerbench/go/bin/go")
+  if go_ok "$gobin"; then
+    echo "setup: installing actionlint" >&2
+    GOBIN="${CARGO_HOME:-$HOME/.cargo}/bin" "$gobin" install github.com/rhysd/actionlint/cmd/actionlint@v1.7.7 ||
+      echo "setup: could not install actionlint; the workflow example is not linted" >&2
+  fi
+fi
+if ! command -v kubernetes-validate >/dev/null 2>&1; then
+  echo "setup: installing kubernetes-validate" >&2
+  python3 -m pip install --quiet --user kubernetes-validate 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages kubernetes-validate ||
+    echo "setup: could not install kubernetes-validate; the Kubernetes example is not validated" >&2
+fi

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod plan;
 mod report_cmd;
 
 use ledgerbench_engines as registry;
@@ -28,11 +29,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a workload against one or more backends.
+    /// Run a workload against one or more backends, or one cell of a plan (--job).
+    #[command(args_conflicts_with_subcommands = true, subcommand_required = false)]
     Run {
+        /// A job file of `ledgerbench plan`: run only its cell, into
+        /// --out-dir/<cell id>.
+        #[arg(long, value_name = "FILE")]
+        job: Option<std::path::PathBuf>,
+        /// Where --job writes its cell's results directory.
+        #[arg(long, value_name = "DIR", default_value = ".", requires = "job")]
+        out_dir: std::path::PathBuf,
         #[command(subcommand)]
-        workload: Workload,
+        workload: Option<Workload>,
     },
+    /// Split a sweep into one job file per cell for a scheduler (a CI
+    /// matrix, Kubernetes Indexed Jobs, Slurm arrays), e.g. `ledgerbench plan
+    /// --dir plan run stellar --preset outgrow-memory --sweep-limits 512MiB,256MiB`.
+    Plan(plan::PlanArgs),
     /// Record a workload's key-value operations into a trace file.
     Record(replay_cmd::RecordArgs),
     /// Import real ledgers into a trace file (galexie: Stellar data-lake files).
@@ -133,7 +146,19 @@ fn main() -> ExitCode {
             output::say(String::from_utf8_lossy(&script).trim_end());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { workload } => match workload {
+        Command::Plan(a) => plan::plan(a),
+        Command::Run {
+            job: Some(file),
+            out_dir,
+            ..
+        } => plan::run_job(&file, &out_dir),
+        Command::Run { workload: None, .. } => Err(anyhow::anyhow!(
+            "`ledgerbench run` needs a workload (`ledgerbench run --help` lists them) or --job FILE"
+        )),
+        Command::Run {
+            workload: Some(workload),
+            ..
+        } => match workload {
             Workload::Stellar(args) => stellar_cmd::run(*args),
             Workload::PointReads(args) => pointreads_cmd::run(*args),
             Workload::FanOut(args) => fanout_cmd::run(*args),
@@ -165,7 +190,11 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
     if supervise::is_worker() || !ledgerbench_meter::is_root() {
         return None;
     }
-    let Command::Run { workload } = &cli.command else {
+    let Command::Run {
+        workload: Some(workload),
+        ..
+    } = &cli.command
+    else {
         return None;
     };
     Some(match workload {

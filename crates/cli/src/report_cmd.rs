@@ -43,6 +43,10 @@ pub struct ReportArgs {
     /// crash results, the durability matrix (engine x level x crash kind).
     #[arg(long, conflicts_with_all = ["out", "overwrite", "html"])]
     summary: bool,
+    /// Fit the verdict's cost model over results of different hardware
+    /// (CPU, cores, RAM); refused otherwise, as their timings differ.
+    #[arg(long)]
+    mixed_machines: bool,
 }
 
 /// Options of `ledgerbench compare`.
@@ -133,6 +137,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         predict_memory: ledgerbench_runner::size::parse(&args.predict_memory)
             .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
         lookup_bound_us: args.lookup_bound_ms * 1e3,
+        mixed_machines: args.mixed_machines,
     };
     if args.summary {
         let rendered = export::Verdict(verdict)

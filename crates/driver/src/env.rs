@@ -7,6 +7,9 @@ use std::path::Path;
 pub use ledgerbench_results::env::{EnvInfo, MountInfo};
 use ledgerbench_results::{RunHeader, SCHEMA_VERSION};
 
+/// Git commit of this build (`-dirty` when its tree had changes).
+pub const GIT_COMMIT: &str = env!("LEDGERBENCH_GIT");
+
 /// The header of a results file for a run of `workload` starting now, with
 /// its output in `out` (which must exist).
 pub fn header(
@@ -24,6 +27,7 @@ pub fn header(
         command: std::env::args().collect::<Vec<_>>().join(" "),
         env: capture(out),
         durability,
+        cell: None,
     }
 }
 
@@ -52,7 +56,7 @@ pub fn capture(data_dir: &Path) -> EnvInfo {
             .map(|s| s.trim().to_string()),
         data_fs: mount_of(data_dir),
         rustc: env!("LEDGERBENCH_RUSTC").to_string(),
-        git_commit: env!("LEDGERBENCH_GIT").to_string(),
+        git_commit: GIT_COMMIT.to_string(),
         build_profile: env!("LEDGERBENCH_PROFILE").to_string(),
         debug_assertions: cfg!(debug_assertions),
         engine_versions: BTreeMap::new(),

@@ -323,6 +323,7 @@ mod tests {
                 command: "ledgerbench run crash".into(),
                 env: Default::default(),
                 durability: None,
+                cell: None,
             },
             shape: CrashShape::generic(),
             batches_per_cycle: 30,

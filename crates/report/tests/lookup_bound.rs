@@ -86,6 +86,7 @@ fn fanout(
             // The sweeps' machine, so labels stay `folder/run`.
             env: serde_json::from_value(sweep_json()["env"].clone()).expect("env"),
             durability: None,
+            cell: None,
         },
         config: FanOutConfig::default(),
         memory_limit_bytes: Some(256 << 20),

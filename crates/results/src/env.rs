@@ -40,3 +40,19 @@ pub struct EnvInfo {
 }
 
 pub use ledgerbench_meter::mounts::MountInfo;
+
+impl EnvInfo {
+    /// The hardware a run's timings depend on (CPU model, logical CPUs, RAM
+    /// to the GiB), without the host name: two hosts of one class (pods of
+    /// a node pool, CI runners of one size) are one machine to a cost
+    /// model; absent fields read `?`.
+    pub fn machine_class(&self) -> String {
+        format!(
+            "{}, {} CPUs, {} GiB",
+            self.cpu_model.as_deref().unwrap_or("?"),
+            self.cores.map_or("?".into(), |c| c.to_string()),
+            self.ram_bytes
+                .map_or("?".into(), |b| ((b + (1 << 29)) >> 30).to_string())
+        )
+    }
+}

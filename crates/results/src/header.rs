@@ -29,4 +29,23 @@ pub struct RunHeader {
     /// is per run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<ledgerbench_core::Durability>,
+    /// The sweep cell this run is, when it ran from a plan's job file
+    /// (`ledgerbench run --job`); absent for a run of a whole command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<Cell>,
+}
+
+/// One cell of a planned sweep (`ledgerbench plan`): which plan, which of
+/// its jobs. Cells of one plan merge into the report of the whole sweep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The plan's id: a digest of its command line and build, the same in
+    /// every job file of the plan.
+    pub plan: String,
+    /// The job's index in the plan's `matrix.json`.
+    pub index: usize,
+    /// How many jobs the plan has.
+    pub of: usize,
+    /// The job's name, also its results directory's.
+    pub id: String,
 }

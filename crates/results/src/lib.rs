@@ -26,7 +26,7 @@ mod summary;
 pub mod trie;
 pub mod workload;
 
-pub use header::RunHeader;
+pub use header::{Cell, RunHeader};
 pub use memory::MemoryRecord;
 pub use reads::{LookupReads, StoreReads};
 pub use replay::{

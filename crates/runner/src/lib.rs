@@ -25,6 +25,7 @@ pub mod import_cmd;
 pub mod micro_cmd;
 pub mod observe;
 pub mod output;
+pub mod plan_cmd;
 pub mod pointreads_cmd;
 pub mod presets;
 pub mod replay_cmd;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod capacity;
 mod fanout;
+mod merge;
 mod micro;
 mod openloop;
 mod points;
@@ -164,8 +165,11 @@ pub(crate) fn documents(
     if docs.is_empty() {
         return Err(ReportError::Usage("no results files given".into()));
     }
-    let machines: BTreeSet<String> = docs.iter().map(Loaded::machine).collect();
-    let multi = machines.len() > 1;
+    let merge = merge::rule(docs, verdict.mixed_machines)?;
+    if let Some(note) = &merge.cells_note {
+        eprintln!("report: {note}");
+    }
+    let multi = merge.multi;
     let mut out = Out {
         md: String::from("# ledgerbench report\n\n"),
         documents: Vec::new(),
@@ -187,8 +191,11 @@ pub(crate) fn documents(
     let answer_at = out.md.len();
     machines_table(&mut out.md, docs);
     sources_table(&mut out.md, docs);
+    if let Some(note) = &merge.cells_note {
+        let _ = writeln!(out.md, "{note}\n");
+    }
     // Several files of one machine are told apart by their run directory.
-    let per_file = !multi && docs.len() > 1;
+    let per_file = merge.per_file;
     let label = |d: &Loaded, run: &str| {
         if multi {
             format!("{}/{run}", d.machine())

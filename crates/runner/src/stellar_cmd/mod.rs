@@ -6,9 +6,12 @@ use ledgerbench_report::export::RunSummary;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod cells;
 #[cfg(test)]
 mod fuzz_tests;
 mod plan;
+
+pub use cells::planned;
 
 use crate::output::write_json;
 
@@ -94,6 +97,10 @@ pub struct Args {
     /// judge timings against noise.
     #[arg(long, value_name = "K", default_value_t = 1)]
     repeat: u32,
+    /// A job file of `ledgerbench plan`: run only its cell (set by
+    /// `ledgerbench run --job`, not for direct use).
+    #[arg(long, value_name = "FILE", hide = true)]
+    cell: Option<PathBuf>,
     #[command(flatten)]
     output: crate::flags::OutputArgs,
 }
@@ -211,6 +218,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--repeat must be at least 1");
     }
     let mut plan = plan(&args)?;
+    let cell = cells::the_cell(&args, &plan)?;
     // A worker going on after a predecessor killed by the memory limit
     // keeps what is in the results and runs the rest.
     let resume = crate::supervise::is_resume();
@@ -248,6 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config: WorkloadConfig::Stellar(Box::new(plan.workload.clone())),
         runs: Vec::new(),
     };
+    result.header.cell = cell.as_ref().map(|(_, c)| c.clone());
     eprintln!(
         "ledgerbench: stellar preset {} ({} ledgers, batches of {}, compaction {:?}), seed {}, {} run(s); output in {}",
         plan.preset,
@@ -261,7 +270,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     // Repeats interleave backends (a, b, a, b), so slow drift of the machine
     // spreads over all of them instead of biasing one.
-    let each = (0..args.repeat).flat_map(|r| plan.runs.iter().map(move |x| (r, x)));
+    // A plan's job runs its one cell, with the repeat index it has in the
+    // whole sweep, so its label and seed are the sweep's.
+    let each = (0..args.repeat)
+        .flat_map(|r| plan.runs.iter().map(move |x| (r, x)))
+        .filter(|(r, x)| {
+            cell.as_ref()
+                .is_none_or(|(j, _)| j.repeat == *r && j.label == x.label)
+        });
     if resume
         && let Ok(prev) = std::fs::read(out.join("results.json"))
         && let Ok(prev) = serde_json::from_slice::<RunResult>(&prev)

@@ -39,6 +39,9 @@ pub struct VerdictOptions {
     /// fan-out run among the results, is over it is not recommended
     /// (`ledgerbench report --lookup-bound-ms`).
     pub lookup_bound_us: f64,
+    /// Fit results of different hardware together (`ledgerbench report
+    /// --mixed-machines`); refused otherwise.
+    pub mixed_machines: bool,
 }
 
 impl Default for VerdictOptions {
@@ -48,6 +51,7 @@ impl Default for VerdictOptions {
         Self {
             predict_memory: 64 << 30,
             lookup_bound_us: 10_000.0,
+            mixed_machines: false,
         }
     }
 }
