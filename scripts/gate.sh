@@ -4,8 +4,16 @@
 # results/baselines/ on the counters that do not flake (engine bytes, write
 # and space amplification, logical bytes, entries, mismatches, every batch's
 # engine counters). Counters fail in both directions: a meter that stops
-# counting reads low. Timings are not gated here: one run on a shared 2-core
-# machine cannot tell noise from a regression.
+# counting reads low.
+#
+# Timings (batch time, lookup p99) are gated by `ledgerbench ab`: this build
+# and a baseline build run alternately (A B B A ...) on this machine, and a
+# timing fails only when it is worse beyond the noise the same code shows
+# in the same session (see README, "A timing gate that knows its noise").
+# The baseline is $LEDGERBENCH_GATE_BASELINE when set (e.g. main's build in
+# a pull request's CI), else the last build that passed this gate here
+# (kept in /var/tmp/ledgerbench-gate); with neither, this build against
+# itself, an A/A check of the gate.
 #
 # Two runs: `ci-smoke` with stores on the build machine's filesystem, and,
 # where loop devices work (root, a loop driver), `ci-smoke-devices` with a
@@ -44,6 +52,32 @@ gate() {
     return "$rc"
 }
 
+# timing_gate: `ledgerbench ab` of the baseline build against this one.
+timing_gate() {
+    local keep=/var/tmp/ledgerbench-gate base="${LEDGERBENCH_GATE_BASELINE:-}" what rc=0
+    if [[ -n "$base" ]]; then
+        what="$base"
+    elif [[ -x "$keep/ledgerbench" ]]; then
+        base="$keep/ledgerbench"
+        what="the last build that passed here ($(cat "$keep/commit" 2>/dev/null || echo '?'))"
+    else
+        base="$BIN"
+        what="this build itself (A/A: no earlier build passed here)"
+    fi
+    echo "### timings (ledgerbench ab: baseline $what)"
+    "$BIN" ab --baseline "$base" --current "$BIN" --out "$work/ab" > "$work/ab.md" 2> "$work/ab.log" || rc=$?
+    sed -n '/^| metric/,$p' "$work/ab.md"
+    if [[ $rc -eq 0 && -z "${LEDGERBENCH_GATE_BASELINE:-}" ]]; then
+        mkdir -p "$keep"
+        cp "$BIN" "$keep/ledgerbench.tmp" && mv "$keep/ledgerbench.tmp" "$keep/ledgerbench"
+        git rev-parse --short=12 HEAD > "$keep/commit"
+    elif [[ $rc -ge 2 ]]; then
+        tail -n 20 "$work/ab.log"
+    fi
+    echo "gate: timings: ledgerbench ab exited $rc"
+    return "$rc"
+}
+
 UPDATE=0
 [[ "${1:-}" == "--update" ]] && UPDATE=1
 status=0
@@ -52,5 +86,8 @@ if [[ $EUID -eq 0 && -e /dev/loop-control ]] && command -v losetup mkfs.ext4 > /
     gate ci-smoke-devices loop || { rc=$?; (( rc > status )) && status=$rc; }
 else
     echo "gate: device meters not gated: loop devices need root and a loop driver here"
+fi
+if [[ "$UPDATE" == 0 ]]; then
+    timing_gate || { rc=$?; (( rc > status )) && status=$rc; }
 fi
 exit "$status"

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod ab_cmd;
 mod plan;
 mod report_cmd;
 
@@ -56,6 +57,9 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Compare current results with a baseline; exit 1 on a regression.
     Compare(report_cmd::CompareArgs),
+    /// Time baseline and current alternately (A B B A ...) on this machine;
+    /// exit 1 when a timing got worse beyond the same code's noise.
+    Ab(Box<ab_cmd::AbArgs>),
     /// Export results in one format: bencher (JSON for bencher.dev), markdown, html, csv, svg, verdict or summary.
     Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
@@ -134,6 +138,7 @@ fn main() -> ExitCode {
         Command::Import(a) => import_cmd::import(a),
         Command::Calibrate(a) => import_cmd::calibrate(a),
         Command::Compare(a) => report_cmd::compare(a),
+        Command::Ab(a) => ab_cmd::ab(*a),
         Command::Export(a) => report_cmd::export(a),
         Command::CrashWorker(a) => crash::worker::run(a),
         Command::FanOutProbe(a) => fanout_cmd::probe::run(a),

@@ -1,6 +1,7 @@
 //! Reports, comparisons and exports, rendered from ledgerbench results files
 //! alone: nothing here runs a benchmark.
 
+pub mod ab;
 pub mod bencher;
 pub mod compare;
 pub mod crash;

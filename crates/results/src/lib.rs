@@ -126,6 +126,11 @@ pub struct BackendRun {
     /// what the run did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayResult>,
+    /// A slowdown planted on purpose (`LEDGERBENCH_PLANT_SLOWDOWN_PCT`):
+    /// every store call took this much longer, percent. Only for checking
+    /// that `ledgerbench ab` catches a known regression; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planted_slowdown_pct: Option<f64>,
     /// Why the run ended early, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

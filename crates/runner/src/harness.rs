@@ -136,6 +136,7 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
         ingest_samples: Vec::new(),
         phases: Vec::new(),
         replay: None,
+        planted_slowdown_pct: crate::planted::percent(),
         error: None,
     }
 }
@@ -188,7 +189,7 @@ pub fn run_on_stores(
     let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
     for ((name, spec), dir) in names.iter().zip(specs).zip(&placed.dirs) {
         match spec.open(dir) {
-            Ok(s) => opened.push(s),
+            Ok(s) => opened.push(crate::planted::wrap(s)),
             Err(e) => {
                 // Not a return: what was opened closes and what was placed
                 // is removed below, as after a run.

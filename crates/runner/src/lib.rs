@@ -26,6 +26,7 @@ pub mod micro_cmd;
 pub mod observe;
 pub mod output;
 pub mod plan_cmd;
+pub mod planted;
 pub mod pointreads_cmd;
 pub mod presets;
 pub mod replay_cmd;

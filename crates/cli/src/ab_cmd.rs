@@ -1,0 +1,343 @@
+//! `ledgerbench ab`: baseline and current run alternately (A B B A ...) on
+//! this machine, each timing judged against the noise of the same code
+//! (`ledgerbench_report::ab` has the statistics and why).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use ledgerbench_report::ab::{self, Judgement, Side};
+use ledgerbench_report::compare::glob;
+use ledgerbench_report::doc;
+use ledgerbench_report::metrics::{self, Better};
+use ledgerbench_runner::output;
+
+/// The timings judged when no --metric is given: a batch's time (every
+/// store's write, flush and compaction) and the streaming lookups' p99.
+pub const DEFAULT_METRICS: &[&str] = &[
+    "summary.batch_secs",
+    "streaming.one_step.p99_us",
+    "streaming.two_step.p99_us",
+];
+
+/// The workload of each run when none is given after `--`: a small
+/// Stellar run (120 ledgers in 6 batches, then 10 streamed with lookups),
+/// about three seconds.
+pub const DEFAULT_COMMAND: &[&str] = &[
+    "run",
+    "stellar",
+    "--preset",
+    "smoke",
+    "--ledgers",
+    "120",
+    "--batch-ledgers",
+    "20",
+    "--streaming-ledgers",
+    "10",
+    "--close-interval-ms",
+    "100",
+    "--backends",
+    "rocksdb-leveled",
+    "--device",
+    "none",
+];
+
+/// Options of `ledgerbench ab`.
+#[derive(clap::Args)]
+pub struct AbArgs {
+    /// Baseline: a ledgerbench binary to run, or results (run directories
+    /// or results files, one per run) to read.
+    #[arg(long, required_unless_present = "rejudge", num_args = 1.., value_name = "BINARY|RESULTS")]
+    baseline: Vec<PathBuf>,
+    /// Current: a binary, or results, as --baseline.
+    #[arg(long, required_unless_present = "rejudge", num_args = 1.., value_name = "BINARY|RESULTS")]
+    current: Vec<PathBuf>,
+    /// Judge again the samples an earlier `ab` kept in its ab.json (e.g.
+    /// at another --alpha), running nothing.
+    #[arg(long, value_name = "AB_JSON", conflicts_with_all = ["baseline", "current", "metrics"])]
+    rejudge: Option<PathBuf>,
+    /// Rounds: each runs baseline and current once, the order alternating
+    /// (A B, B A, A B, ...).
+    #[arg(long, default_value_t = 12)]
+    rounds: usize,
+    /// Significance level of the signed-rank test; also sets the effect's
+    /// and the noise band's intervals (1 - alpha).
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// A timing to judge (`*` wildcard, matched on `metric` or
+    /// `run/metric`); repeatable. Default: summary.batch_secs and the
+    /// streaming lookups' p99 (one-step and two-step).
+    #[arg(long = "metric", value_name = "NAME")]
+    metrics: Vec<String>,
+    /// Directory for the runs, their logs and ab.json (new, or empty);
+    /// default ledgerbench-ab.
+    #[arg(long, value_name = "DIR", default_value = "ledgerbench-ab")]
+    out: PathBuf,
+    /// Each run's command (binaries only), after `--`: default `run stellar
+    /// --preset smoke --ledgers 120 --batch-ledgers 20 --streaming-ledgers 10
+    /// --close-interval-ms 100 --backends rocksdb-leveled --device none`.
+    #[arg(last = true, value_name = "RUN COMMAND")]
+    command: Vec<String>,
+}
+
+/// A side: a binary to run, or one results path per run.
+enum Source {
+    Binary(PathBuf),
+    Results(Vec<PathBuf>),
+}
+
+fn source(flag: &str, paths: &[PathBuf]) -> anyhow::Result<Source> {
+    use std::os::unix::fs::PermissionsExt;
+    if let [one] = paths
+        && one.is_file()
+        && one.extension().is_none_or(|e| e != "json")
+    {
+        let mode = std::fs::metadata(one)
+            .with_context(|| format!("{flag} {}", one.display()))?
+            .permissions()
+            .mode();
+        if mode & 0o111 == 0 {
+            bail!(
+                "{flag} {}: a file that is neither executable nor results.json",
+                one.display()
+            );
+        }
+        return Ok(Source::Binary(one.clone()));
+    }
+    for p in paths {
+        if !p.exists() {
+            bail!("{flag} {}: no such binary or results", p.display());
+        }
+    }
+    Ok(Source::Results(paths.to_vec()))
+}
+
+/// Runs `ledgerbench ab`; exit 1 when a timing got worse beyond noise.
+pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
+        bail!(
+            "--alpha {}: give a level above 0 and below 0.5, e.g. 0.01",
+            args.alpha
+        );
+    }
+    if let Some(file) = &args.rejudge {
+        let j: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(file).with_context(|| format!("--rejudge {}", file.display()))?,
+        )?;
+        let samples: Samples = serde_json::from_value(j["samples"].clone()).with_context(|| {
+            format!(
+                "--rejudge {}: no samples of `ledgerbench ab`",
+                file.display()
+            )
+        })?;
+        let rows = samples.judge(args.alpha);
+        say(&rows, samples.runs.len() / 2, args.alpha);
+        return Ok(exit_of(&rows));
+    }
+    let (a, b) = (
+        source("--baseline", &args.baseline)?,
+        source("--current", &args.current)?,
+    );
+    let ran = matches!((&a, &b), (Source::Binary(_), Source::Binary(_)));
+    let runs: Vec<(usize, Side, PathBuf)> = match (a, b) {
+        (Source::Binary(a), Source::Binary(b)) => run_rounds(&args, &a, &b)?,
+        (Source::Results(a), Source::Results(b)) => {
+            if a.len() != b.len() {
+                bail!(
+                    "--baseline has {} results and --current {}: give one per run, as many of each",
+                    a.len(),
+                    b.len()
+                );
+            }
+            check_rounds(a.len(), args.alpha)?;
+            // Given in the order they ran; paired by position.
+            ab::order(a.len())
+                .into_iter()
+                .map(|(r, s)| (r, s, if s == Side::A { &a[r] } else { &b[r] }.clone()))
+                .collect()
+        }
+        _ => bail!("give --baseline and --current both as binaries, or both as results"),
+    };
+    let samples = collect(&args, &runs)?;
+    let rows = samples.judge(args.alpha);
+    say(&rows, runs.len() / 2, args.alpha);
+    // Only runs this command made get their samples kept beside them.
+    if ran {
+        ledgerbench_runner::output::write_json(
+            &args.out.join("ab.json"),
+            &serde_json::json!({
+                "alpha": args.alpha,
+                "commit": ledgerbench_driver::env::GIT_COMMIT,
+                "baseline": args.baseline,
+                "current": args.current,
+                "command": if args.command.is_empty() { DEFAULT_COMMAND.join(" ") } else { args.command.join(" ") },
+                "samples": samples,
+                "judgements": rows,
+            }),
+        )?;
+    }
+    Ok(exit_of(&rows))
+}
+
+/// Exit 1 when a timing got worse beyond noise.
+fn exit_of(rows: &[Judgement]) -> ExitCode {
+    if rows.iter().any(Judgement::regressed) {
+        eprintln!("ledgerbench ab: current is worse beyond the noise band (exit 1)");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Prints the judgements.
+fn say(rows: &[Judgement], rounds: usize, alpha: f64) {
+    output::say(format_args!(
+        "## ledgerbench ab\n\n{rounds} rounds, alternating A B B A; Wilcoxon signed-rank test at alpha {alpha}, Hodges-Lehmann effect with its interval, noise band from same-code neighbours at the same level.\n\n{}",
+        ab::markdown(rows, alpha)
+    ));
+}
+
+/// Refuses rounds too few to reach `alpha` with the exact test.
+fn check_rounds(rounds: usize, alpha: f64) -> anyhow::Result<()> {
+    let need = (1..64).find(|n| ab::smallest_p(*n) < alpha).unwrap_or(64);
+    if rounds < need.max(3) {
+        bail!(
+            "{rounds} rounds cannot show a change at alpha {alpha} (the smallest p-value of {rounds} pairs is {:.3}); give --rounds {} or more",
+            ab::smallest_p(rounds),
+            need.max(3)
+        );
+    }
+    Ok(())
+}
+
+/// Runs both binaries in A B B A order, each into its own directory under
+/// --out; returns each run's round, side and results directory.
+fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, Side, PathBuf)>> {
+    check_rounds(args.rounds, args.alpha)?;
+    let command: Vec<String> = if args.command.is_empty() {
+        DEFAULT_COMMAND.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.command.clone()
+    };
+    if command
+        .iter()
+        .any(|c| c == "--out" || c.starts_with("--out="))
+    {
+        bail!("drop --out from the run command: ab gives each run its own directory under --out");
+    }
+    if args.out.exists() && std::fs::read_dir(&args.out)?.next().is_some() {
+        bail!(
+            "--out {} holds files; give a new or empty directory",
+            args.out.display()
+        );
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let order = ab::order(args.rounds);
+    let mut done = Vec::new();
+    for (i, (round, side)) in order.iter().enumerate() {
+        let (bin, name) = match side {
+            Side::A => (a, "baseline"),
+            Side::B => (b, "current"),
+        };
+        let dir = args.out.join(format!("{i:02}-{name}"));
+        let log = args.out.join(format!("{i:02}-{name}.log"));
+        let t = Instant::now();
+        let status = Command::new(bin)
+            .args(&command)
+            .arg("--out")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log)?)
+            .stderr(std::fs::File::create(&log)?.try_clone()?)
+            .status()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        if !status.success() {
+            bail!(
+                "the {name} run of round {} failed ({status}); its output is in {}",
+                round + 1,
+                log.display()
+            );
+        }
+        eprintln!(
+            "ab: round {}/{}: {name} in {:.1} s",
+            round + 1,
+            args.rounds,
+            t.elapsed().as_secs_f64()
+        );
+        done.push((*round, *side, dir));
+    }
+    Ok(done)
+}
+
+/// The selected timings of every run, in run order: what a judgement is
+/// made from, kept in ab.json so it can be made again.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Samples {
+    /// Each metric and whether lower is better, in first-seen order.
+    metrics: Vec<(String, bool)>,
+    /// Each run: round, side, results path, its values by metric.
+    runs: Vec<(usize, Side, PathBuf, BTreeMap<String, f64>)>,
+}
+
+impl Samples {
+    fn judge(&self, alpha: f64) -> Vec<Judgement> {
+        let mut rows = Vec::new();
+        for (key, lower) in &self.metrics {
+            let values: Vec<(usize, Side, Option<f64>)> = self
+                .runs
+                .iter()
+                .map(|(r, s, _, m)| (*r, *s, m.get(key).copied()))
+                .collect();
+            match ab::judge(key, *lower, &values, alpha) {
+                Some(j) => rows.push(j),
+                None => {
+                    eprintln!("ab: {key} not judged: fewer than two rounds have it on both sides")
+                }
+            }
+        }
+        rows
+    }
+}
+
+/// Every selected timing of the runs.
+fn collect(args: &AbArgs, runs: &[(usize, Side, PathBuf)]) -> anyhow::Result<Samples> {
+    let patterns: Vec<String> = if args.metrics.is_empty() {
+        DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.metrics.clone()
+    };
+    let mut samples = Samples {
+        metrics: Vec::new(),
+        runs: Vec::new(),
+    };
+    for (r, s, p) in runs {
+        let d = doc::load(p)?;
+        if d.header().cell.is_some() {
+            bail!("{}: a sweep cell, not a run of ab's workload", p.display());
+        }
+        let mut values = BTreeMap::new();
+        for m in metrics::extract(&d, None) {
+            let key = format!("{}/{}", m.run, m.name);
+            if !patterns.iter().any(|p| glob(p, &m.name) || glob(p, &key)) {
+                continue;
+            }
+            if !samples.metrics.iter().any(|k| k.0 == key) {
+                samples
+                    .metrics
+                    .push((key.clone(), m.better == Better::Lower));
+            }
+            values.insert(key, m.value);
+        }
+        samples.runs.push((*r, *s, p.clone(), values));
+    }
+    if samples.metrics.is_empty() {
+        bail!(
+            "no metric of these results matches {}; `ledgerbench compare` lists their names",
+            patterns.join(", ")
+        );
+    }
+    Ok(samples)
+}

@@ -1,0 +1,344 @@
+//! The timing gate's statistics (`ledgerbench ab`): is current slower or
+//! faster than baseline, beyond what the same code varies on this machine?
+//!
+//! Runs alternate A B B A A B ..., so drift of the machine (thermal, page
+//! cache, a neighbour) hits both sides alike. Each round pairs its A and
+//! its B; the log ratio ln(B/A) of a pair is one observation.
+//!
+//! - **The test: Wilcoxon's signed-rank test**, exact for the number of
+//!   pairs. Why a rank test and not a t-test or a bootstrap: timings are
+//!   skewed and a stalled run is an outlier a mean follows; ranks do not.
+//!   The pairs are few (10 or so): a bootstrap of 10 values has a coarse,
+//!   too-narrow distribution, where the exact signed-rank distribution
+//!   gives the p-value without assuming a shape.
+//! - **The effect: the Hodges-Lehmann estimate** (the median of the pairs'
+//!   Walsh averages) with its exact interval from the same distribution,
+//!   reported as a percentage.
+//! - **The noise band**: the same estimate and interval over the same-code
+//!   pairs the order makes (B B and A A next to each other at each round's
+//!   turn): how far the code moves from itself in this session. A change
+//!   is called only when the test rejects at alpha *and* the effect lies
+//!   outside the band, so a shift the machine makes on its own is not one.
+
+use serde::Serialize;
+
+/// Which side a run was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub enum Side {
+    /// The baseline.
+    A,
+    /// The current.
+    B,
+}
+
+/// The order runs go in: round r is A then B when r is even, B then A when
+/// odd (A B B A A B B A ...).
+pub fn order(rounds: usize) -> Vec<(usize, Side)> {
+    (0..rounds)
+        .flat_map(|r| {
+            if r % 2 == 0 {
+                [(r, Side::A), (r, Side::B)]
+            } else {
+                [(r, Side::B), (r, Side::A)]
+            }
+        })
+        .collect()
+}
+
+/// The exact null distribution of the signed-rank statistic for `n`
+/// pairs: `cdf[t]` = P(T+ <= t), T+ the sum of the positive pairs' ranks.
+fn signed_rank_cdf(n: usize) -> Vec<f64> {
+    let max = n * (n + 1) / 2;
+    let mut counts = vec![0f64; max + 1];
+    counts[0] = 1.0;
+    for k in 1..=n {
+        for s in (k..=max).rev() {
+            counts[s] += counts[s - k];
+        }
+    }
+    let total = 2f64.powi(n as i32);
+    let mut acc = 0.0;
+    counts
+        .iter()
+        .map(|c| {
+            acc += c / total;
+            acc.min(1.0)
+        })
+        .collect()
+}
+
+/// Two-sided exact p-value of the signed-rank test that the pairs' log
+/// ratios `d` centre on 0. Zero differences are dropped (Wilcoxon's
+/// convention); tied magnitudes take ranks in order (timings rarely tie).
+pub fn signed_rank_p(d: &[f64]) -> f64 {
+    let mut nz: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0).collect();
+    let n = nz.len();
+    if n == 0 {
+        return 1.0;
+    }
+    nz.sort_by(|a, b| a.abs().total_cmp(&b.abs()));
+    let t: usize = nz
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| **x > 0.0)
+        .map(|(i, _)| i + 1)
+        .sum();
+    let cdf = signed_rank_cdf(n);
+    let max = n * (n + 1) / 2;
+    let low = cdf[t];
+    // P(T+ >= t) = P(T+ <= max - t) by symmetry.
+    let high = cdf[max - t];
+    (2.0 * low.min(high)).min(1.0)
+}
+
+/// The smallest two-sided p-value `n` pairs can give (all one sign).
+pub fn smallest_p(n: usize) -> f64 {
+    (2.0 / 2f64.powi(n as i32)).min(1.0)
+}
+
+/// The Hodges-Lehmann estimate of `d`'s centre and its exact
+/// `1 - alpha` interval: order statistics of the Walsh averages.
+pub fn hodges_lehmann(d: &[f64], alpha: f64) -> Option<(f64, f64, f64)> {
+    let n = d.len();
+    if n == 0 {
+        return None;
+    }
+    let mut walsh = Vec::with_capacity(n * (n + 1) / 2);
+    for i in 0..n {
+        for j in i..n {
+            walsh.push((d[i] + d[j]) / 2.0);
+        }
+    }
+    walsh.sort_by(f64::total_cmp);
+    let m = walsh.len();
+    let est = if m % 2 == 1 {
+        walsh[m / 2]
+    } else {
+        (walsh[m / 2 - 1] + walsh[m / 2]) / 2.0
+    };
+    // k: one more than the largest t with P(T+ <= t) <= alpha / 2; the
+    // interval is the k-th smallest to the k-th largest Walsh average.
+    let cdf = signed_rank_cdf(n);
+    let k = cdf.iter().take_while(|p| **p <= alpha / 2.0).count().max(1);
+    let k = k.min(m.div_ceil(2));
+    Some((est, walsh[k - 1], walsh[m - k]))
+}
+
+/// What the gate says about one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judgement {
+    /// The metric (`run/metric`).
+    pub metric: String,
+    /// True when lower is better.
+    pub lower_is_better: bool,
+    /// A/B pairs.
+    pub pairs: usize,
+    /// Medians of each side's runs.
+    pub baseline_median: f64,
+    /// Current's median.
+    pub current_median: f64,
+    /// Hodges-Lehmann effect of current over baseline, percent.
+    pub effect_pct: f64,
+    /// Its `1 - alpha` interval, percent.
+    pub interval_pct: (f64, f64),
+    /// The noise band: same code against itself, percent either side.
+    pub band_pct: f64,
+    /// Same-code pairs the band comes from.
+    pub same_pairs: usize,
+    /// The signed-rank test's two-sided p-value.
+    pub p_value: f64,
+    /// `worse` or `better` (by the metric's direction) beyond noise, or
+    /// `no change`.
+    pub verdict: &'static str,
+}
+
+impl Judgement {
+    /// True when current is worse than baseline beyond noise.
+    pub fn regressed(&self) -> bool {
+        self.verdict == "worse"
+    }
+}
+
+fn pct(log_ratio: f64) -> f64 {
+    (log_ratio.exp() - 1.0) * 100.0
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len();
+    if m == 0 {
+        f64::NAN
+    } else if m % 2 == 1 {
+        s[m / 2]
+    } else {
+        (s[m / 2 - 1] + s[m / 2]) / 2.0
+    }
+}
+
+/// Judges one metric from its values in run order (`None` where a run
+/// lacks it). Pairs are each round's A and B; same-code pairs are
+/// neighbours of one side in the sequence. `None` when fewer than two
+/// pairs or two same-code pairs have the metric, or a value is not
+/// positive (a log ratio needs both sides above 0).
+pub fn judge(
+    metric: &str,
+    lower_is_better: bool,
+    runs: &[(usize, Side, Option<f64>)],
+    alpha: f64,
+) -> Option<Judgement> {
+    let rounds = runs.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let value = |round: usize, side: Side| {
+        runs.iter()
+            .find(|r| r.0 == round && r.1 == side)
+            .and_then(|r| r.2)
+            .filter(|v| *v > 0.0 && v.is_finite())
+    };
+    let d: Vec<f64> = (0..rounds)
+        .filter_map(|r| Some((value(r, Side::B)? / value(r, Side::A)?).ln()))
+        .collect();
+    let same: Vec<f64> = runs
+        .windows(2)
+        .filter(|w| w[0].1 == w[1].1)
+        .filter_map(|w| {
+            let (a, b) = (value(w[0].0, w[0].1)?, value(w[1].0, w[1].1)?);
+            Some((b / a).ln())
+        })
+        .collect();
+    if d.len() < 2 || same.len() < 2 {
+        return None;
+    }
+    let (est, lo, hi) = hodges_lehmann(&d, alpha)?;
+    let (_, slo, shi) = hodges_lehmann(&same, alpha)?;
+    let band = pct(slo.abs().max(shi.abs()));
+    let p = signed_rank_p(&d);
+    let effect = pct(est);
+    let beyond = p < alpha && effect.abs() > band;
+    let worse = (effect > 0.0) == lower_is_better;
+    let side_values = |side| {
+        runs.iter()
+            .filter(|r| r.1 == side)
+            .filter_map(|r| r.2)
+            .collect::<Vec<_>>()
+    };
+    Some(Judgement {
+        metric: metric.to_string(),
+        lower_is_better,
+        pairs: d.len(),
+        baseline_median: median(&side_values(Side::A)),
+        current_median: median(&side_values(Side::B)),
+        effect_pct: effect,
+        interval_pct: (pct(lo), pct(hi)),
+        band_pct: band,
+        same_pairs: same.len(),
+        p_value: p,
+        verdict: match (beyond, worse) {
+            (false, _) => "no change",
+            (true, true) => "worse",
+            (true, false) => "better",
+        },
+    })
+}
+
+/// The judgements as a markdown table.
+pub fn markdown(rows: &[Judgement], alpha: f64) -> String {
+    let mut md = format!(
+        "| metric | baseline median | current median | effect | {:.0}% interval | noise band | p | verdict |\n|---|---:|---:|---:|---|---:|---:|---|\n",
+        (1.0 - alpha) * 100.0
+    );
+    for j in rows {
+        md.push_str(&format!(
+            "| {} | {:.4} | {:.4} | {:+.2}% | {:+.2}% .. {:+.2}% | ±{:.2}% | {:.4} | {} |\n",
+            j.metric,
+            j.baseline_median,
+            j.current_median,
+            j.effect_pct,
+            j.interval_pct.0,
+            j.interval_pct.1,
+            j.band_pct,
+            j.p_value,
+            j.verdict
+        ));
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exact_distribution_matches_known_critical_values() {
+        // n = 10: P(T+ <= 8) = 0.0244 and P(T+ <= 10) = 0.0420 (tables).
+        let cdf = signed_rank_cdf(10);
+        assert!((cdf[8] - 0.0244).abs() < 5e-4, "{}", cdf[8]);
+        assert!((cdf[10] - 0.0420).abs() < 5e-4, "{}", cdf[10]);
+        assert!((cdf[55] - 1.0).abs() < 1e-12);
+        assert_eq!(smallest_p(10), 2.0 / 1024.0);
+        // All ten pairs one way: the smallest p there is.
+        let d: Vec<f64> = (1..=10).map(|i| f64::from(i) * 0.01).collect();
+        assert!((signed_rank_p(&d) - 2.0 / 1024.0).abs() < 1e-12);
+        let mixed = [0.01, -0.02, 0.03, -0.04, 0.05, -0.06];
+        assert!(signed_rank_p(&mixed) > 0.5);
+    }
+
+    #[test]
+    fn hodges_lehmann_finds_the_shift_and_an_interval_around_it() {
+        let d = [
+            0.04, 0.05, 0.06, 0.05, 0.045, 0.055, 0.05, 0.048, 0.052, 0.5,
+        ];
+        let (est, lo, hi) = hodges_lehmann(&d, 0.05).expect("estimate");
+        // The outlier 0.5 moves a mean to 0.095, not the estimate.
+        assert!((est - 0.05).abs() < 0.005, "{est}");
+        // The interval holds it; the outlier widens only its upper side.
+        assert!(lo < est && est < hi && lo > 0.04, "{lo} {hi}");
+    }
+
+    /// Runs in ABBA order with current `slow` times baseline, around
+    /// `base`, with `noise` multiplied in by a fixed pattern.
+    fn runs(rounds: usize, slow: f64, noise: &[f64]) -> Vec<(usize, Side, Option<f64>)> {
+        order(rounds)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (r, s))| {
+                let v = 10.0 * noise[i % noise.len()] * if s == Side::B { slow } else { 1.0 };
+                (r, s, Some(v))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_five_percent_slowdown_is_worse_and_the_same_code_is_not() {
+        let noise = [1.0, 1.01, 0.99, 1.02, 0.98, 1.005, 0.995, 1.015, 0.985];
+        let slow = judge("x", true, &runs(10, 1.05, &noise), 0.01).expect("judged");
+        assert_eq!(slow.verdict, "worse", "{slow:?}");
+        assert!((slow.effect_pct - 5.0).abs() < 2.0, "{slow:?}");
+        assert!(slow.regressed());
+        let same = judge("x", true, &runs(10, 1.0, &noise), 0.01).expect("judged");
+        assert_eq!(same.verdict, "no change", "{same:?}");
+        // Faster is better for a time, worse for a rate.
+        let fast = judge("x", true, &runs(10, 0.95, &noise), 0.01).expect("judged");
+        assert_eq!(fast.verdict, "better");
+        let rate = judge("x", false, &runs(10, 0.95, &noise), 0.01).expect("judged");
+        assert_eq!(rate.verdict, "worse");
+    }
+
+    #[test]
+    fn a_shift_inside_the_noise_band_is_not_called() {
+        // Same code moving ±20% from run to run: a steady 3% is noise here
+        // even though every pair leans the same way.
+        let noise = [1.0, 1.2, 0.8, 1.2, 0.8, 1.2, 0.8, 1.2];
+        let j = judge("x", true, &runs(10, 1.03, &noise), 0.01).expect("judged");
+        assert!(j.band_pct > 3.0, "{j:?}");
+        assert_eq!(j.verdict, "no change", "{j:?}");
+    }
+
+    #[test]
+    fn the_order_alternates_so_same_code_neighbours_exist() {
+        let o = order(4);
+        let sides: Vec<Side> = o.iter().map(|x| x.1).collect();
+        use Side::{A, B};
+        assert_eq!(sides, [A, B, B, A, A, B, B, A]);
+        assert!(judge("x", true, &runs(1, 1.0, &[1.0]), 0.01).is_none());
+    }
+}

@@ -1,0 +1,166 @@
+//! A slowdown planted on purpose, to show that the timing gate
+//! (`ledgerbench ab`) catches a regression of known size: with
+//! `LEDGERBENCH_PLANT_SLOWDOWN_PCT=5` every call into a store takes 5%
+//! longer than it did. Runs record it (`planted_slowdown_pct`), and say so
+//! when they start, so it cannot pass for a real result.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ledgerbench_core::{Batch, Capabilities, DiskUsage, EngineStats, KvStore, Result};
+
+/// The variable that plants the slowdown, in percent of each call.
+pub const ENV: &str = "LEDGERBENCH_PLANT_SLOWDOWN_PCT";
+
+/// The planted slowdown, percent, when the variable holds a number above
+/// 0 and at most 100; anything else plants nothing (and says so).
+pub fn percent() -> Option<f64> {
+    let v = std::env::var(ENV).ok()?;
+    match v.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
+        _ => {
+            eprintln!("ledgerbench: {ENV}={v} ignored: give a percentage above 0, at most 100");
+            None
+        }
+    }
+}
+
+/// `store`, slowed when a slowdown is planted.
+pub fn wrap(store: Box<dyn KvStore>) -> Box<dyn KvStore> {
+    match percent() {
+        Some(p) => {
+            eprintln!(
+                "ledgerbench: {ENV}: every call into store {} takes {p}% longer, on purpose",
+                store.path().display()
+            );
+            Box::new(Slowed {
+                inner: store,
+                factor: p / 100.0,
+            })
+        }
+        None => store,
+    }
+}
+
+/// A store whose every call takes `factor` of its own time longer.
+struct Slowed {
+    inner: Box<dyn KvStore>,
+    factor: f64,
+}
+
+impl Slowed {
+    fn timed<T>(&self, call: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let r = call();
+        let until = Instant::now() + start.elapsed().mul_f64(self.factor);
+        // A sleep overshoots by tens of microseconds; the rest is spun, so
+        // short calls get their share too.
+        let slack = Duration::from_micros(200);
+        if let Some(long) = until.checked_duration_since(Instant::now() + slack) {
+            std::thread::sleep(long);
+        }
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        r
+    }
+}
+
+impl KvStore for Slowed {
+    fn engine(&self) -> &'static str {
+        self.inner.engine()
+    }
+    fn path(&self) -> &Path {
+        self.inner.path()
+    }
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.timed(|| self.inner.get_into(key, out))
+    }
+    fn get_many(&self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        self.timed(|| self.inner.get_many(keys, out))
+    }
+    fn write(&self, batch: &Batch) -> Result<()> {
+        self.timed(|| self.inner.write(batch))
+    }
+    fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        self.timed(|| self.inner.scan(start, visit))
+    }
+    fn flush(&self) -> Result<()> {
+        self.timed(|| self.inner.flush())
+    }
+    fn compact(&self) -> Result<()> {
+        self.timed(|| self.inner.compact())
+    }
+    fn stats(&self) -> Result<EngineStats> {
+        self.inner.stats()
+    }
+    fn disk_usage(&self) -> Result<DiskUsage> {
+        self.inner.disk_usage()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    fn close(self: Box<Self>) -> Result<()> {
+        self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store whose writes take a fixed time.
+    struct Fixed(std::path::PathBuf);
+    impl KvStore for Fixed {
+        fn engine(&self) -> &'static str {
+            "fixed"
+        }
+        fn path(&self) -> &Path {
+            &self.0
+        }
+        fn get_into(&self, _: &[u8], _: &mut Vec<u8>) -> Result<bool> {
+            Ok(false)
+        }
+        fn write(&self, _: &Batch) -> Result<()> {
+            std::thread::sleep(Duration::from_millis(20));
+            Ok(())
+        }
+        fn scan(&self, _: &[u8], _: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> Result<()> {
+            Ok(())
+        }
+        fn stats(&self) -> Result<EngineStats> {
+            Ok(EngineStats::default())
+        }
+        fn capabilities(&self) -> Capabilities {
+            Capabilities {
+                ordered_iteration: false,
+                manual_compaction: false,
+                evicts_oldest: false,
+                persistent: false,
+                discards_writes: true,
+                writers: None,
+                range_delete: None,
+            }
+        }
+        fn close(self: Box<Self>) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_slowed_call_takes_its_share_longer() {
+        let s = Slowed {
+            inner: Box::new(Fixed("/".into())),
+            factor: 0.5,
+        };
+        let t = Instant::now();
+        s.write(&Batch::default()).expect("write");
+        let took = t.elapsed();
+        // 20 ms of work plus half of it; a sleep may overshoot a little.
+        assert!(took >= Duration::from_millis(30), "{took:?}");
+        assert!(took < Duration::from_millis(45), "{took:?}");
+    }
+}
