@@ -13,7 +13,7 @@ const SWEEP: &[&str] = &[
     "--preset",
     "smoke",
     "--backends",
-    "mem,redb",
+    "rocksdb-leveled,mdbx",
     "--sweep-limits",
     "512MiB,256MiB",
     "--device",
@@ -147,8 +147,8 @@ fn cells_run_apart_and_merged_are_the_single_process_sweep() {
     report.extend_from_slice(&cell_refs);
     assert!(ledgerbench(&report, t.path()).status.success());
     let md = std::fs::read_to_string(t.path().join("rep/report.md")).expect("report");
-    assert!(md.contains("| redb@256MiB |"), "{md}");
-    assert!(!md.contains("/redb@256MiB |"), "{md}");
+    assert!(md.contains("| mdbx@256MiB |"), "{md}");
+    assert!(!md.contains("/mdbx@256MiB |"), "{md}");
 
     // A cell given twice is refused, not counted twice.
     let twice = ledgerbench(
