@@ -11,8 +11,9 @@
 # that much longer), "same" with itself. Trials alternate planted and same,
 # so the machine's drift reaches both. Each trial's ab.json (every run's
 # values and the judgements) is kept in OUT/<kind>-<n>.json, its runs are
-# removed; OUT/summary.md counts the verdicts per metric. Needs a quiet
-# machine: anything else running is noise the gate will see.
+# removed (their stores on tmpfs where there is room, as in the gate);
+# OUT/summary.md counts the verdicts per metric (scripts/ab-summary.sh).
+# Needs a quiet machine: anything else running is noise the gate will see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/ab-trials.sh OUT [TRIALS] [PERCENT]}
@@ -26,7 +27,8 @@ cargo build --release --workspace --locked --quiet
 source scripts/bin.sh
 mkdir -p "$out"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch=""
+trap 'rm -rf "$work" ${scratch:+"$scratch"}' EXIT
 cp "$(ledgerbench_bin)" "$work/ledgerbench"
 printf '#!/bin/sh\nLEDGERBENCH_PLANT_SLOWDOWN_PCT=%s exec "%s" "$@"\n' "$pct" "$work/ledgerbench" > "$work/planted"
 chmod +x "$work/planted"
@@ -36,28 +38,18 @@ for i in $(seq 1 "$trials"); do
         cur="$bin"
         [[ $kind == planted ]] && cur="$work/planted"
         rc=0
-        "$bin" ab --baseline "$bin" --current "$cur" --out "$work/$kind-$i" > "$work/$kind-$i.md" 2> "$work/$kind-$i.log" || rc=$?
+        scratch=$(ab_scratch "$work")
+        "$bin" ab --baseline "$bin" --current "$cur" --out "$scratch/ab" > "$work/$kind-$i.md" 2> "$work/$kind-$i.log" || rc=$?
         if [[ $rc -ge 2 ]]; then
             cat "$work/$kind-$i.log" >&2
+            rm -rf "$scratch"
             exit 2
         fi
-        cp "$work/$kind-$i/ab.json" "$out/$kind-$i.json"
-        rm -rf "$work/$kind-$i"
+        # The runs' paths in ab.json name the scratch directory, now gone.
+        cp "$scratch/ab/ab.json" "$out/$kind-$i.json"
+        rm -rf "$scratch"
         echo "ab-trials: $kind $i/$trials: exit $rc"
     done
 done
-{
-    echo "# ledgerbench ab on this machine: $trials trials each"
-    echo
-    echo "Planted: every store call ${pct}% longer (LEDGERBENCH_PLANT_SLOWDOWN_PCT=$pct); same: the build against itself."
-    echo "Build $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD || echo -dirty); \`scripts/ab-trials.sh $out $trials $pct\`."
-    echo
-    echo "| metric | planted: worse | planted: better | same: worse | same: better | median effect, planted | median noise band |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
-    jq -r '.judgements[].metric' "$out"/planted-1.json | while read -r m; do
-        count() { jq -r --arg m "$m" '.judgements[] | select(.metric == $m) | .verdict' "$out"/"$1"-*.json | grep -c "^$2\$" || true; }
-        med() { jq -r --arg m "$m" ".judgements[] | select(.metric == \$m) | .$2" "$out"/"$1"-*.json | sort -g | awk '{v[NR]=$1} END {printf "%.2f%%", (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-        echo "| $m | $(count planted worse) | $(count planted better) | $(count same worse) | $(count same better) | $(med planted effect_pct) | ±$(med same band_pct) |"
-    done
-} > "$out/summary.md"
+scripts/ab-summary.sh "$out" "$pct" > "$out/summary.md"
 cat "$out/summary.md"

@@ -12,3 +12,17 @@ ledgerbench_bin() {
   fi
   echo "$bin"
 }
+
+# A new scratch directory for `ledgerbench ab`'s runs: on tmpfs (/dev/shm)
+# when it has 2 GiB free, so the timings gated are the code's and not this
+# machine's disk (on a VM's virtual disk, fsync jitter alone moves a small
+# run's batch time by more than the 5% the gate must catch); else under $1.
+ab_scratch() {
+  local avail
+  avail=$(df --output=avail -B1 /dev/shm 2>/dev/null | tail -n 1 || echo 0)
+  if [[ -w /dev/shm && ${avail:-0} -gt $((2 << 30)) ]]; then
+    mktemp -d /dev/shm/ledgerbench-ab.XXXXXX
+  else
+    mktemp -d "$1/ab.XXXXXX"
+  fi
+}

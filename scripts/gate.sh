@@ -29,7 +29,8 @@ cargo build --release --workspace --locked --quiet
 source scripts/bin.sh
 BIN="$(ledgerbench_bin)"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch=""
+trap 'rm -rf "$work" ${scratch:+"$scratch"}' EXIT
 
 # gate NAME DEVICE: runs the smoke preset with --device DEVICE and compares
 # it with results/baselines/NAME (or replaces that baseline with --update).
@@ -65,7 +66,9 @@ timing_gate() {
         what="this build itself (A/A: no earlier build passed here)"
     fi
     echo "### timings (ledgerbench ab: baseline $what)"
-    "$BIN" ab --baseline "$base" --current "$BIN" --out "$work/ab" > "$work/ab.md" 2> "$work/ab.log" || rc=$?
+    scratch=$(ab_scratch "$work")
+    "$BIN" ab --baseline "$base" --current "$BIN" --out "$scratch/ab" > "$work/ab.md" 2> "$work/ab.log" || rc=$?
+    rm -rf "$scratch"
     sed -n '/^| metric/,$p' "$work/ab.md"
     if [[ $rc -eq 0 && -z "${LEDGERBENCH_GATE_BASELINE:-}" ]]; then
         mkdir -p "$keep"
