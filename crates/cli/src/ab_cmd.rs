@@ -63,7 +63,10 @@ pub struct AbArgs {
     rejudge: Option<PathBuf>,
     /// Rounds: each runs baseline and current once, the order alternating
     /// (A B, B A, A B, ...).
-    #[arg(long, default_value_t = 12)]
+    /// 20 by default: on the 2-core VM the gate was measured on, runs of
+    /// the default workload vary by about 4% (drift included), too much
+    /// for 12 rounds to catch 5% reliably (results/ab-2026-11-25).
+    #[arg(long, default_value_t = 20)]
     rounds: usize,
     /// Significance level of the signed-rank test; also sets the effect's
     /// and the noise band's intervals (1 - alpha).
@@ -78,6 +81,9 @@ pub struct AbArgs {
     /// default ledgerbench-ab.
     #[arg(long, value_name = "DIR", default_value = "ledgerbench-ab")]
     out: PathBuf,
+    /// Also write the judgements as JSON here (a new file).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
     /// Each run's command (binaries only), after `--`: default `run stellar
     /// --preset smoke --ledgers 120 --batch-ledgers 20 --streaming-ledgers 10
     /// --close-interval-ms 100 --pregenerate --backends rocksdb-leveled
@@ -138,6 +144,7 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
         })?;
         let rows = samples.judge(args.alpha);
         say(&rows, samples.runs.len() / 2, args.alpha);
+        write_json_out(&args, &rows)?;
         return Ok(exit_of(&rows));
     }
     let (a, b) = (
@@ -182,7 +189,16 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
             }),
         )?;
     }
+    write_json_out(&args, &rows)?;
     Ok(exit_of(&rows))
+}
+
+/// `--json FILE`: the judgements, in a new file.
+fn write_json_out(args: &AbArgs, rows: &[Judgement]) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        crate::output::write_new(path, &serde_json::to_vec_pretty(rows)?, false, "--json")?;
+    }
+    Ok(())
 }
 
 /// Exit 1 when a timing got worse beyond noise.

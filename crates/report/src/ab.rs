@@ -14,11 +14,12 @@
 //! - **The effect: the Hodges-Lehmann estimate** (the median of the pairs'
 //!   Walsh averages) with its exact interval from the same distribution,
 //!   reported as a percentage.
-//! - **The noise band**: the same estimate and interval over the same-code
-//!   pairs the order makes (B B and A A next to each other at each round's
-//!   turn): how far the code moves from itself in this session. A change
-//!   is called only when the test rejects at alpha *and* the effect lies
-//!   outside the band, so a shift the machine makes on its own is not one.
+//! - **The noise band**: the half-width of the same interval over the
+//!   same-code pairs the order makes (B B and A A next to each other at
+//!   each round's turn): how far the code's estimate moves from itself in
+//!   this session. A change is called only when the test rejects at alpha
+//!   *and* the effect lies outside the band, so a shift the noise makes on
+//!   its own is not one.
 
 use serde::Serialize;
 
@@ -141,7 +142,8 @@ pub struct Judgement {
     pub effect_pct: f64,
     /// Its `1 - alpha` interval, percent.
     pub interval_pct: (f64, f64),
-    /// The noise band: same code against itself, percent either side.
+    /// The noise band: the half-width of the same-code pairs' interval,
+    /// percent either side.
     pub band_pct: f64,
     /// Same-code pairs the band comes from.
     pub same_pairs: usize,
@@ -209,8 +211,12 @@ pub fn judge(
         return None;
     }
     let (est, lo, hi) = hodges_lehmann(&d, alpha)?;
+    // The half-width of the same-code interval: how far this code's
+    // estimate moves from run to run. Not its centre: the second of two
+    // runs in a row may be slower (the trials here measured that), an
+    // order effect the alternating pairs cancel and the band must not add.
     let (_, slo, shi) = hodges_lehmann(&same, alpha)?;
-    let band = pct(slo.abs().max(shi.abs()));
+    let band = pct((shi - slo) / 2.0);
     let p = signed_rank_p(&d);
     let effect = pct(est);
     let beyond = p < alpha && effect.abs() > band;
@@ -331,6 +337,30 @@ mod tests {
         let j = judge("x", true, &runs(10, 1.03, &noise), 0.01).expect("judged");
         assert!(j.band_pct > 3.0, "{j:?}");
         assert_eq!(j.verdict, "no change", "{j:?}");
+    }
+
+    #[test]
+    fn an_order_effect_neither_hides_a_change_nor_makes_one() {
+        // The first run of every round 3% slower, as the second of two
+        // same-code runs in a row was here: the alternating order cancels
+        // it in the pairs, and the band leaves it out.
+        let ordered = |slow: f64| -> Vec<(usize, Side, Option<f64>)> {
+            let noise = [1.0, 1.01, 0.99, 1.005, 0.995, 1.008, 0.992];
+            order(12)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (r, s))| {
+                    let first = if i % 2 == 0 { 1.03 } else { 1.0 };
+                    let v = noise[i % noise.len()] * first * if s == Side::B { slow } else { 1.0 };
+                    (r, s, Some(v))
+                })
+                .collect()
+        };
+        let slow = judge("x", true, &ordered(1.05), 0.05).expect("judged");
+        assert_eq!(slow.verdict, "worse", "{slow:?}");
+        assert!(slow.band_pct < 2.0, "{slow:?}");
+        let same = judge("x", true, &ordered(1.0), 0.05).expect("judged");
+        assert_eq!(same.verdict, "no change", "{same:?}");
     }
 
     #[test]
