@@ -3,23 +3,29 @@
 # files alone: per metric, how often the planted slowdown and the same code
 # were called worse or better.
 #
-#   scripts/ab-summary.sh DIR PERCENT           print it
-#   scripts/ab-summary.sh DIR PERCENT --check   also judge every trial again
-#                                               from its samples (ledgerbench
-#                                               ab --rejudge) and check the
-#                                               verdicts and DIR/summary.md
+#   scripts/ab-summary.sh DIR           print it
+#   scripts/ab-summary.sh DIR --check   also judge every trial again from its
+#                                       samples (ledgerbench ab --rejudge)
+#                                       and check the verdicts and
+#                                       DIR/summary.md
+#
+# The planted slowdown is the planted trials' `planted_slowdown_pct`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:?usage: scripts/ab-summary.sh DIR PERCENT [--check]}
-pct=${2:?usage: scripts/ab-summary.sh DIR PERCENT [--check]}
+dir=${1:?usage: scripts/ab-summary.sh DIR [--check]}
+check=${2:-}
+pct=$(jq -r '.planted_slowdown_pct // empty' "$dir/planted-1.json")
+[[ -n "$pct" ]] || { echo "ab-summary: $dir/planted-1.json does not say the planted slowdown" >&2; exit 2; }
 summary() {
-    local trials commits
-    trials=$(find "$dir" -name 'planted-*.json' | wc -l)
+    local planted same commits judged
+    planted=$(find "$dir" -name 'planted-*.json' | wc -l)
+    same=$(find "$dir" -name 'same-*.json' | wc -l)
     commits=$(jq -r '.commit' "$dir"/*-*.json | sort -u | paste -sd, -)
-    echo "# ledgerbench ab on this machine: $trials trials each"
+    judged=$(jq -r '.judged_by // .commit' "$dir"/*-*.json | sort -u | paste -sd, -)
+    echo "# ledgerbench ab on this machine: $planted planted and $same same-code trials"
     echo
     echo "Planted: every store call ${pct}% longer (LEDGERBENCH_PLANT_SLOWDOWN_PCT=$pct); same: the build against itself."
-    echo "Each trial: \`ledgerbench ab\` with its defaults ($(jq -r '.samples.runs | length / 2' "$dir/planted-1.json") rounds, alpha $(jq -r .alpha "$dir/planted-1.json"), \`ledgerbench $(jq -r .command "$dir/planted-1.json")\`), build $commits."
+    echo "Each trial: \`ledgerbench ab\` with its defaults ($(jq -r '.samples.runs | length / 2' "$dir/planted-1.json") rounds, alpha $(jq -r .alpha "$dir/planted-1.json"), \`ledgerbench $(jq -r .command "$dir/planted-1.json")\`); runs by build $commits, judged by $judged."
     echo
     echo "| metric | planted: worse | planted: better | same: worse | same: better | median effect, planted | median noise band, same |"
     echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -29,7 +35,7 @@ summary() {
         echo "| $m | $(count planted worse) | $(count planted better) | $(count same worse) | $(count same better) | $(med planted effect_pct) | ±$(med same band_pct | tr -d +) |"
     done
 }
-if [[ "${3:-}" != --check ]]; then
+if [[ "$check" != --check ]]; then
     summary
     exit 0
 fi
@@ -37,7 +43,7 @@ source scripts/bin.sh
 BIN="$(ledgerbench_bin)"
 status=0
 for f in "$dir"/*-*.json; do
-    again=$("$BIN" ab --rejudge "$f" --alpha "$(jq -r .alpha "$f")" 2>/dev/null | awk -F' [|] ' '/^\| [a-z]/ {print $8}' | tr -d ' |' || true)
+    again=$("$BIN" ab --rejudge "$f" --alpha "$(jq -r .alpha "$f")" 2>/dev/null | awk -F' [|] ' '/^\| [a-z]/ && !/^\| metric/ {print $8}' | tr -d ' |' || true)
     kept=$(jq -r '.judgements[].verdict' "$f" | tr -d ' ')
     if [[ "$again" != "$kept" ]]; then
         echo "ab-summary: $f: judged again from its samples, the verdicts differ from the kept ones" >&2
@@ -45,7 +51,7 @@ for f in "$dir"/*-*.json; do
     fi
 done
 if ! diff <(summary) "$dir/summary.md" > /dev/null; then
-    echo "ab-summary: $dir/summary.md differs from its trials (scripts/ab-summary.sh $dir $pct > $dir/summary.md)" >&2
+    echo "ab-summary: $dir/summary.md differs from its trials (scripts/ab-summary.sh $dir > $dir/summary.md)" >&2
     status=1
 fi
 [[ $status == 0 ]] && echo "ab-summary: $dir: every trial's verdicts and the summary re-derive from the kept samples"

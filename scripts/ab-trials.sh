@@ -45,11 +45,16 @@ for i in $(seq 1 "$trials"); do
             rm -rf "$scratch"
             exit 2
         fi
-        # The runs' paths in ab.json name the scratch directory, now gone.
-        cp "$scratch/ab/ab.json" "$out/$kind-$i.json"
+        # The runs' paths in ab.json name the scratch directory, now gone;
+        # a planted trial says how much was planted.
+        if [[ $kind == planted ]]; then
+            jq --argjson p "$pct" '.planted_slowdown_pct = $p' "$scratch/ab/ab.json" > "$out/$kind-$i.json"
+        else
+            cp "$scratch/ab/ab.json" "$out/$kind-$i.json"
+        fi
         rm -rf "$scratch"
         echo "ab-trials: $kind $i/$trials: exit $rc"
     done
 done
-scripts/ab-summary.sh "$out" "$pct" > "$out/summary.md"
+scripts/ab-summary.sh "$out" > "$out/summary.md"
 cat "$out/summary.md"

@@ -195,6 +195,11 @@ fn a_verdict_over_different_hardware_is_refused_unless_asked_for() {
         t.path(),
     );
     assert!(told.status.success(), "{}", stderr(&told));
+    assert!(
+        stdout(&told).contains("**Mixed machines**"),
+        "{}",
+        stdout(&told)
+    );
 }
 
 #[test]

@@ -212,9 +212,10 @@ pub fn judge(
     }
     let (est, lo, hi) = hodges_lehmann(&d, alpha)?;
     // The half-width of the same-code interval: how far this code's
-    // estimate moves from run to run. Not its centre: the second of two
-    // runs in a row may be slower (the trials here measured that), an
-    // order effect the alternating pairs cancel and the band must not add.
+    // estimate moves from run to run. Not its centre: within a trial the
+    // machine drifts, so the second of two runs in a row sat -2.5% to
+    // +5.5% from the first in the trials here; the alternating pairs
+    // cancel that, and a band reaching to the far end would add it.
     let (_, slo, shi) = hodges_lehmann(&same, alpha)?;
     let band = pct((shi - slo) / 2.0);
     let p = signed_rank_p(&d);
@@ -341,9 +342,9 @@ mod tests {
 
     #[test]
     fn an_order_effect_neither_hides_a_change_nor_makes_one() {
-        // The first run of every round 3% slower, as the second of two
-        // same-code runs in a row was here: the alternating order cancels
-        // it in the pairs, and the band leaves it out.
+        // The first run of every round 3% slower, so every same-code
+        // pair leans one way, as drift made them here: the alternating
+        // order cancels it in the pairs, and the band leaves it out.
         let ordered = |slow: f64| -> Vec<(usize, Side, Option<f64>)> {
             let noise = [1.0, 1.01, 0.99, 1.005, 0.995, 1.008, 0.992];
             order(12)

@@ -15,8 +15,12 @@ fn the_verdict_page_holds_every_verdict_line_and_series() {
         .map(|a| doc::load(&dir.join(a)).expect("load"))
         .collect();
     let t = tempfile::tempdir().expect("tempdir");
-    render::render_html(&docs, t.path(), &render::VerdictOptions::default(), false)
-        .expect("render");
+    // The folder's own options: it merges two kinds of machine on purpose.
+    let opts = render::VerdictOptions {
+        mixed_machines: args.contains("--mixed-machines"),
+        ..render::VerdictOptions::default()
+    };
+    render::render_html(&docs, t.path(), &opts, false).expect("render");
     let md = std::fs::read_to_string(t.path().join("report.md")).expect("md");
     let html = std::fs::read_to_string(t.path().join("report.html")).expect("html");
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));

@@ -17,6 +17,9 @@ pub(crate) struct Merge {
     pub(crate) per_file: bool,
     /// What the report says about the cells merged, if they are cells.
     pub(crate) cells_note: Option<String>,
+    /// Which results came from which kind of machine, when the verdict's
+    /// runs span several and the reader asked for it (`--mixed-machines`).
+    pub(crate) mixed_note: Option<String>,
 }
 
 /// The merge rule of `docs`; refuses a verdict over different hardware
@@ -33,6 +36,7 @@ pub(crate) fn rule(docs: &[Loaded], mixed_machines: bool) -> Result<Merge, Repor
         })
         .map(|d| d.env().machine_class())
         .collect();
+    let mixed_note = (fitted.len() > 1).then(|| mixed_note(docs));
     if fitted.len() > 1 && !mixed_machines {
         return Err(ReportError::Usage(format!(
             "these results ran on {} kinds of machine ({}); the verdict fits one cost model per design and would mix their timings. \
@@ -56,6 +60,7 @@ pub(crate) fn rule(docs: &[Loaded], mixed_machines: bool) -> Result<Merge, Repor
             multi,
             per_file: !multi && docs.len() > 1,
             cells_note: None,
+            mixed_note,
         });
     }
     // Cells of one sweep: hosts differ between pods or runners of one
@@ -96,5 +101,36 @@ pub(crate) fn rule(docs: &[Loaded], mixed_machines: bool) -> Result<Merge, Repor
         multi: classes.len() > 1,
         per_file: false,
         cells_note: Some(note),
+        mixed_note,
     })
+}
+
+/// The verdict's results by kind of machine, for a reader who merged
+/// different hardware on purpose: the designs of one kind were measured
+/// beside each other, those of different kinds were not.
+fn mixed_note(docs: &[Loaded]) -> String {
+    let mut by_class: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for d in docs {
+        if let Doc::Stellar(r) = &d.doc
+            && r.runs.iter().any(|x| x.memory_limit_bytes.is_some())
+        {
+            let name = d.path.parent().and_then(|p| p.file_name()).map_or_else(
+                || d.path.display().to_string(),
+                |n| n.to_string_lossy().to_string(),
+            );
+            by_class
+                .entry(d.env().machine_class())
+                .or_default()
+                .push(format!("`{name}`"));
+        }
+    }
+    format!(
+        "**Mixed machines** (merged with `--mixed-machines`): the runs come from {} kinds of machine, so designs of different kinds are compared across hardware, not side by side: {}.",
+        by_class.len(),
+        by_class
+            .iter()
+            .map(|(class, dirs)| format!("{class}: {}", dirs.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
 }

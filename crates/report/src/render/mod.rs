@@ -209,7 +209,10 @@ pub(crate) fn documents(
             run.to_string()
         }
     };
-    let answer = sections(&mut out, docs, verdict, &label)?;
+    let mut answer = sections(&mut out, docs, verdict, &label)?;
+    if let Some(a) = &mut answer {
+        a.machines = merge.mixed_note.clone();
+    }
     let mut md = std::mem::take(&mut out.md);
     if let Some(a) = &answer {
         md.insert_str(answer_at, &a.markdown(true));

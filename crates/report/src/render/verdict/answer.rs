@@ -112,6 +112,9 @@ pub struct Answer {
     pub(super) lookup_bound_us: Option<f64>,
     /// One table row per capacity search among the results.
     pub(crate) capacity: Vec<String>,
+    /// Which runs came from which kind of machine, when the reader merged
+    /// different hardware on purpose (`--mixed-machines`).
+    pub(crate) machines: Option<String>,
 }
 
 impl Answer {
@@ -143,6 +146,7 @@ impl Answer {
                 .count(),
             lookup_bound_us: None,
             capacity: Vec::new(),
+            machines: None,
         }
     }
 
@@ -177,6 +181,9 @@ impl Answer {
             )),
             self.harness_bound
         );
+        if let Some(m) = &self.machines {
+            let _ = writeln!(s, "{m}\n");
+        }
         if let Some(b) = self.lookup_bound_us {
             let _ = writeln!(
                 s,
