@@ -249,7 +249,9 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
     {
         bail!("drop --out from the run command: ab gives each run its own directory under --out");
     }
-    if args.out.exists() && std::fs::read_dir(&args.out)?.next().is_some() {
+    if ledgerbench_core::fsutil::holds_files(&args.out)
+        .with_context(|| format!("--out {}", args.out.display()))?
+    {
         bail!(
             "--out {} holds files; give a new or empty directory",
             args.out.display()
@@ -267,13 +269,17 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
         let dir = args.out.join(format!("{i:02}-{name}"));
         let log = args.out.join(format!("{i:02}-{name}.log"));
         let t = Instant::now();
+        // One file for both streams: two opens of it would each write from
+        // offset 0 over the other's lines.
+        let out =
+            std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let status = Command::new(bin)
             .args(&command)
             .arg("--out")
             .arg(&dir)
             .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log)?)
-            .stderr(std::fs::File::create(&log)?.try_clone()?)
+            .stderr(out.try_clone()?)
+            .stdout(out)
             .status()
             .with_context(|| format!("starting {}", bin.display()))?;
         if !status.success() {

@@ -106,6 +106,13 @@ fn binaries_run_alternately_and_a_planted_slowdown_fails_the_gate() {
         .collect();
     assert_eq!(sides[..8], ["A", "B", "B", "A", "A", "B", "B", "A"]);
     assert_eq!(sides.len(), 12);
+    // A run's log keeps both its streams (each opened apart, they wrote
+    // over each other from offset 0).
+    let log = std::fs::read_to_string(t.path().join("ab/00-baseline.log")).expect("log");
+    assert!(
+        log.contains("ledgerbench: stellar preset") && log.contains("## Ingestion"),
+        "{log}"
+    );
     let planted = read_json(&t.path().join("ab/01-current/results.json"));
     assert_eq!(planted["runs"][0]["planted_slowdown_pct"], 100.0);
     let plain = read_json(&t.path().join("ab/00-baseline/results.json"));

@@ -160,6 +160,16 @@ pub fn sync_dirs(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// True when `dir` exists and holds anything: a directory a command must
+/// not write into (missing or empty is fine).
+pub fn holds_files(dir: &Path) -> io::Result<bool> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => Ok(entries.next().is_some()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Bytes available to unprivileged writers on the filesystem holding `path`.
 pub fn free_bytes(path: &Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;

@@ -21,6 +21,7 @@
 //!   *and* the effect lies outside the band, so a shift the noise makes on
 //!   its own is not one.
 
+use ledgerbench_core::quantile;
 use serde::Serialize;
 
 /// Which side a run was.
@@ -110,13 +111,9 @@ pub fn hodges_lehmann(d: &[f64], alpha: f64) -> Option<(f64, f64, f64)> {
             walsh.push((d[i] + d[j]) / 2.0);
         }
     }
-    walsh.sort_by(f64::total_cmp);
+    quantile::sort(&mut walsh);
     let m = walsh.len();
-    let est = if m % 2 == 1 {
-        walsh[m / 2]
-    } else {
-        (walsh[m / 2 - 1] + walsh[m / 2]) / 2.0
-    };
+    let est = quantile::quantile_sorted(&walsh, 0.5)?;
     // k: one more than the largest t with P(T+ <= t) <= alpha / 2; the
     // interval is the k-th smallest to the k-th largest Walsh average.
     let cdf = signed_rank_cdf(n);
@@ -166,16 +163,7 @@ fn pct(log_ratio: f64) -> f64 {
 }
 
 fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let m = s.len();
-    if m == 0 {
-        f64::NAN
-    } else if m % 2 == 1 {
-        s[m / 2]
-    } else {
-        (s[m / 2 - 1] + s[m / 2]) / 2.0
-    }
+    quantile::median(v).unwrap_or(f64::NAN)
 }
 
 /// Judges one metric from its values in run order (`None` where a run

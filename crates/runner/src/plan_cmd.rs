@@ -144,11 +144,8 @@ pub fn write(dir: &Path, argv: &[String], planned: &Planned) -> anyhow::Result<u
     if planned.cells.is_empty() {
         bail!("the command plans no runs");
     }
-    if dir.exists()
-        && std::fs::read_dir(dir)
-            .with_context(|| format!("--dir {}", dir.display()))?
-            .next()
-            .is_some()
+    if ledgerbench_core::fsutil::holds_files(dir)
+        .with_context(|| format!("--dir {}", dir.display()))?
     {
         bail!(
             "--dir {} holds files; give a new or empty directory (a plan never replaces one)",

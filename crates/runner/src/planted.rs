@@ -15,14 +15,18 @@ pub const ENV: &str = "LEDGERBENCH_PLANT_SLOWDOWN_PCT";
 /// The planted slowdown, percent, when the variable holds a number above
 /// 0 and at most 100; anything else plants nothing (and says so).
 pub fn percent() -> Option<f64> {
-    let v = std::env::var(ENV).ok()?;
-    match v.trim().parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
-        _ => {
-            eprintln!("ledgerbench: {ENV}={v} ignored: give a percentage above 0, at most 100");
-            None
+    // Read once: every run and store asks, and a bad value is said once.
+    static PCT: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    *PCT.get_or_init(|| {
+        let v = std::env::var(ENV).ok()?;
+        match v.trim().parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
+            _ => {
+                eprintln!("ledgerbench: {ENV}={v} ignored: give a percentage above 0, at most 100");
+                None
+            }
         }
-    }
+    })
 }
 
 /// `store`, slowed when a slowdown is planted.

@@ -67,7 +67,7 @@ pub(crate) fn rule(docs: &[Loaded], mixed_machines: bool) -> Result<Merge, Repor
     // kind, so hardware, not the host name, decides whether they are one
     // machine; labels stay the sweep's.
     let classes: BTreeSet<String> = docs.iter().map(|d| d.env().machine_class()).collect();
-    let mut seen: BTreeMap<&str, &Loaded> = BTreeMap::new();
+    let mut seen: BTreeMap<usize, &Loaded> = BTreeMap::new();
     let mut of = 0;
     for d in docs {
         let c = d
@@ -76,7 +76,7 @@ pub(crate) fn rule(docs: &[Loaded], mixed_machines: bool) -> Result<Merge, Repor
             .as_ref()
             .expect("checked: every doc is a cell");
         of = c.of;
-        if let Some(first) = seen.insert(&c.id, d) {
+        if let Some(first) = seen.insert(c.index, d) {
             return Err(ReportError::Usage(format!(
                 "cell {} is given twice ({} and {}); merge one results directory per cell",
                 c.id,
@@ -85,9 +85,7 @@ pub(crate) fn rule(docs: &[Loaded], mixed_machines: bool) -> Result<Merge, Repor
             )));
         }
     }
-    let missing = (0..of)
-        .filter(|i| !seen.keys().any(|id| id.starts_with(&format!("{i:03}-"))))
-        .count();
+    let missing = (0..of).filter(|i| !seen.contains_key(i)).count();
     let mut note = format!(
         "Cells of one planned sweep (plan `{}`): {} of its {of} jobs merged",
         plan.map_or("?", |p| p.as_str()),
