@@ -16,6 +16,16 @@ dir=${1:?usage: scripts/ab-summary.sh DIR [--check]}
 check=${2:-}
 pct=$(jq -r '.planted_slowdown_pct // empty' "$dir/planted-1.json")
 [[ -n "$pct" ]] || { echo "ab-summary: $dir/planted-1.json does not say the planted slowdown" >&2; exit 2; }
+# The trials' rounds: one number, or their range and median when a band
+# target made some trials longer (then the target too).
+rounds() {
+    local r t
+    r=$(jq -s -r 'map(.samples.runs | length / 2) | sort
+        | if .[0] == .[-1] then "\(.[0])"
+          else "\(.[0])-\(.[-1]), median \((.[(length - 1) / 2 | floor] + .[length / 2 | floor]) / 2)" end' "$dir"/*-*.json)
+    t=$(jq -r '. as $j | [(.noise_targets // [])[] | "more while \(.metric)\u0027s noise > ±\(.pct)%, up to \($j.max_rounds)"] | join("; ")' "$dir/planted-1.json")
+    echo "$r${t:+; $t}"
+}
 summary() {
     local planted same commits judged
     planted=$(find "$dir" -name 'planted-*.json' | wc -l)
@@ -25,7 +35,7 @@ summary() {
     echo "# ledgerbench ab on this machine: $planted planted and $same same-code trials"
     echo
     echo "Planted: every store call ${pct}% longer (LEDGERBENCH_PLANT_SLOWDOWN_PCT=$pct); same: the build against itself."
-    echo "Each trial: \`ledgerbench ab\` with its defaults ($(jq -r '.samples.runs | length / 2' "$dir/planted-1.json") rounds, alpha $(jq -r .alpha "$dir/planted-1.json"), \`ledgerbench $(jq -r .command "$dir/planted-1.json")\`); runs by build $commits, judged by $judged."
+    echo "Each trial: \`ledgerbench ab\` ($(rounds) rounds, alpha $(jq -r .alpha "$dir/planted-1.json"), \`ledgerbench $(jq -r .command "$dir/planted-1.json")\`); runs by build $commits, judged by $judged."
     echo
     echo "| metric | planted: worse | planted: better | same: worse | same: better | median effect, planted | median noise band, same |"
     echo "|---|---:|---:|---:|---:|---:|---:|"

@@ -3,22 +3,32 @@
 # a planted 5% slowdown worse (it should, at least 19 times in 20) and how
 # often it calls the same code changed (at most once in 20).
 #
-#   scripts/ab-trials.sh OUT [TRIALS] [PERCENT]
+#   scripts/ab-trials.sh OUT [TRIALS] [PERCENT] [-- AB FLAGS...]
 #
-# Each trial is one `ledgerbench ab` with its defaults (12 rounds, alpha
-# 0.05, the small Stellar workload): "planted" compares this build with
-# itself under LEDGERBENCH_PLANT_SLOWDOWN_PCT=PERCENT (every store call
-# that much longer), "same" with itself. Trials alternate planted and same,
-# so the machine's drift reaches both. Each trial's ab.json (every run's
-# values and the judgements) is kept in OUT/<kind>-<n>.json, its runs are
+# Each trial is one `ledgerbench ab` with its defaults (20 rounds, alpha
+# 0.01, the small Stellar workload) and the AB FLAGS given (the CI gate's
+# are `-- --noise-target summary.batch_secs=2.5 --max-rounds 60`):
+# "planted" compares this build with itself under
+# LEDGERBENCH_PLANT_SLOWDOWN_PCT=PERCENT (every store call that much
+# longer), "same" with itself. Trials alternate planted and same,
+# so the machine's drift reaches both. Each trial's ab.json (each run's
+# judged timings and the judgements) is kept in OUT/<kind>-<n>.json, its runs are
 # removed (their stores on tmpfs where there is room, as in the gate);
 # OUT/summary.md counts the verdicts per metric (scripts/ab-summary.sh).
 # Needs a quiet machine: anything else running is noise the gate will see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/ab-trials.sh OUT [TRIALS] [PERCENT]}
-trials=${2:-20}
-pct=${3:-5}
+usage="usage: scripts/ab-trials.sh OUT [TRIALS] [PERCENT] [-- AB FLAGS...]"
+out=${1:?$usage}
+shift
+trials=20 pct=5
+[[ $# -gt 0 && $1 != -* ]] && { trials=$1; shift; }
+[[ $# -gt 0 && $1 != -* ]] && { pct=$1; shift; }
+[[ $# -gt 0 && $1 == -- ]] && shift
+[[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "ab-trials: TRIALS $trials: give a count, e.g. 20; $usage" >&2; exit 2; }
+[[ $pct =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "ab-trials: PERCENT $pct: give a number, e.g. 5; $usage" >&2; exit 2; }
+# (AB FLAGS must not name --out, --json, --baseline or --current: each
+# trial sets them.)
 if [[ -e "$out" ]] && [[ -n "$(ls -A "$out")" ]]; then
     echo "ab-trials: $out holds files; give a new or empty directory" >&2
     exit 2
@@ -39,7 +49,7 @@ for i in $(seq 1 "$trials"); do
         [[ $kind == planted ]] && cur="$work/planted"
         rc=0
         scratch=$(ab_scratch "$work")
-        "$bin" ab --baseline "$bin" --current "$cur" --out "$scratch/ab" > "$work/$kind-$i.md" 2> "$work/$kind-$i.log" || rc=$?
+        "$bin" ab --baseline "$bin" --current "$cur" --out "$scratch/ab" "$@" > "$work/$kind-$i.md" 2> "$work/$kind-$i.log" || rc=$?
         if [[ $rc -ge 2 ]]; then
             cat "$work/$kind-$i.log" >&2
             rm -rf "$scratch"

@@ -8,7 +8,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use ledgerbench_report::ab::{self, Judgement, Side};
+use ledgerbench_report::ab::{self, Judgement, NoiseTarget, Side};
 use ledgerbench_report::compare::glob;
 use ledgerbench_report::doc;
 use ledgerbench_report::metrics::{self, Better};
@@ -59,7 +59,7 @@ pub struct AbArgs {
     current: Vec<PathBuf>,
     /// Judge again the samples an earlier `ab` kept in its ab.json (e.g.
     /// at another --alpha), running nothing.
-    #[arg(long, value_name = "AB_JSON", conflicts_with_all = ["baseline", "current", "metrics"])]
+    #[arg(long, value_name = "AB_JSON", conflicts_with_all = ["baseline", "current", "metrics", "noise_targets", "max_rounds"])]
     rejudge: Option<PathBuf>,
     /// Rounds: each runs baseline and current once, the order alternating
     /// (A B, B A, A B, ...).
@@ -68,6 +68,17 @@ pub struct AbArgs {
     /// for 12 rounds to catch 5% reliably (results/ab-2026-11-25).
     #[arg(long, default_value_t = 20)]
     rounds: usize,
+    /// After --rounds, keep adding rounds (two at a time) while this
+    /// metric's noise (the half-width of the interval its pairs would give
+    /// with no change, from their sizes alone) is over PCT, up to
+    /// --max-rounds; `*` wildcard as --metric; repeatable. A noisy session
+    /// then runs longer instead of letting a change pass as "no change".
+    #[arg(long = "noise-target", value_name = "METRIC=PCT")]
+    noise_targets: Vec<NoiseTarget>,
+    /// The most rounds --noise-target may reach (default: three times
+    /// --rounds; rounds are added two at a time, so A B and B A stay even).
+    #[arg(long, value_name = "N", requires = "noise_targets")]
+    max_rounds: Option<usize>,
     /// Significance level of the signed-rank test; also sets the effect's
     /// and the noise band's intervals (1 - alpha). 0.01: at 0.05 the same
     /// code was called changed in 3 of 20 trials here, at 0.01 in none,
@@ -144,8 +155,16 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
                 file.display()
             )
         })?;
+        // Older ab.json files have no targets.
+        let targets: Vec<NoiseTarget> = match j.get("noise_targets") {
+            Some(t) => serde_json::from_value(t.clone()).with_context(|| {
+                format!("--rejudge {}: noise_targets unreadable", file.display())
+            })?,
+            None => Vec::new(),
+        };
         let rows = samples.judge(args.alpha);
-        say(&rows, samples.runs.len() / 2, args.alpha);
+        let over = ab::over_target(&samples.series(), &targets).map_err(anyhow::Error::msg)?;
+        say(&rows, samples.runs.len() / 2, args.alpha, &over);
         write_json_out(&args, &rows)?;
         return Ok(exit_of(&rows));
     }
@@ -154,6 +173,9 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
         source("--current", &args.current)?,
     );
     let ran = matches!((&a, &b), (Source::Binary(_), Source::Binary(_)));
+    if !ran && !args.noise_targets.is_empty() {
+        bail!("--noise-target runs more rounds: give --baseline and --current as binaries");
+    }
     let runs: Vec<(usize, Side, PathBuf)> = match (a, b) {
         (Source::Binary(a), Source::Binary(b)) => run_rounds(&args, &a, &b)?,
         (Source::Results(a), Source::Results(b)) => {
@@ -175,13 +197,20 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
     };
     let samples = collect(&args, &runs)?;
     let rows = samples.judge(args.alpha);
-    say(&rows, runs.len() / 2, args.alpha);
+    let over =
+        ab::over_target(&samples.series(), &args.noise_targets).map_err(anyhow::Error::msg)?;
+    say(&rows, runs.len() / 2, args.alpha, &over);
     // Only runs this command made get their samples kept beside them.
     if ran {
         ledgerbench_runner::output::write_json(
             &args.out.join("ab.json"),
             &serde_json::json!({
                 "alpha": args.alpha,
+                "rounds": runs.len() / 2,
+                "first_rounds": args.rounds,
+                "noise_targets": args.noise_targets,
+                "max_rounds": if args.noise_targets.is_empty() { args.rounds } else { max_rounds(&args) },
+                "over_target": over,
                 "commit": ledgerbench_driver::env::GIT_COMMIT,
                 "baseline": args.baseline,
                 "current": args.current,
@@ -213,12 +242,28 @@ fn exit_of(rows: &[Judgement]) -> ExitCode {
     }
 }
 
-/// Prints the judgements.
-fn say(rows: &[Judgement], rounds: usize, alpha: f64) {
+/// Prints the judgements, and the metrics whose noise stayed over its
+/// target: there a change of that size can pass unseen.
+fn say(rows: &[Judgement], rounds: usize, alpha: f64, over: &[String]) {
+    let blind = if over.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n**Noise over its target** after {rounds} rounds: {}. A change of that size can pass as \"no change\"; run again on a quieter machine or with a higher --max-rounds.\n",
+            over.join("; ")
+        )
+    };
     output::say(format_args!(
-        "## ledgerbench ab\n\n{rounds} rounds, alternating A B B A; Wilcoxon signed-rank test at alpha {alpha}, Hodges-Lehmann effect with its interval, noise band from same-code neighbours at the same level.\n\n{}",
+        "## ledgerbench ab\n\n{rounds} rounds, alternating A B B A; Wilcoxon signed-rank test at alpha {alpha}, Hodges-Lehmann effect with its interval, noise band from same-code neighbours at the same level.\n\n{}{blind}",
         ab::markdown(rows, alpha)
     ));
+}
+
+/// The most rounds a noise target may reach: --rounds plus an even
+/// number, so the added rounds keep A B and B A even.
+fn max_rounds(args: &AbArgs) -> usize {
+    let most = args.max_rounds.unwrap_or(args.rounds * 3);
+    most - most.saturating_sub(args.rounds) % 2
 }
 
 /// Refuses rounds too few to reach `alpha` with the exact test.
@@ -259,45 +304,112 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let order = ab::order(args.rounds);
+    let most = max_rounds(args);
+    if most < args.rounds {
+        bail!(
+            "--max-rounds {most} is below --rounds {}: give at least as many",
+            args.rounds
+        );
+    }
+    let mut planned = args.rounds;
     let mut done = Vec::new();
-    for (i, (round, side)) in order.iter().enumerate() {
-        let (bin, name) = match side {
-            Side::A => (a, "baseline"),
-            Side::B => (b, "current"),
-        };
-        let dir = args.out.join(format!("{i:02}-{name}"));
-        let log = args.out.join(format!("{i:02}-{name}.log"));
-        let t = Instant::now();
-        // One file for both streams: two opens of it would each write from
-        // offset 0 over the other's lines.
-        let out =
-            std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-        let status = Command::new(bin)
-            .args(&command)
-            .arg("--out")
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .stderr(out.try_clone()?)
-            .stdout(out)
-            .status()
-            .with_context(|| format!("starting {}", bin.display()))?;
-        if !status.success() {
+    loop {
+        let order = ab::order(planned);
+        for (i, (round, side)) in order.iter().enumerate().skip(done.len()) {
+            done.push(run_one(
+                args,
+                &command,
+                (a, b),
+                i,
+                (*round, *side),
+                planned,
+            )?);
+            if i == 0 {
+                check_targets(args, &done)?;
+            }
+        }
+        if args.noise_targets.is_empty() {
+            return Ok(done);
+        }
+        // Whether to go on looks at the pairs' sizes, never their signs
+        // (ab::noise_pct says why), so it cannot steer the verdict.
+        let over = ab::over_target(&collect(args, &done)?.series(), &args.noise_targets)
+            .map_err(anyhow::Error::msg)?;
+        if over.is_empty() || planned >= most {
+            return Ok(done);
+        }
+        planned = (planned + 2).min(most);
+        eprintln!(
+            "ab: noise over its target ({}): on to {planned} rounds",
+            over.join("; ")
+        );
+    }
+}
+
+/// Refuses, after the first run rather than after --rounds, a noise
+/// target that names none of the judged timings.
+fn check_targets(args: &AbArgs, done: &[(usize, Side, PathBuf)]) -> anyhow::Result<()> {
+    let samples = collect(args, done)?;
+    for t in &args.noise_targets {
+        if !samples.metrics.iter().any(|(k, _)| t.names(k)) {
             bail!(
-                "the {name} run of round {} failed ({status}); its output is in {}",
-                round + 1,
-                log.display()
+                "--noise-target {}={}: no judged timing matches `{}` (judged: {})",
+                t.metric,
+                t.pct,
+                t.metric,
+                samples
+                    .metrics
+                    .iter()
+                    .map(|m| m.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
-        eprintln!(
-            "ab: round {}/{}: {name} in {:.1} s",
-            round + 1,
-            args.rounds,
-            t.elapsed().as_secs_f64()
-        );
-        done.push((*round, *side, dir));
     }
-    Ok(done)
+    Ok(())
+}
+
+/// Runs run `i` of the order (`round`, `side`) into its own directory.
+fn run_one(
+    args: &AbArgs,
+    command: &[String],
+    (a, b): (&Path, &Path),
+    i: usize,
+    (round, side): (usize, Side),
+    planned: usize,
+) -> anyhow::Result<(usize, Side, PathBuf)> {
+    let (bin, name) = match side {
+        Side::A => (a, "baseline"),
+        Side::B => (b, "current"),
+    };
+    let dir = args.out.join(format!("{i:03}-{name}"));
+    let log = args.out.join(format!("{i:03}-{name}.log"));
+    let t = Instant::now();
+    // One file for both streams: two opens of it would each write from
+    // offset 0 over the other's lines.
+    let out = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let status = Command::new(bin)
+        .args(command)
+        .arg("--out")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stderr(out.try_clone()?)
+        .stdout(out)
+        .status()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    if !status.success() {
+        bail!(
+            "the {name} run of round {} failed ({status}); its output is in {}",
+            round + 1,
+            log.display()
+        );
+    }
+    eprintln!(
+        "ab: round {}/{planned}: {name} in {:.1} s",
+        round + 1,
+        t.elapsed().as_secs_f64()
+    );
+    Ok((round, side, dir))
 }
 
 /// The selected timings of every run, in run order: what a judgement is
@@ -311,18 +423,30 @@ struct Samples {
 }
 
 impl Samples {
+    /// Each metric's values in run order, as `ab::judge` takes them.
+    fn series(&self) -> Vec<(String, ab::Series)> {
+        self.metrics
+            .iter()
+            .map(|(key, _)| {
+                let values = self
+                    .runs
+                    .iter()
+                    .map(|(r, s, _, m)| (*r, *s, m.get(key).copied()))
+                    .collect();
+                (key.clone(), values)
+            })
+            .collect()
+    }
+
     fn judge(&self, alpha: f64) -> Vec<Judgement> {
         let mut rows = Vec::new();
-        for (key, lower) in &self.metrics {
-            let values: Vec<(usize, Side, Option<f64>)> = self
-                .runs
-                .iter()
-                .map(|(r, s, _, m)| (*r, *s, m.get(key).copied()))
-                .collect();
+        for ((key, lower), (_, values)) in self.metrics.iter().zip(self.series()) {
             match ab::judge(key, *lower, &values, alpha) {
                 Some(j) => rows.push(j),
                 None => {
-                    eprintln!("ab: {key} not judged: fewer than two rounds have it on both sides")
+                    eprintln!(
+                        "ab: {key} not judged: fewer than two pairs or two same-code pairs have it"
+                    )
                 }
             }
         }

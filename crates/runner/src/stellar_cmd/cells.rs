@@ -44,7 +44,8 @@ pub fn planned(args: &Args) -> anyhow::Result<Planned> {
 }
 
 /// The job `--cell FILE` names, checked against the plan these flags make:
-/// its run must be one of them, with the same limit, seed and repeat.
+/// its run must be one of them, with the same label, limit and seed, and a
+/// repeat within the sweep's `--repeat`.
 pub(super) fn the_cell(args: &Args, plan: &Plan) -> anyhow::Result<Option<(Job, Cell)>> {
     let Some(file) = &args.cell else {
         return Ok(None);

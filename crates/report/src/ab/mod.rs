@@ -8,8 +8,8 @@
 //! - **The test: Wilcoxon's signed-rank test**, exact for the number of
 //!   pairs. Why a rank test and not a t-test or a bootstrap: timings are
 //!   skewed and a stalled run is an outlier a mean follows; ranks do not.
-//!   The pairs are few (10 or so): a bootstrap of 10 values has a coarse,
-//!   too-narrow distribution, where the exact signed-rank distribution
+//!   The pairs are few (20 by default): a bootstrap of so few values has a
+//!   coarse, too-narrow distribution, where the exact signed-rank distribution
 //!   gives the p-value without assuming a shape.
 //! - **The effect: the Hodges-Lehmann estimate** (the median of the pairs'
 //!   Walsh averages) with its exact interval from the same distribution,
@@ -24,6 +24,9 @@
 use ledgerbench_core::quantile;
 use serde::Serialize;
 
+mod noise;
+pub use noise::{NoiseTarget, noise_pct, over_target};
+
 /// Which side a run was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Side {
@@ -32,6 +35,10 @@ pub enum Side {
     /// The current.
     B,
 }
+
+/// One metric's values in run order: each run's round, side and value
+/// (`None` where the run lacks it).
+pub type Series = Vec<(usize, Side, Option<f64>)>;
 
 /// The order runs go in: round r is A then B when r is even, B then A when
 /// odd (A B B A A B B A ...).
@@ -158,7 +165,7 @@ impl Judgement {
     }
 }
 
-fn pct(log_ratio: f64) -> f64 {
+pub(crate) fn pct(log_ratio: f64) -> f64 {
     (log_ratio.exp() - 1.0) * 100.0
 }
 
@@ -166,32 +173,39 @@ fn median(v: &[f64]) -> f64 {
     quantile::median(v).unwrap_or(f64::NAN)
 }
 
+/// A usable value of a run: present, above 0 and finite.
+fn value(runs: &[(usize, Side, Option<f64>)], round: usize, side: Side) -> Option<f64> {
+    runs.iter()
+        .find(|r| r.0 == round && r.1 == side)
+        .and_then(|r| r.2)
+        .filter(|v| *v > 0.0 && v.is_finite())
+}
+
+/// Each round's ln(B / A), rounds lacking either side left out.
+pub(crate) fn log_ratios(runs: &[(usize, Side, Option<f64>)]) -> Vec<f64> {
+    let rounds = runs.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    (0..rounds)
+        .filter_map(|r| Some((value(runs, r, Side::B)? / value(runs, r, Side::A)?).ln()))
+        .collect()
+}
+
 /// Judges one metric from its values in run order (`None` where a run
 /// lacks it). Pairs are each round's A and B; same-code pairs are
-/// neighbours of one side in the sequence. `None` when fewer than two
-/// pairs or two same-code pairs have the metric, or a value is not
-/// positive (a log ratio needs both sides above 0).
+/// neighbours of one side in the sequence. A value missing, not positive
+/// or not finite leaves its run out (a log ratio needs both sides above
+/// 0); `None` when fewer than two pairs or two same-code pairs remain.
 pub fn judge(
     metric: &str,
     lower_is_better: bool,
     runs: &[(usize, Side, Option<f64>)],
     alpha: f64,
 ) -> Option<Judgement> {
-    let rounds = runs.iter().map(|r| r.0 + 1).max().unwrap_or(0);
-    let value = |round: usize, side: Side| {
-        runs.iter()
-            .find(|r| r.0 == round && r.1 == side)
-            .and_then(|r| r.2)
-            .filter(|v| *v > 0.0 && v.is_finite())
-    };
-    let d: Vec<f64> = (0..rounds)
-        .filter_map(|r| Some((value(r, Side::B)? / value(r, Side::A)?).ln()))
-        .collect();
+    let d = log_ratios(runs);
     let same: Vec<f64> = runs
         .windows(2)
         .filter(|w| w[0].1 == w[1].1)
         .filter_map(|w| {
-            let (a, b) = (value(w[0].0, w[0].1)?, value(w[1].0, w[1].1)?);
+            let (a, b) = (value(runs, w[0].0, w[0].1)?, value(runs, w[1].0, w[1].1)?);
             Some((b / a).ln())
         })
         .collect();
@@ -202,7 +216,7 @@ pub fn judge(
     // The half-width of the same-code interval: how far this code's
     // estimate moves from run to run. Not its centre: within a trial the
     // machine drifts, so the second of two runs in a row sat -2.5% to
-    // +5.5% from the first in the trials here; the alternating pairs
+    // +5.7% from the first in the 12-round trials here; the alternating pairs
     // cancel that, and a band reaching to the far end would add it.
     let (_, slo, shi) = hodges_lehmann(&same, alpha)?;
     let band = pct((shi - slo) / 2.0);
