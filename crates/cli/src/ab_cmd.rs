@@ -64,13 +64,14 @@ pub struct AbArgs {
     /// Rounds: each runs baseline and current once, the order alternating
     /// (A B, B A, A B, ...).
     /// 20 by default: on the 2-core VM the gate was measured on, runs of
-    /// the default workload vary by about 4% (drift included), too much
-    /// for 12 rounds to catch 5% reliably (results/ab-2026-11-25).
+    /// the default workload vary by 3.5% on a quiet hour, too much for 12
+    /// rounds to catch 5% reliably, and by 7% on a noisy one, too much for
+    /// 20 (results/ab-2026-11-25; --noise-target adds rounds then).
     #[arg(long, default_value_t = 20)]
     rounds: usize,
     /// After --rounds, keep adding rounds (two at a time) while this
-    /// metric's noise (the half-width of the interval its pairs would give
-    /// with no change, from their sizes alone) is over PCT, up to
+    /// metric's noise (the half-width of the interval its pairs would give,
+    /// from how much each round's mean moves) is over PCT, up to
     /// --max-rounds; `*` wildcard as --metric; repeatable. A noisy session
     /// then runs longer instead of letting a change pass as "no change".
     #[arg(long = "noise-target", value_name = "METRIC=PCT")]
@@ -82,7 +83,7 @@ pub struct AbArgs {
     /// Significance level of the signed-rank test; also sets the effect's
     /// and the noise band's intervals (1 - alpha). 0.01: at 0.05 the same
     /// code was called changed in 3 of 20 trials here, at 0.01 in none,
-    /// with 19 of 20 planted 5% slowdowns still caught (results/ab-2026-11-25).
+    /// in- and out of sample (results/ab-2026-11-25).
     #[arg(long, default_value_t = 0.01)]
     alpha: f64,
     /// A timing to judge (`*` wildcard, matched on `metric` or
@@ -331,8 +332,8 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
         if args.noise_targets.is_empty() {
             return Ok(done);
         }
-        // Whether to go on looks at the pairs' sizes, never their signs
-        // (ab::noise_pct says why), so it cannot steer the verdict.
+        // Whether to go on looks at the rounds' means, never at which run
+        // was B (ab::noise_pct says why), so it cannot steer the verdict.
         let over = ab::over_target(&collect(args, &done)?.series(), &args.noise_targets)
             .map_err(anyhow::Error::msg)?;
         if over.is_empty() || planned >= most {

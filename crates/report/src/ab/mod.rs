@@ -174,7 +174,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// A usable value of a run: present, above 0 and finite.
-fn value(runs: &[(usize, Side, Option<f64>)], round: usize, side: Side) -> Option<f64> {
+pub(crate) fn value(runs: &[(usize, Side, Option<f64>)], round: usize, side: Side) -> Option<f64> {
     runs.iter()
         .find(|r| r.0 == round && r.1 == side)
         .and_then(|r| r.2)
@@ -182,7 +182,7 @@ fn value(runs: &[(usize, Side, Option<f64>)], round: usize, side: Side) -> Optio
 }
 
 /// Each round's ln(B / A), rounds lacking either side left out.
-pub(crate) fn log_ratios(runs: &[(usize, Side, Option<f64>)]) -> Vec<f64> {
+fn log_ratios(runs: &[(usize, Side, Option<f64>)]) -> Vec<f64> {
     let rounds = runs.iter().map(|r| r.0 + 1).max().unwrap_or(0);
     (0..rounds)
         .filter_map(|r| Some((value(runs, r, Side::B)? / value(runs, r, Side::A)?).ln()))

@@ -1,10 +1,9 @@
 //! How noisy a session is, and whether `ab` should run more rounds
 //! (`--noise-target`): measured so that stopping cannot steer the test.
 
-use ledgerbench_core::quantile;
 use serde::Serialize;
 
-use super::{Series, hodges_lehmann, log_ratios, pct};
+use super::{Series, Side, hodges_lehmann, pct, value};
 
 /// How much noise a metric may show before `ab` runs more rounds
 /// (`--noise-target METRIC=PCT`): where the noise is wider than the change
@@ -49,27 +48,31 @@ impl NoiseTarget {
     }
 }
 
-/// A session's noise on one metric, from the sizes of its pairs' log ratios
-/// and never their signs: the half-width, in percent, of the interval the
-/// pairs would give if nothing had changed (their sizes, signs alternating
-/// by size). Deciding on more rounds from this keeps the test exact: with
-/// no change, a pair's sign is a fair coin whatever its size, so stopping
-/// on sizes alone cannot favour one verdict. (The same-code band cannot
-/// serve: its pairs reuse the A/B runs, and it comes out narrow exactly
-/// when every B sits above its A.) A real change inflates the sizes, which
-/// costs rounds, not validity. `None` with fewer than two pairs.
-pub fn noise_pct(d: &[f64]) -> Option<f64> {
-    let mut sizes: Vec<f64> = d.iter().map(|x| x.abs()).collect();
-    if sizes.len() < 2 {
+/// A session's noise on one metric: the half-width, in percent, of the
+/// interval an A/B comparison of this many rounds would give, estimated
+/// from how much each round's mean (of its two runs, in logs) moves from
+/// the round before, times sqrt 2 (a pair's difference has twice a mean's
+/// step variance). A round's mean does not change when its A and B swap,
+/// nor when every B moves by the same factor, so deciding on more rounds
+/// from it cannot steer the verdict: with no change, which run of a round
+/// is B stays a fair coin whatever the noise, and a real change costs no
+/// extra rounds. (The same-code band cannot serve: its pairs reuse the A/B
+/// runs, and it comes out narrow exactly when every B sits above its A;
+/// the pairs' sizes neither: a real change inflates them.) `None` with
+/// fewer than three complete rounds.
+pub fn noise_pct(runs: &[(usize, Side, Option<f64>)]) -> Option<f64> {
+    let rounds = runs.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let means: Vec<f64> = (0..rounds)
+        .filter_map(|r| Some((value(runs, r, Side::A)?.ln() + value(runs, r, Side::B)?.ln()) / 2.0))
+        .collect();
+    if means.len() < 3 {
         return None;
     }
-    quantile::sort(&mut sizes);
-    let signed: Vec<f64> = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, x)| if i % 2 == 0 { *x } else { -x })
+    let steps: Vec<f64> = means
+        .windows(2)
+        .map(|w| (w[1] - w[0]) * std::f64::consts::SQRT_2)
         .collect();
-    let (_, lo, hi) = hodges_lehmann(&signed, NOISE_ALPHA)?;
+    let (_, lo, hi) = hodges_lehmann(&steps, NOISE_ALPHA)?;
     Some(pct((hi - lo) / 2.0))
 }
 
@@ -94,7 +97,7 @@ pub fn over_target(
             ));
         }
         for (key, runs) in named {
-            match noise_pct(&log_ratios(runs)) {
+            match noise_pct(runs) {
                 Some(n) if n > t.pct => over.push(format!("{key} ±{n:.2}% (target ±{}%)", t.pct)),
                 _ => {}
             }
@@ -141,24 +144,37 @@ mod tests {
     }
 
     #[test]
-    fn the_noise_ignores_the_pairs_signs() {
-        // The same sizes, any signs: the same noise, so stopping on it
-        // cannot lean towards one verdict. (The same-code band, by
-        // contrast, comes out narrow when every B sits above its A.)
-        let sizes = [0.01, 0.03, 0.02, 0.05, 0.04, 0.015];
-        let all_up: Vec<f64> = sizes.to_vec();
-        let mixed: Vec<f64> = sizes
+    fn the_noise_ignores_which_run_was_b_and_a_change_of_b() {
+        let noise = [1.0, 1.03, 0.98, 1.01, 0.97, 1.02, 0.99, 1.04];
+        let base = runs(12, &noise);
+        let n = noise_pct(&base).expect("noise");
+        assert!(n > 0.5 && n < 10.0, "{n}");
+        // Swap A and B in every other round: which run was B does not
+        // count, so stopping on the noise cannot lean towards a verdict.
+        let swapped: Series = base
             .iter()
-            .enumerate()
-            .map(|(i, x)| if i % 3 == 0 { -x } else { *x })
+            .map(|&(r, s, v)| {
+                let flip = r % 2 == 1;
+                let s = match (s, flip) {
+                    (Side::A, true) => Side::B,
+                    (Side::B, true) => Side::A,
+                    (s, false) => s,
+                };
+                (r, s, v)
+            })
             .collect();
-        let n = noise_pct(&all_up).expect("noise");
-        assert_eq!(Some(n), noise_pct(&mixed));
-        assert!(n > 1.0 && n < 5.0, "{n}");
-        // Twice the spread, about twice the noise.
-        let double: Vec<f64> = sizes.iter().map(|x| x * 2.0).collect();
-        let n2 = noise_pct(&double).expect("noise");
-        assert!((n2 / n - 2.0).abs() < 0.1, "{n} {n2}");
-        assert!(noise_pct(&[0.1]).is_none());
+        assert!((noise_pct(&swapped).expect("noise") - n).abs() < 1e-9);
+        // Every B 5% slower: the same noise, so a real change costs no
+        // extra rounds.
+        let slower: Series = base
+            .iter()
+            .map(|&(r, s, v)| (r, s, v.map(|x| if s == Side::B { x * 1.05 } else { x })))
+            .collect();
+        assert!((noise_pct(&slower).expect("noise") - n).abs() < 1e-9);
+        // Twice the spread (in logs), about twice the noise.
+        let wider: Vec<f64> = noise.iter().map(|x| x * x).collect();
+        let n2 = noise_pct(&runs(12, &wider)).expect("noise");
+        assert!((n2 / n - 2.0).abs() < 0.2, "{n} {n2}");
+        assert!(noise_pct(&runs(2, &noise)).is_none());
     }
 }
