@@ -40,6 +40,7 @@ pub(super) fn section(
     let mut series = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
     for (group, members) in groups(limited, store) {
+        let group = group.as_str();
         answer.growth.push(Growth::of(
             store,
             group,
@@ -99,10 +100,10 @@ pub(super) fn section(
 fn groups<'a>(
     limited: &[&'a (String, &'a BackendRun)],
     store: &str,
-) -> Vec<(&'a str, Vec<Member<'a>>)> {
-    let mut groups: Vec<(&str, Vec<Member<'_>>)> = Vec::new();
+) -> Vec<(String, Vec<Member<'a>>)> {
+    let mut groups: Vec<(String, Vec<Member<'_>>)> = Vec::new();
     for (l, r) in limited.iter().copied() {
-        let b = r.design.as_deref().unwrap_or_else(|| backend_of(l));
+        let b = config_of(l, r);
         let m = Member {
             label: l,
             run: r,
@@ -114,6 +115,21 @@ fn groups<'a>(
         }
     }
     groups
+}
+
+/// The config a run belongs to: its design, behind the prefix its label
+/// got in a merged report (its directory or machine). The prefix counts:
+/// two sweeps of one design with different settings are two configs, and
+/// one model fitted over both would be neither's.
+fn config_of(label: &str, run: &BackendRun) -> String {
+    match &run.design {
+        Some(design) => {
+            let prefix = label.rfind(run.label.as_str()).map_or("", |i| &label[..i]);
+            format!("{prefix}{design}")
+        }
+        // Results from before runs recorded their design.
+        None => backend_of(label).to_string(),
+    }
 }
 
 /// One run's row of a store's table and what it offers as a candidate.
@@ -259,5 +275,47 @@ impl<'a> Row<'a> {
                 ctx.opts.lookup_bound_us,
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_design_swept_in_two_folders_is_two_configs() {
+        let run = |label: &str, design: Option<&str>| {
+            let mut r: BackendRun = serde_json::from_value(serde_json::json!({
+                "label": label, "stores": [], "batches": []
+            }))
+            .expect("run");
+            r.design = design.map(str::to_string);
+            r
+        };
+        let a = run("rocksdb-partitioned@512MiB", Some("rocksdb-partitioned"));
+        assert_eq!(
+            config_of("filters-in-heap/rocksdb-partitioned@512MiB", &a),
+            "filters-in-heap/rocksdb-partitioned"
+        );
+        assert_eq!(
+            config_of("defaults/rocksdb-partitioned@512MiB", &a),
+            "defaults/rocksdb-partitioned"
+        );
+        // A folder named like the run keeps its whole prefix; one file
+        // has none; a repeat's `#N` is not part of the config.
+        assert_eq!(
+            config_of("rocksdb-partitioned/rocksdb-partitioned@512MiB#2", &a),
+            "rocksdb-partitioned/rocksdb-partitioned"
+        );
+        assert_eq!(
+            config_of("rocksdb-partitioned@512MiB", &a),
+            "rocksdb-partitioned"
+        );
+        // Older results: the label without its limit.
+        let old = run("manual/rocksdb-leveled@128MiB", None);
+        assert_eq!(
+            config_of("manual/rocksdb-leveled@128MiB", &old),
+            "manual/rocksdb-leveled"
+        );
     }
 }
