@@ -23,6 +23,16 @@ fn series(dir: &Path, name: &str, n: usize, secs: impl Fn(usize) -> f64) -> Vec<
         .collect()
 }
 
+/// The side (A or B) of each run an ab.json kept, in run order.
+fn sides(kept: &serde_json::Value) -> Vec<&str> {
+    kept["samples"]["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r[1].as_str().expect("side"))
+        .collect()
+}
+
 fn ab(dir: &Path, base: &[String], cur: &[String]) -> std::process::Output {
     let mut args = vec!["ab", "--metric", "summary.batch_secs", "--baseline"];
     args.extend(base.iter().map(String::as_str));
@@ -98,12 +108,7 @@ fn binaries_run_alternately_and_a_planted_slowdown_fails_the_gate() {
     assert!(stdout(&o).contains("| worse |"), "{}", stdout(&o));
     // A B B A A B ...: the second and third runs are current.
     let kept = read_json(&t.path().join("ab/ab.json"));
-    let sides: Vec<&str> = kept["samples"]["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .map(|r| r[1].as_str().expect("side"))
-        .collect();
+    let sides = sides(&kept);
     assert_eq!(sides[..8], ["A", "B", "B", "A", "A", "B", "B", "A"]);
     assert_eq!(sides.len(), 12);
     // A run's log keeps both its streams (each opened apart, they wrote
@@ -214,12 +219,7 @@ fn a_noise_target_adds_rounds_while_the_noise_is_wider_and_says_when_it_stays() 
     let noisy = |i: usize| 1.0 + [0.0, 0.3, -0.2, 0.25, -0.3, 0.1, 0.2][i % 7];
     let (o, kept) = run("noisy", &noisy, &target);
     assert_eq!(kept["rounds"], 12, "{}", stderr(&o));
-    let sides: Vec<&str> = kept["samples"]["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .map(|r| r[1].as_str().expect("side"))
-        .collect();
+    let sides = sides(&kept);
     assert_eq!(sides, ["A", "B", "B", "A"].repeat(6));
     assert!(stderr(&o).contains("on to 8 rounds"), "{}", stderr(&o));
     assert!(
