@@ -350,24 +350,9 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
 /// Refuses, after the first run rather than after --rounds, a noise
 /// target that names none of the judged timings.
 fn check_targets(args: &AbArgs, done: &[(usize, Side, PathBuf)]) -> anyhow::Result<()> {
-    let samples = collect(args, done)?;
-    for t in &args.noise_targets {
-        if !samples.metrics.iter().any(|(k, _)| t.names(k)) {
-            bail!(
-                "--noise-target {}={}: no judged timing matches `{}` (judged: {})",
-                t.metric,
-                t.pct,
-                t.metric,
-                samples
-                    .metrics
-                    .iter()
-                    .map(|m| m.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-    Ok(())
+    ab::over_target(&collect(args, done)?.series(), &args.noise_targets)
+        .map(drop)
+        .map_err(anyhow::Error::msg)
 }
 
 /// Runs run `i` of the order (`round`, `side`) into its own directory.

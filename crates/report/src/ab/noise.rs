@@ -91,9 +91,13 @@ pub fn over_target(
     for t in targets {
         let named: Vec<_> = metrics.iter().filter(|(k, _)| t.names(k)).collect();
         if named.is_empty() {
+            let judged: Vec<&str> = metrics.iter().map(|(k, _)| k.as_str()).collect();
             return Err(format!(
-                "--noise-target {}={}: no judged metric matches `{}`",
-                t.metric, t.pct, t.metric
+                "--noise-target {}={}: no judged timing matches `{}` (judged: {})",
+                t.metric,
+                t.pct,
+                t.metric,
+                judged.join(", ")
             ));
         }
         for (key, runs) in named {
