@@ -15,8 +15,12 @@
 # judged timings and the judgements) is kept in OUT/<kind>-<n>.json, its runs are
 # removed (their stores on tmpfs where there is room, as in the gate);
 # OUT/summary.md counts the verdicts per metric (scripts/ab-summary.sh);
-# OUT/trials.args records the build, percent and flags (an unfinished set
-# is resumed when run again with the same).
+# OUT/trials.args records the build, percent and flags; the build's binary
+# is kept under $LEDGERBENCH_AB_TRIALS_BINS (default
+# /var/tmp/ledgerbench-ab-trials; removed when the set is done), so an
+# unfinished set is resumed with the very binary it began with, by
+# running the script again with the same OUT, percent and flags, even
+# after the tree has moved on.
 # Needs a quiet machine: anything else running is noise the gate will see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,26 +37,40 @@ trials=20 pct=5
 # (AB FLAGS must not name --out, --json, --baseline or --current: each
 # trial sets them.)
 # A set of trials can take hours on a noisy machine: an unfinished one
-# (no summary.md yet) of this build, percent and flags is resumed, its
-# kept trials left as they are; anything else in OUT is refused.
-dirty=$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
-want=$(printf 'commit %s%s\npercent %s\nab flags %s' "$(git rev-parse --short=12 HEAD)" "$dirty" "$pct" "$*")
-if [[ -e "$out" ]] && [[ -n "$(ls -A "$out")" ]]; then
-    if [[ -f "$out/trials.args" && ! -e "$out/summary.md" && "$(cat "$out/trials.args")" == "$want" ]]; then
-        echo "ab-trials: resuming the unfinished trials in $out" >&2
-    else
-        echo "ab-trials: $out holds files, not an unfinished set of this build, percent and flags; give a new or empty directory" >&2
+# (no summary.md yet) with this percent and flags is resumed, its kept
+# trials left as they are, by the binary that ran them; anything else in
+# OUT is refused.
+source scripts/bin.sh
+# Kept per set (named by OUT's path), so finishing one set cannot take the
+# binary of another.
+mkdir -p "$out"
+keep=${LEDGERBENCH_AB_TRIALS_BINS:-/var/tmp/ledgerbench-ab-trials}/$(realpath "$out" | sha256sum | cut -c1-16)
+args=$(printf 'percent %s\nab flags %s' "$pct" "$*")
+if [[ -n "$(ls -A "$out")" ]]; then
+    recorded=$(cat "$out/trials.args" 2>/dev/null || true)
+    if [[ -e "$out/summary.md" || "${recorded#*$'\n'}" != "$args" || $recorded != commit\ * ]]; then
+        echo "ab-trials: $out holds files, not an unfinished set of this percent and flags; give a new or empty directory" >&2
         exit 2
     fi
+    commit=$(head -n 1 <<< "$recorded")
+    commit=${commit#commit }
+    if [[ ! -x "$keep/ledgerbench" ]]; then
+        echo "ab-trials: $out was begun by commit $commit, whose binary $keep/ledgerbench is gone; copy a release build of $commit there and run again, or give a new directory" >&2
+        exit 2
+    fi
+    echo "ab-trials: resuming the unfinished trials in $out with the binary of commit $commit" >&2
+else
+    dirty=$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+    commit=$(git rev-parse --short=12 HEAD)$dirty
+    cargo build --release --workspace --locked --quiet
+    mkdir -p "$keep"
+    cp "$(ledgerbench_bin)" "$keep/ledgerbench"
+    printf 'commit %s\n%s\n' "$commit" "$args" > "$out/trials.args"
 fi
-cargo build --release --workspace --locked --quiet
-source scripts/bin.sh
-mkdir -p "$out"
-[[ -f "$out/trials.args" ]] || printf '%s\n' "$want" > "$out/trials.args"
 work=$(mktemp -d)
 scratch=""
 trap 'rm -rf "$work" ${scratch:+"$scratch"}' EXIT
-cp "$(ledgerbench_bin)" "$work/ledgerbench"
+cp "$keep/ledgerbench" "$work/ledgerbench"
 printf '#!/bin/sh\nLEDGERBENCH_PLANT_SLOWDOWN_PCT=%s exec "%s" "$@"\n' "$pct" "$work/ledgerbench" > "$work/planted"
 chmod +x "$work/planted"
 bin="$work/ledgerbench"
@@ -85,3 +103,5 @@ for i in $(seq 1 "$trials"); do
 done
 scripts/ab-summary.sh "$out" > "$out/summary.md"
 cat "$out/summary.md"
+# The set is done: its binary was kept only to resume it.
+rm -rf "$keep"

@@ -17,6 +17,8 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 # The Go toolchain below is fetched with these.
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+# The gate and the `ab` trial scripts read ab.json with it.
+command -v jq >/dev/null 2>&1 || missing+=(jq)
 
 # The point-read sweep measures the device's own IOPS at each queue depth
 # with fio, the anchor its engines are put beside (skipped with a note

@@ -24,7 +24,9 @@ pub struct StoreAnswer {
     store: &'static str,
     /// The recommended config, when any run finished with a fitted model.
     pub(super) best: Option<Candidate>,
-    next: Option<Candidate>,
+    pub(super) next: Option<Candidate>,
+    /// Configs set aside because their compaction debt rose.
+    pub(super) behind: Vec<String>,
 }
 
 impl StoreAnswer {
@@ -34,6 +36,7 @@ impl StoreAnswer {
             store,
             best: sorted.first().cloned(),
             next: sorted.get(1).cloned(),
+            behind: Vec::new(),
         }
     }
 
@@ -58,6 +61,12 @@ impl StoreAnswer {
             return "no run finished with a fitted model".into();
         };
         let mut r = match (self.margin(), self.error()) {
+            // A margin past even a large error cannot be undone by it.
+            (Some(m), Some(e)) if m > e && e > 50.0 => {
+                format!(
+                    "clear on this evidence, though the months are trends (held-out error {e:.0}%)"
+                )
+            }
             (_, Some(e)) if e > 50.0 => format!("weak evidence: held-out error {e:.0}%"),
             (Some(m), Some(e)) if m <= e => "within the model's error: not told apart".into(),
             (Some(_), _) => "clear on this evidence".into(),
@@ -221,6 +230,22 @@ impl Answer {
                 let _ = write!(s, " {cell} |");
             }
             s.push('\n');
+        }
+        let behind: Vec<String> = self
+            .stores
+            .iter()
+            .filter(|a| !a.behind.is_empty())
+            .map(|a| {
+                let each: Vec<String> = a.behind.iter().map(|l| format!("`{l}`")).collect();
+                format!("`{}`: {}", a.store, each.join(", "))
+            })
+            .collect();
+        if !behind.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nNot recommended, compaction fell behind (pending compaction bytes rose across a run; the verdict section gives each rise): {}.",
+                behind.join("; ")
+            );
         }
         s.push_str("\nHow much a batch grew, last batch over first (range over the memory limits; flat is 1.0x):\n\n");
         s.push_str("| config | ledgers | txdata | txindex |\n|---|---:|---:|---:|\n");

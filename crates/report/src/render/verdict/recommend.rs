@@ -1,10 +1,12 @@
 //! The recommendation per store: the lowest predicted month among configs
-//! whose runs all finished and keep every entry, beside the next one, and
-//! how far the model's measured error lets the choice be trusted.
+//! whose runs all finished, keep every entry, meet the lookup bound and
+//! whose compaction kept up, beside the next one, and how far the model's
+//! measured error lets the choice be trusted.
 
 use std::fmt::Write;
 
 use super::answer::StoreAnswer;
+use super::debt::Rising;
 use super::lookup::Standing;
 use super::{MONTH_BATCHES, secs};
 use crate::render::opt;
@@ -26,11 +28,15 @@ pub(super) struct Candidate {
     pub(super) harness_bound: bool,
     /// Its lookups at the month's batch count against the bound.
     pub(super) lookup: Standing,
+    /// The run of the config whose compaction debt rose the most across
+    /// its batches, when any rose.
+    pub(super) debt: Option<Rising>,
 }
 
 /// The recommended run for `store`: the lowest predicted month among runs
-/// that finished and meet the lookup bound (`bound_us`, when weighed),
-/// beside the next one, and what would change the choice.
+/// that finished, meet the lookup bound (`bound_us`, when weighed) and
+/// whose compaction debt did not rise, beside the next one, and what would
+/// change the choice.
 ///
 /// Long because the ranking and the text that explains it are one argument: what was set aside and why, then the pick and its margin.
 pub(super) fn recommend(
@@ -39,20 +45,30 @@ pub(super) fn recommend(
     bound_us: Option<f64>,
 ) -> (String, StoreAnswer) {
     c.sort_by(|a, b| a.month.total_cmp(&b.month));
-    let (over, c): (Vec<Candidate>, Vec<Candidate>) = c
-        .into_iter()
-        .partition(|x| matches!(x.lookup, Standing::Over(_)));
-    let picked = StoreAnswer::of(store, &c);
+    let is_over = |x: &Candidate| matches!(x.lookup, Standing::Over(_));
+    let (aside, c): (Vec<Candidate>, Vec<Candidate>) =
+        c.into_iter().partition(|x| is_over(x) || x.debt.is_some());
+    let mut picked = StoreAnswer::of(store, &c);
+    picked.behind = aside
+        .iter()
+        .filter(|x| x.debt.is_some())
+        .map(|x| x.label.clone())
+        .collect();
+    let over: Vec<Candidate> = aside.iter().filter(|&x| is_over(x)).cloned().collect();
     let overs = over_bound(&over, bound_us);
+    let behind = fell_behind(&aside);
     let Some(best) = c.first() else {
+        let mut within = Vec::new();
+        if !over.is_empty() {
+            within.push(" within the lookup bound");
+        }
+        if !behind.is_empty() {
+            within.push(" with compaction keeping up");
+        }
         return (
             format!(
-                "No recommendation for `{store}`: no run finished with a fitted model{}.{overs}\n\n",
-                if over.is_empty() {
-                    ""
-                } else {
-                    " within the lookup bound"
-                }
+                "No recommendation for `{store}`: no run finished with a fitted model{}.{overs}{behind}\n\n",
+                within.join(" and")
             ),
             picked,
         );
@@ -78,7 +94,7 @@ pub(super) fn recommend(
         )
     };
     let mut s = format!(
-        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} config(s) whose runs all finished and keep every entry{}.",
+        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} config(s) whose runs all finished, keep every entry and kept up with compaction{}.",
         best.label,
         secs(best.month),
         c.len(),
@@ -120,6 +136,7 @@ pub(super) fn recommend(
     }
     s.push_str(&lookup_text(best, bound_us));
     s.push_str(&overs);
+    s.push_str(&behind);
     s.push_str("\n\n");
     (s, picked)
 }
@@ -177,6 +194,30 @@ fn over_bound(over: &[Candidate], bound_us: Option<f64>) -> String {
     )
 }
 
+/// The configs set aside because their compaction debt rose, with the run
+/// and the rise.
+fn fell_behind(aside: &[Candidate]) -> String {
+    let each: Vec<String> = aside
+        .iter()
+        .filter_map(|x| {
+            let d = x.debt.as_ref()?;
+            Some(format!(
+                "`{}` (predicted month {}; {})",
+                x.label,
+                secs(x.month),
+                d.text()
+            ))
+        })
+        .collect();
+    if each.is_empty() {
+        return String::new();
+    }
+    format!(
+        " Not recommended, compaction fell behind (the debt rose across the run, so the month, predicted from batch times, leaves out work the engine deferred): {}.",
+        each.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +232,7 @@ mod tests {
             runs: 1,
             harness_bound: false,
             lookup: Standing::NotApplied,
+            debt: None,
         }
     }
 
@@ -207,7 +249,7 @@ mod tests {
         assert!(r.contains("Next: `b`") && r.contains("(5% more)"), "{r}");
         assert!(r.contains("not told apart"), "{r}");
         assert!(r.contains("space amplification n/a"), "absent, not 0: {r}");
-        let (r, _) = recommend(
+        let (r, a) = recommend(
             "txdata",
             vec![cand("a", 100.0, Some(80.0)), cand("b", 1000.0, None)],
             None,
@@ -216,6 +258,20 @@ mod tests {
             r.contains("Weak evidence") && r.contains("would change"),
             "{r}"
         );
+        // A margin past a large error is a clear choice between trends; one
+        // inside it is weak.
+        assert!(
+            a.reading()
+                .starts_with("clear on this evidence, though the months are trends"),
+            "{}",
+            a.reading()
+        );
+        let (_, a) = recommend(
+            "txdata",
+            vec![cand("a", 100.0, Some(80.0)), cand("b", 150.0, None)],
+            None,
+        );
+        assert!(a.reading().starts_with("weak evidence"), "{}", a.reading());
         let mut fast = cand("fast", 10.0, None);
         fast.harness_bound = true;
         let (r, a) = recommend("txdata", vec![fast], None);
@@ -267,5 +323,42 @@ mod tests {
         let (r, a) = recommend("txdata", vec![fast], Some(10_000.0));
         assert!(a.best.is_none());
         assert!(r.contains("within the lookup bound"), "{r}");
+    }
+
+    #[test]
+    fn a_config_whose_compaction_fell_behind_is_set_aside_however_fast_it_ingests() {
+        let mut blob = cand("blob", 500.0, Some(20.0));
+        blob.debt = Some(Rising {
+            run: "blob@128MiB".into(),
+            first_mib: 5.0,
+            last_mib: 74.0,
+            batches: 18,
+            rise_pct: 3.7,
+            p: 1e-7,
+        });
+        let (r, a) = recommend(
+            "txdata",
+            vec![blob.clone(), cand("partitioned", 700.0, Some(20.0))],
+            None,
+        );
+        assert_eq!(
+            a.best.as_ref().map(|b| b.label.as_str()),
+            Some("partitioned")
+        );
+        assert!(a.next.is_none(), "the set-aside config is no runner-up");
+        assert_eq!(a.behind, ["blob"]);
+        assert!(r.contains("`txdata`: `partitioned`**"), "{r}");
+        assert!(
+            r.contains("Not recommended, compaction fell behind")
+                && r.contains("`blob` (predicted month 8.3 min; debt 5 -> 74 MiB over 18 batches in `blob@128MiB`, rising 3.7% of a batch's data a batch"),
+            "{r}"
+        );
+        // Nothing kept up: no recommendation, and why.
+        let (r, a) = recommend("txdata", vec![blob], None);
+        assert!(a.best.is_none());
+        assert!(
+            r.contains("with compaction keeping up") && r.contains("fell behind"),
+            "{r}"
+        );
     }
 }

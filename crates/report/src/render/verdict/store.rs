@@ -69,9 +69,16 @@ pub(super) fn section(
             .held_out
             .as_ref()
             .map_or(members.len() - 1, |h| h.member);
+        // Its debt is that of the run where it rose the most: one run
+        // falling behind is enough to set the config aside.
+        let rising = members
+            .iter()
+            .filter_map(|m| debt::rising(m.label, m.run, store))
+            .max_by(|a, b| a.rise_pct.total_cmp(&b.rise_pct));
         if eligible.iter().all(Option::is_some)
-            && let Some(c) = eligible.into_iter().nth(pick).flatten()
+            && let Some(mut c) = eligible.into_iter().nth(pick).flatten()
         {
+            c.debt = rising;
             candidates.push(c);
         }
     }
@@ -223,7 +230,10 @@ impl<'a> Row<'a> {
                 .last()
                 .and_then(|b| b.stores.iter().find(|s| s.store == store))
                 .and_then(|s| s.engine.pending_compaction_bytes)
-                .map_or("n/a".into(), mib),
+                .map_or("n/a".into(), |d| {
+                    let rose = debt::rising(self.m.label, r, store).is_some();
+                    format!("{}{}", mib(d), if rose { ", rising" } else { "" })
+                }),
             self.checked.all.map_or("n/a".into(), |f| {
                 format!(
                     "{:.2e} / {:.2e} / {:.2e}, {:.2}",
@@ -274,6 +284,7 @@ impl<'a> Row<'a> {
                 backend.and_then(|b| month_lookup(ctx.fanouts, b)),
                 ctx.opts.lookup_bound_us,
             ),
+            debt: None,
         })
     }
 }

@@ -1,0 +1,117 @@
+//! `scripts/ab-trials.sh` resumes an unfinished set of trials with the
+//! binary that began it, whatever the tree is now, and refuses anything else.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+use common::{read_json, stderr, stdout};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The script on `out` with `args`, its kept binaries under `bins`.
+fn trials(out: &Path, bins: &Path, args: &[&str]) -> Output {
+    Command::new("bash")
+        .arg(root().join("scripts/ab-trials.sh"))
+        .arg(out)
+        .args(args)
+        .env("LEDGERBENCH_AB_TRIALS_BINS", bins)
+        .output()
+        .expect("run ab-trials.sh")
+}
+
+#[test]
+fn an_unfinished_set_is_resumed_by_its_own_binary_and_nothing_else_is() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (out, bins) = (t.path().join("out"), t.path().join("bins"));
+    std::fs::create_dir(&out).expect("out");
+    // A set of one trial each, begun by another commit, its planted trial
+    // kept (a real one, from the published set).
+    let kept = root().join("results/ab-2026-11-25/rounds-20-alpha-0.01");
+    std::fs::write(
+        out.join("trials.args"),
+        "commit 0123456789ab\npercent 5\nab flags --rounds 20\n",
+    )
+    .expect("args");
+    let mut planted = read_json(&kept.join("planted-1.json"));
+    planted["planted_slowdown_pct"] = serde_json::json!(5);
+    std::fs::write(out.join("planted-1.json"), planted.to_string()).expect("planted");
+    let args = ["1", "5", "--", "--rounds", "20"];
+
+    // Its binary is gone: refused, with where to put one.
+    let o = trials(&out, &bins, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("commit 0123456789ab"), "{err}");
+    let bin = err
+        .split("whose binary ")
+        .nth(1)
+        .and_then(|s| s.split(" is gone").next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no binary path in: {err}"));
+    assert!(bin.starts_with(&bins), "{}", bin.display());
+
+    // The kept binary: a stand-in whose `ab` records its arguments and
+    // writes a real same-code trial's ab.json.
+    let calls = t.path().join("calls");
+    std::fs::create_dir_all(bin.parent().expect("dir")).expect("keep");
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\nmkdir -p \"$out\" && cp '{}' \"$out/ab.json\"\n",
+            calls.display(),
+            kept.join("same-1.json").display()
+        ),
+    )
+    .expect("stand-in");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    // Other flags or another percent are another set: refused.
+    for other in [
+        &["1", "5", "--", "--rounds", "30"][..],
+        &["1", "4", "--", "--rounds", "20"][..],
+    ] {
+        let o = trials(&out, &bins, other);
+        assert_eq!(o.status.code(), Some(2), "{other:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("not an unfinished set"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(!calls.exists(), "a refused set ran a trial");
+
+    // The same: the kept trial stays, the missing one runs by the kept
+    // binary against itself, the summary is written and the binary removed.
+    let o = trials(&out, &bins, &args);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("planted 1/1: kept from before"),
+        "{}",
+        stdout(&o)
+    );
+    let call = std::fs::read_to_string(&calls).expect("calls");
+    assert_eq!(call.lines().count(), 1, "{call}");
+    let words: Vec<&str> = call.split_whitespace().collect();
+    let side = |flag: &str| words.iter().position(|w| *w == flag).map(|i| words[i + 1]);
+    assert_eq!(side("--baseline"), side("--current"), "{call}");
+    assert!(call.trim_end().ends_with("--rounds 20"), "{call}");
+    assert_eq!(
+        read_json(&out.join("same-1.json")),
+        read_json(&kept.join("same-1.json"))
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary");
+    assert!(
+        summary.contains("1 planted and 1 same-code trials"),
+        "{summary}"
+    );
+    assert!(!bin.exists(), "the finished set's binary was kept");
+
+    // Finished: refused, nothing run again.
+    let o = trials(&out, &bins, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&calls).expect("calls"), call);
+}
