@@ -92,6 +92,6 @@ readme_block durability results/crash-matrix-2026-11-24
 # kept samples, and each summary derived again from its trials.
 while IFS= read -r summary; do
     scripts/ab-summary.sh "$(dirname "$summary")" --check || status=1
-done < <(find results -path '*/rounds-*/summary.md' -path 'results/ab-*' | sort)
+done < <(find results -path 'results/ab-*' -name summary.md | sort)
 [[ $status == 0 ]] && echo "republish: $n published reports and the README's verdict and durability blocks match their committed results"
 exit "$status"
