@@ -58,6 +58,9 @@ impl StoreAnswer {
     /// How far the choice can be trusted, in a few words.
     pub(super) fn reading(&self) -> String {
         let Some(best) = &self.best else {
+            if !self.behind.is_empty() {
+                return "none: every config that finished fell behind in compaction or is over the lookup bound".into();
+            }
             return "no run finished with a fitted model".into();
         };
         let mut r = match (self.margin(), self.error()) {

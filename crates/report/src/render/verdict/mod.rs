@@ -204,9 +204,9 @@ fn intro(md: &mut String, opts: &VerdictOptions) {
          the page cache) the share of random keys not in memory (`a`: an insert that hits memory, `b`: one that must read its page or block, `c`: compaction rewriting what \
          is stored), coefficients kept non-negative. Lookups through the store: one-step for `txdata`, two-step (`txindex`, then `ledgers`) for the others, \
          while ledgers stream in. Device reads per GET: over the verification lookups after ingestion (random transactions of the whole history, \
-         nothing writing), from the store's private device. Compaction debt: the engine's pending compaction bytes after the last batch, `rising` when it rose across the run \
-         (Mann-Kendall's test over every batch at p < 0.01, and Sen's slope over 1% of a batch's data a batch); a config with a run whose debt rose is not recommended, \
-         as its month, predicted from batch times, leaves out the work it deferred. \
+         nothing writing), from the store's private device. Compaction debt: the engine's pending compaction bytes after the last batch (RocksDB counts level 0 only past its compaction trigger), \
+         `rising` when it rose across the run: the batch-to-batch changes' Hodges-Lehmann estimate over 1% of a batch's data, its one-sided 99% lower bound above zero, \
+         over at least 10 batches. A config with a run whose debt rose is not recommended, as its month, predicted from batch times, leaves out the work it deferred. \
          A harness-bound run's engine waited for generated data part of each batch, time its background compaction had free; \
          `--pregenerate` takes the generator out of the way. The run reaching the largest data/memory ratio is held out of the fit and predicted \
          (the last third of the batches when a backend ran once). The month is the report's: {MONTH_BATCHES} batches of {} transactions, \

@@ -1,6 +1,6 @@
 //! The recommendation per store: the lowest predicted month among configs
 //! whose runs all finished, keep every entry, meet the lookup bound and
-//! whose compaction kept up, beside the next one, and how far the model's
+//! showed no rising compaction debt, beside the next one, and how far the model's
 //! measured error lets the choice be trusted.
 
 use std::fmt::Write;
@@ -63,7 +63,7 @@ pub(super) fn recommend(
             within.push(" within the lookup bound");
         }
         if !behind.is_empty() {
-            within.push(" with compaction keeping up");
+            within.push(" without rising compaction debt");
         }
         return (
             format!(
@@ -94,10 +94,15 @@ pub(super) fn recommend(
         )
     };
     let mut s = format!(
-        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} config(s) whose runs all finished, keep every entry and kept up with compaction{}.",
+        "**Recommended for `{store}`: `{}`**, the lowest predicted month ({}) of {} config(s) whose runs all finished, keep every entry{} and showed no rising compaction debt{}.",
         best.label,
         secs(best.month),
         c.len(),
+        if bound_us.is_some() {
+            ", meet the lookup bound"
+        } else {
+            ""
+        },
         amp(best)
     );
     if let Some(next) = c.get(1) {
@@ -116,10 +121,17 @@ pub(super) fn recommend(
             .into_iter()
             .chain(next.error_pct)
             .fold(0.0, f64::max);
-        if err > 50.0 {
+        // Past the margin, even a large error cannot undo the choice (the
+        // answer's reading says the same).
+        if err > 50.0 && margin <= err {
             let _ = write!(
                 s,
                 " Weak evidence: the model missed a held-out batch by {err:.0}%, so the month is a trend, not a figure."
+            );
+        } else if err > 50.0 {
+            let _ = write!(
+                s,
+                " The months are trends, not figures (the model missed a held-out batch by {err:.0}%), but the margin is past that error."
             );
         }
         if err > 0.0 && margin <= err {
@@ -255,9 +267,10 @@ mod tests {
             None,
         );
         assert!(
-            r.contains("Weak evidence") && r.contains("would change"),
+            r.contains("margin is past that error") && r.contains("would change"),
             "{r}"
         );
+        assert!(!r.contains("Weak evidence"), "{r}");
         // A margin past a large error is a clear choice between trends; one
         // inside it is weak.
         assert!(
@@ -266,12 +279,13 @@ mod tests {
             "{}",
             a.reading()
         );
-        let (_, a) = recommend(
+        let (r, a) = recommend(
             "txdata",
             vec![cand("a", 100.0, Some(80.0)), cand("b", 150.0, None)],
             None,
         );
         assert!(a.reading().starts_with("weak evidence"), "{}", a.reading());
+        assert!(r.contains("Weak evidence"), "{r}");
         let mut fast = cand("fast", 10.0, None);
         fast.harness_bound = true;
         let (r, a) = recommend("txdata", vec![fast], None);
@@ -333,8 +347,9 @@ mod tests {
             first_mib: 5.0,
             last_mib: 74.0,
             batches: 18,
-            rise_pct: 3.7,
-            p: 1e-7,
+            rise_mib: 5.0,
+            low_mib: 2.2,
+            rise_pct: 4.6,
         });
         let (r, a) = recommend(
             "txdata",
@@ -350,15 +365,42 @@ mod tests {
         assert!(r.contains("`txdata`: `partitioned`**"), "{r}");
         assert!(
             r.contains("Not recommended, compaction fell behind")
-                && r.contains("`blob` (predicted month 8.3 min; debt 5 -> 74 MiB over 18 batches in `blob@128MiB`, rising 3.7% of a batch's data a batch"),
+                && r.contains("`blob` (predicted month 8.3 min; debt 5 -> 74 MiB over 18 batches in `blob@128MiB`, rising 5.0 MiB a batch (4.6% of a batch's data; 99% lower bound 2.2 MiB))"),
+            "{r}"
+        );
+        // One over the lookup bound and one behind: each named for its own
+        // reason, only the one behind in the answer's list.
+        use super::super::lookup::MonthLookup;
+        let mut wide = cand("wide", 100.0, None);
+        wide.lookup = Standing::Over(MonthLookup {
+            found_p99_us: 20_000.0,
+            missing_p99_us: 25_000.0,
+            probes: None,
+            source: "fan".into(),
+        });
+        let (r, a) = recommend(
+            "txdata",
+            vec![wide, blob.clone(), cand("partitioned", 700.0, None)],
+            Some(10_000.0),
+        );
+        assert_eq!(a.behind, ["blob"]);
+        assert!(r.contains("meet the lookup bound"), "{r}");
+        let (bound, behind) = r.split_once("compaction fell behind").expect("both");
+        assert!(
+            bound.contains("over the lookup bound of 10 ms: `wide`"),
+            "{r}"
+        );
+        assert!(
+            !bound.contains("`blob` (") && !behind.contains("`wide`"),
             "{r}"
         );
         // Nothing kept up: no recommendation, and why.
         let (r, a) = recommend("txdata", vec![blob], None);
         assert!(a.best.is_none());
         assert!(
-            r.contains("with compaction keeping up") && r.contains("fell behind"),
+            r.contains("without rising compaction debt") && r.contains("fell behind"),
             "{r}"
         );
+        assert!(a.reading().contains("fell behind"), "{}", a.reading());
     }
 }
