@@ -78,13 +78,19 @@ timing_gate() {
     rm -rf "$scratch"
     grep -m1 -E '^[0-9]+ rounds' "$work/ab.md" || true
     sed -n '/^| metric/,$p' "$work/ab.md"
-    # Kept only when the counters passed too (a build that broke a meter is
-    # no baseline for the next) and the timings could be seen (a pass with
-    # the noise over its target proves little).
-    if [[ $rc -eq 0 && $status -eq 0 && $blind -eq 0 && -z "${LEDGERBENCH_GATE_BASELINE:-}" ]]; then
+    # Kept when the counters passed too (a build that broke a meter is no
+    # baseline for the next), whatever the noise: on the 2-core VM batch
+    # time's noise stayed over ±2.5% at 60 rounds in most trials
+    # (results/ab-2026-11-25/noise-target), so keeping only quiet passes
+    # kept none, and every later gate compared the build with itself.
+    # A noisy pass is kept all the same, and says so.
+    if [[ $rc -eq 0 && $status -eq 0 && -z "${LEDGERBENCH_GATE_BASELINE:-}" ]]; then
         mkdir -p "$keep"
         cp "$BIN" "$keep/ledgerbench.tmp" && mv "$keep/ledgerbench.tmp" "$keep/ledgerbench"
         git rev-parse --short=12 HEAD > "$keep/commit"
+        if [[ $blind -eq 1 ]]; then
+            echo "gate: kept as the next baseline, though its noise stayed over target (a slowdown near 5% may pass unseen at that noise)"
+        fi
     elif [[ $rc -ge 2 ]]; then
         tail -n 20 "$work/ab.log"
     fi
