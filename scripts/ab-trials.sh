@@ -55,7 +55,15 @@ if [[ -n "$(ls -A "$out")" ]]; then
     commit=$(head -n 1 <<< "$recorded")
     commit=${commit#commit }
     if [[ ! -x "$keep/ledgerbench" ]]; then
-        echo "ab-trials: $out was begun by commit $commit, whose binary $keep/ledgerbench is gone; copy a release build of $commit there and run again, or give a new directory" >&2
+        # (A new machine, or /var/tmp cleared.) The commit builds again to
+        # the same binary; sharing this tree's target directory spares
+        # RocksDB's C++, and building this tree afterwards puts its own
+        # binary back there.
+        t=$(target_dir) w=/tmp/ab-trials-$commit
+        echo "ab-trials: $out was begun by commit $commit, whose binary $keep/ledgerbench is gone; copy a release build of $commit there and run again, or give a new directory." >&2
+        # A build of a dirty tree cannot be made again.
+        [[ $commit == *-dirty ]] || echo "To build one:
+  git worktree add $w $commit && (cd $w && CARGO_TARGET_DIR=$t cargo build --release --workspace --locked) && mkdir -p $keep && cp $t/release/ledgerbench $keep/ && git worktree remove $w && cargo build --release --workspace --locked" >&2
         exit 2
     fi
     echo "ab-trials: resuming the unfinished trials in $out with the binary of commit $commit" >&2
