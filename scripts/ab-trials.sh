@@ -56,14 +56,17 @@ if [[ -n "$(ls -A "$out")" ]]; then
     commit=${commit#commit }
     if [[ ! -x "$keep/ledgerbench" ]]; then
         # (A new machine, or /var/tmp cleared.) The commit builds again to
-        # the same binary; sharing this tree's target directory spares
-        # RocksDB's C++, and building this tree afterwards puts its own
-        # binary back there.
+        # the same binary. A copy of this tree's target directory spares
+        # RocksDB's C++; sharing the directory itself would not do: cargo
+        # keys a workspace's crates by their path inside the workspace and
+        # their files' times, so two checkouts building into one directory
+        # take each other's builds for fresh (here a build of main after
+        # one of an older commit's worktree kept the older code).
         t=$(target_dir) w=/tmp/ab-trials-$commit
         echo "ab-trials: $out was begun by commit $commit, whose binary $keep/ledgerbench is gone; copy a release build of $commit there and run again, or give a new directory." >&2
         # A build of a dirty tree cannot be made again.
         [[ $commit == *-dirty ]] || echo "To build one:
-  git worktree add $w $commit && (cd $w && CARGO_TARGET_DIR=$t cargo build --release --workspace --locked) && mkdir -p $keep && cp $t/release/ledgerbench $keep/ && git worktree remove $w && cargo build --release --workspace --locked" >&2
+  git worktree add $w $commit && cp -a $t $w.target && (cd $w && CARGO_TARGET_DIR=$w.target cargo build --release --workspace --locked) && mkdir -p $keep && cp $w.target/release/ledgerbench $keep/ && git worktree remove --force $w && rm -rf $w.target" >&2
         exit 2
     fi
     echo "ab-trials: resuming the unfinished trials in $out with the binary of commit $commit" >&2

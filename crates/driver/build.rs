@@ -25,9 +25,13 @@ fn main() {
         std::env::var("PROFILE").unwrap_or_default()
     );
     // Rebuild when HEAD moves; the index changes on every commit and staging.
-    for p in ["../../.git/HEAD", "../../.git/index"] {
-        if std::path::Path::new(p).exists() {
-            println!("cargo:rerun-if-changed={p}");
+    // Git names its directory: in a worktree `.git` is a file pointing to it.
+    if let Some(dir) = run("git", &["rev-parse", "--absolute-git-dir"]) {
+        for f in ["HEAD", "index"] {
+            let p = std::path::Path::new(&dir).join(f);
+            if p.exists() {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -1,5 +1,6 @@
 //! `scripts/ab-trials.sh` resumes an unfinished set of trials with the
-//! binary that began it, whatever the tree is now, and refuses anything else.
+//! binary that began it, whatever the tree is now, and refuses anything
+//! else; `scripts/ab-prefix.sh` judges a set again on its first rounds.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -53,6 +54,13 @@ fn an_unfinished_set_is_resumed_by_its_own_binary_and_nothing_else_is() {
         .map(PathBuf::from)
         .unwrap_or_else(|| panic!("no binary path in: {err}"));
     assert!(bin.starts_with(&bins), "{}", bin.display());
+    // ... and how to build that commit's binary there again.
+    let keep = bin.parent().expect("dir").display().to_string();
+    assert!(
+        err.contains("git worktree add /tmp/ab-trials-0123456789ab 0123456789ab")
+            && err.contains(&format!("mkdir -p {keep} && cp ")),
+        "{err}"
+    );
 
     // The kept binary: a stand-in whose `ab` records its arguments and
     // writes a real same-code trial's ab.json.
@@ -114,4 +122,55 @@ fn an_unfinished_set_is_resumed_by_its_own_binary_and_nothing_else_is() {
     let o = trials(&out, &bins, &args);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&calls).expect("calls"), call);
+}
+
+/// `scripts/ab-prefix.sh DIR N` with this build's binary.
+fn prefix(dir: &Path, n: &str) -> Output {
+    Command::new("bash")
+        .arg(root().join("scripts/ab-prefix.sh"))
+        .arg(dir)
+        .arg(n)
+        .env("LEDGERBENCH_BIN", env!("CARGO_BIN_EXE_ledgerbench"))
+        .output()
+        .expect("run ab-prefix.sh")
+}
+
+#[test]
+fn a_set_cut_to_its_first_rounds_is_judged_on_those_alone() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // Two trials of the gate's published set, 60 rounds each: the planted
+    // one was called worse at 60; on its first 20 rounds its effect
+    // (+5.06%) lay inside that cut's band (±5.09%).
+    let set = root().join("results/ab-2026-11-25/noise-target");
+    for f in ["planted-1.json", "same-1.json"] {
+        std::fs::copy(set.join(f), t.path().join(f)).expect("copy");
+    }
+    let batch = |o: &Output| {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        stdout(o)
+            .lines()
+            .find(|l| l.starts_with("| rocksdb-leveled/summary.batch_secs |"))
+            .unwrap_or_else(|| panic!("no batch time row: {}", stdout(o)))
+            .to_string()
+    };
+    let o = prefix(t.path(), "20");
+    assert!(
+        stdout(&o).contains("first 20 rounds of 1 planted and 1 same-code trials"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        batch(&o),
+        "| rocksdb-leveled/summary.batch_secs | 0 | 0 | 0 | 0 |"
+    );
+    assert_eq!(
+        batch(&prefix(t.path(), "60")),
+        "| rocksdb-leveled/summary.batch_secs | 1 | 0 | 0 | 0 |"
+    );
+    // More rounds than a trial ran, or no count: refused.
+    for bad in ["61", "x", "0"] {
+        let o = prefix(t.path(), bad);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stdout(&o));
+    }
+    assert!(stderr(&prefix(t.path(), "61")).contains("fewer than 61 rounds"));
 }
