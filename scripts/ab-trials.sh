@@ -62,11 +62,14 @@ if [[ -n "$(ls -A "$out")" ]]; then
         # their files' times, so two checkouts building into one directory
         # take each other's builds for fresh (here a build of main after
         # one of an older commit's worktree kept the older code).
-        t=$(target_dir) w=/tmp/ab-trials-$commit
-        echo "ab-trials: $out was begun by commit $commit, whose binary $keep/ledgerbench is gone; copy a release build of $commit there and run again, or give a new directory." >&2
-        # A build of a dirty tree cannot be made again.
-        [[ $commit == *-dirty ]] || echo "To build one:
-  git worktree add $w $commit && cp -a $t $w.target && (cd $w && CARGO_TARGET_DIR=$w.target cargo build --release --workspace --locked) && mkdir -p $keep && cp $w.target/release/ledgerbench $keep/ && git worktree remove --force $w && rm -rf $w.target" >&2
+        if [[ $commit == *-dirty ]]; then
+            # A build of a dirty tree cannot be made again.
+            echo "ab-trials: $out was begun by a build of uncommitted changes ($commit), whose binary $keep/ledgerbench is gone; give a new directory" >&2
+            exit 2
+        fi
+        t=$(printf %q "$(target_dir)") w=$(printf %q "/tmp/ab-trials-$commit") k=$(printf %q "$keep")
+        echo "ab-trials: $out was begun by commit $commit, whose binary $keep/ledgerbench is gone; copy a release build of $commit there and run again, or give a new directory. To build one:" >&2
+        echo "  rm -rf $w $w.target && git worktree prune && git worktree add $w $commit && { [ ! -d $t ] || cp -a $t $w.target; } && (cd $w && CARGO_TARGET_DIR=$w.target cargo build --release --workspace --locked) && mkdir -p $k && cp $w.target/release/ledgerbench $k/ && git worktree remove --force $w && rm -rf $w.target" >&2
         exit 2
     fi
     echo "ab-trials: resuming the unfinished trials in $out with the binary of commit $commit" >&2

@@ -9,11 +9,11 @@ target_dir() {
   echo "${dir:-$PWD/target}"
 }
 
-# The release binary cargo built, as an absolute path ($LEDGERBENCH_BIN
-# when set: a test's own build); a clear error when it is not built.
+# The release binary cargo built, as an absolute path; a clear error when
+# it is not built.
 ledgerbench_bin() {
-  local bin=${LEDGERBENCH_BIN:-}
-  [[ -n "$bin" ]] || bin="$(target_dir)/release/ledgerbench"
+  local bin
+  bin="$(target_dir)/release/ledgerbench"
   if [[ ! -x "$bin" ]]; then
     echo "$(basename "$0"): $bin is not built; run cargo build --release --workspace --locked" >&2
     return 1

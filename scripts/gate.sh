@@ -72,26 +72,43 @@ timing_gate() {
     # ±2.5%, up to 60 (about six minutes on the 2-core VM).
     "$BIN" ab --baseline "$base" --current "$BIN" --out "$scratch/ab" \
         --noise-target summary.batch_secs=2.5 --max-rounds 60 > "$work/ab.md" 2> "$work/ab.log" || rc=$?
-    # ab.json's over_target: the metrics whose noise stayed over target.
-    local blind=1
+    # ab.json's over_target: the metrics whose noise stayed over target;
+    # and whether batch time's estimate had this build slower at all.
+    local blind=1 slower=0 effect
     jq -e '.over_target | length == 0' "$scratch/ab/ab.json" > /dev/null 2>&1 && blind=0
+    effect=$(jq -r '[.judgements[] | select(.metric | endswith("summary.batch_secs")) | .effect_pct * 100 | round / 100][0] // empty' \
+        "$scratch/ab/ab.json" 2> /dev/null || true)
+    awk -v e="${effect:-0}" 'BEGIN { exit !(e > 0) }' && slower=1
     rm -rf "$scratch"
     grep -m1 -E '^[0-9]+ rounds' "$work/ab.md" || true
     sed -n '/^| metric/,$p' "$work/ab.md"
-    # Kept when the counters passed too (a build that broke a meter is no
-    # baseline for the next), whatever the noise: on the 2-core VM batch
-    # time's noise stayed over ±2.5% at 60 rounds in most trials
-    # (results/ab-2026-11-25/noise-target), so keeping only quiet passes
-    # kept none, and every later gate compared the build with itself.
-    # A noisy pass is kept all the same, and says so.
+    # The next baseline: a build that passed the counters too (one that
+    # broke a meter is no baseline). Keeping only quiet passes kept none on
+    # the 2-core VM, whose batch-time noise stayed over ±2.5% at 60 rounds
+    # in most trials (results/ab-2026-11-25/noise-target), so every gate
+    # compared the build with itself. A noisy pass is kept too, unless its
+    # batch time came out slower at all: else small slowdowns hidden in
+    # the noise would each become the reference, and add up unseen.
+    local keepit=0 why=""
     if [[ $rc -eq 0 && $status -eq 0 && -z "${LEDGERBENCH_GATE_BASELINE:-}" ]]; then
+        keepit=1
+        if [[ $blind -eq 1 && "$base" != "$BIN" ]]; then
+            if [[ $slower -eq 1 ]]; then
+                keepit=0
+                why="not kept as the next baseline: its noise stayed over target and its batch time came out ${effect}% slower, within that noise; the baseline stays"
+            else
+                why="kept as the next baseline, though its noise stayed over target (its batch time was not slower)"
+            fi
+        fi
+    fi
+    if [[ $keepit -eq 1 ]]; then
+        why=${why:-kept as the next baseline}
         mkdir -p "$keep"
         cp "$BIN" "$keep/ledgerbench.tmp" && mv "$keep/ledgerbench.tmp" "$keep/ledgerbench"
         git rev-parse --short=12 HEAD > "$keep/commit"
-        if [[ $blind -eq 1 ]]; then
-            echo "gate: kept as the next baseline, though its noise stayed over target (a slowdown near 5% may pass unseen at that noise)"
-        fi
-    elif [[ $rc -ge 2 ]]; then
+    fi
+    [[ -n "$why" ]] && echo "gate: $why"
+    if [[ $rc -ge 2 ]]; then
         tail -n 20 "$work/ab.log"
     fi
     echo "gate: timings: ledgerbench ab exited $rc"

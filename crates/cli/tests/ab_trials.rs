@@ -167,8 +167,9 @@ fn a_set_cut_to_its_first_rounds_is_judged_on_those_alone() {
         batch(&prefix(t.path(), "60")),
         "| rocksdb-leveled/summary.batch_secs | 1 | 0 | 0 | 0 |"
     );
-    // More rounds than a trial ran, or no count: refused.
-    for bad in ["61", "x", "0"] {
+    // More rounds than a trial ran, fewer than alpha 0.01 can use (8),
+    // or no count: refused.
+    for bad in ["61", "x", "0", "7"] {
         let o = prefix(t.path(), bad);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stdout(&o));
     }
