@@ -56,7 +56,7 @@ if [[ -n "$(ls -A "$out")" ]]; then
     commit=${commit#commit }
     if [[ ! -x "$keep/ledgerbench" ]]; then
         # (A new machine, or /var/tmp cleared.) The commit builds again to
-        # the same binary. A copy of this tree's target directory spares
+        # the same code and label, if not the same bytes. A copy of this tree's target directory spares
         # RocksDB's C++; sharing the directory itself would not do: cargo
         # keys a workspace's crates by their path inside the workspace and
         # their files' times, so two checkouts building into one directory
