@@ -6,8 +6,8 @@
 #   scripts/ab-trials.sh OUT [TRIALS] [PERCENT] [-- AB FLAGS...]
 #
 # Each trial is one `ledgerbench ab` with its defaults (20 rounds, alpha
-# 0.01, the small Stellar workload) and the AB FLAGS given (the CI gate's
-# are `-- --noise-target summary.batch_secs=2.5 --max-rounds 60`):
+# 0.01, the small Stellar workload) and the AB FLAGS given (`-- gate`:
+# the CI gate's batch-time comparison, as scripts/gate-ab.sh has it):
 # "planted" compares this build with itself under
 # LEDGERBENCH_PLANT_SLOWDOWN_PCT=PERCENT (every store call that much
 # longer), "same" with itself. Trials alternate planted and same,
@@ -31,6 +31,10 @@ trials=20 pct=5
 [[ $# -gt 0 && $1 != -* ]] && { trials=$1; shift; }
 [[ $# -gt 0 && $1 != -* ]] && { pct=$1; shift; }
 [[ $# -gt 0 && $1 == -- ]] && shift
+if [[ $# -eq 1 && $1 == gate ]]; then
+    source scripts/gate-ab.sh
+    set -- "${GATE_AB_BATCH[@]}"
+fi
 [[ $# -eq 0 || $1 == -* ]] || { echo "ab-trials: $1: AB FLAGS go after --; $usage" >&2; exit 2; }
 [[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "ab-trials: TRIALS $trials: give a count, e.g. 20; $usage" >&2; exit 2; }
 [[ $pct =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "ab-trials: PERCENT $pct: give a number, e.g. 5; $usage" >&2; exit 2; }

@@ -13,6 +13,7 @@ use ledgerbench_report::compare::glob;
 use ledgerbench_report::doc;
 use ledgerbench_report::metrics::{self, Better};
 use ledgerbench_runner::output;
+use ledgerbench_runner::stellar_cmd::SPOOL_CACHE_ENV;
 
 /// The timings judged when no --metric is given: a batch's time (every
 /// store's write, flush and compaction) and the streaming lookups' p99.
@@ -312,6 +313,11 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
             args.rounds
         );
     }
+    let _caches = RemoveOnDrop(
+        [Side::A, Side::B]
+            .map(|s| args.out.join(spool_cache(s)))
+            .to_vec(),
+    );
     let mut planned = args.rounds;
     let mut done = Vec::new();
     loop {
@@ -347,12 +353,32 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
     }
 }
 
+/// Directories ab made, removed however it ends.
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// Refuses, after the first run rather than after --rounds, a noise
 /// target that names none of the judged timings.
 fn check_targets(args: &AbArgs, done: &[(usize, Side, PathBuf)]) -> anyhow::Result<()> {
     ab::over_target(&collect(args, done)?.series(), &args.noise_targets)
         .map(drop)
         .map_err(anyhow::Error::msg)
+}
+
+/// The directory under --out where `side`'s runs keep their pregenerated
+/// ledgers; removed when the rounds are done.
+fn spool_cache(side: Side) -> &'static str {
+    match side {
+        Side::A => "spool-baseline",
+        Side::B => "spool-current",
+    }
 }
 
 /// Runs run `i` of the order (`round`, `side`) into its own directory.
@@ -378,6 +404,9 @@ fn run_one(
         .args(command)
         .arg("--out")
         .arg(&dir)
+        // Each side generates its ledgers once, not every round (a binary
+        // that predates the cache generates them each time, untimed too).
+        .env(SPOOL_CACHE_ENV, args.out.join(spool_cache(side)))
         .stdin(Stdio::null())
         .stderr(out.try_clone()?)
         .stdout(out)

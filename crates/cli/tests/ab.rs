@@ -86,6 +86,7 @@ fn binaries_run_alternately_and_a_planted_slowdown_fails_the_gate() {
         "rocksdb-leveled",
         "--device",
         "none",
+        "--pregenerate",
     ];
     let mut args = vec![
         "ab",
@@ -118,6 +119,16 @@ fn binaries_run_alternately_and_a_planted_slowdown_fails_the_gate() {
         log.contains("ledgerbench: stellar preset") && log.contains("## Ingestion"),
         "{log}"
     );
+    // Each side generated its ledgers once (run 3 is round 2's A), and
+    // the spools are gone with the rounds.
+    let log = std::fs::read_to_string(t.path().join("ab/003-baseline.log")).expect("log");
+    assert!(log.contains("pregenerate: reusing"), "{log}");
+    let left: Vec<_> = std::fs::read_dir(t.path().join("ab"))
+        .expect("ls")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("spool"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     let planted = read_json(&t.path().join("ab/001-current/results.json"));
     assert_eq!(planted["runs"][0]["planted_slowdown_pct"], 100.0);
     let plain = read_json(&t.path().join("ab/000-baseline/results.json"));

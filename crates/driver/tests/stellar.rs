@@ -262,6 +262,7 @@ fn the_pregenerated_path_writes_what_the_live_path_writes_and_removes_its_spool(
             &mut seen,
             Some(stellar::SpoolAt {
                 dir: &spool_dir,
+                cache: None,
                 drop_behind,
             }),
         );
@@ -282,6 +283,70 @@ fn the_pregenerated_path_writes_what_the_live_path_writes_and_removes_its_spool(
         let left: Vec<_> = std::fs::read_dir(&spool_dir).expect("ls").collect();
         assert!(left.is_empty(), "the spool is removed: {left:?}");
     }
+}
+
+#[test]
+fn a_spool_cache_keeps_the_ledgers_for_the_next_run_of_the_same_settings_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (spool_dir, cache) = (dir.path().join("spool"), dir.path().join("cache"));
+    std::fs::create_dir(&spool_dir).expect("mkdir");
+    let cfg = StellarConfig {
+        pregenerate: true,
+        ..small()
+    };
+    let run = |cfg: &StellarConfig, name: &str| {
+        let s = open3(&dir.path().join(name));
+        let mut seen = Seen::default();
+        let out = stellar::run_spooled(
+            cfg,
+            "mem",
+            [&s[0], &s[1], &s[2]],
+            [None, None, None],
+            &mut seen,
+            Some(stellar::SpoolAt {
+                dir: &spool_dir,
+                cache: Some(&cache),
+                drop_behind: false,
+            }),
+        );
+        assert!(out.error.is_none(), "{:?}", out.error);
+        (out, seen.phases)
+    };
+    let spools = || {
+        let mut v: Vec<String> = std::fs::read_dir(&cache)
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let (first, phases) = run(&cfg, "one");
+    assert!(!phases.iter().any(|p| p.contains("reusing")), "{phases:?}");
+    // Kept, complete (a spool and its key, no private names left).
+    let kept = spools();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(kept.iter().all(|n| !n.ends_with(".tmp")), "{kept:?}");
+    let (second, phases) = run(&cfg, "two");
+    assert!(phases.iter().any(|p| p.contains("reusing")), "{phases:?}");
+    assert_eq!(spools(), kept, "reused, not made again");
+    // The same writes, read back and streamed without a mismatch.
+    assert_eq!(first.batches.len(), second.batches.len());
+    for (a, b) in first.batches.iter().zip(&second.batches) {
+        for (x, y) in a.stores.iter().zip(&b.stores) {
+            assert_eq!((x.entries, x.logical_bytes), (y.entries, y.logical_bytes));
+        }
+    }
+    assert_eq!(second.streaming.expect("streamed").mismatches, Some(0));
+    // Other settings are not served another's ledgers.
+    let other = StellarConfig {
+        seed: cfg.seed + 1,
+        ..cfg.clone()
+    };
+    let (_, phases) = run(&other, "three");
+    assert!(!phases.iter().any(|p| p.contains("reusing")), "{phases:?}");
+    assert_eq!(spools().len(), 4);
+    // The run directory's own spool place is left empty throughout.
+    assert_eq!(std::fs::read_dir(&spool_dir).expect("ls").count(), 0);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Ingestion: chunks written to the three stores, flush and compaction per
 //! batch, every meter read at batch ends.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -90,16 +91,16 @@ fn spawn_generators<'s, 'e: 's>(
     rxs
 }
 
-/// Generates every chunk into a spool in `dir` before the timed ingestion
+/// Generates every chunk into the new spool file `path` before the timed ingestion
 /// (`pregenerate`), with the same generator threads as the live path.
 pub(super) fn pregenerate(
     cfg: &StellarConfig,
     gen_: &StellarGen,
-    spool_at: &SpoolAt<'_>,
+    (path, drop_behind): (&Path, bool),
     observer: &mut dyn Observer,
 ) -> Result<SpoolReader, DriverError> {
     let plan = plan_of(cfg);
-    let mut spool = SpoolWriter::create(spool_at.dir)?;
+    let mut spool = SpoolWriter::create(path)?;
     let stop = AtomicBool::new(false);
     let total = plan.total_chunks();
     std::thread::scope(|scope| {
@@ -120,7 +121,7 @@ pub(super) fn pregenerate(
         drop(rxs);
         result
     })?;
-    spool.finish(spool_at.drop_behind)
+    spool.finish(drop_behind)
 }
 
 /// Writes every batch of the workload (`cfg` and its generator) into the

@@ -16,6 +16,7 @@ mod lookups;
 mod openloop;
 mod produce;
 mod spool;
+mod spool_cache;
 
 pub use openloop::Arrival;
 
@@ -75,10 +76,14 @@ pub fn run(
     run_spooled(cfg, label, stores, devices, observer, None)
 }
 
-/// Where `pregenerate` keeps its spool file (created and removed by the run).
+/// Where `pregenerate` keeps its spool file (created and removed by the run,
+/// unless kept in `cache`).
 pub struct SpoolAt<'a> {
     /// The directory (the run directory: never a store's device).
     pub dir: &'a std::path::Path,
+    /// A directory where spools are kept for later runs of the same
+    /// settings by the same binary, and reused (never a store's device).
+    pub cache: Option<&'a std::path::Path>,
     /// Drop the spool from the page cache behind the reader: set under a
     /// memory limit, so the spool does not take the engine's share.
     pub drop_behind: bool,
@@ -134,7 +139,15 @@ pub fn run_spooled(
         (true, Some(at)) => {
             observer.phase("pregenerate");
             let phase = Phase::start("pregenerate");
-            let spooled = pregenerate(cfg, &gen_, &at, observer);
+            let spooled = match at.cache {
+                Some(dir) => spool_cache::cached(cfg, &gen_, (&at, dir), observer),
+                None => pregenerate(
+                    cfg,
+                    &gen_,
+                    (&at.dir.join("stellar.spool"), at.drop_behind),
+                    observer,
+                ),
+            };
             out.phases.push(phase.end());
             match spooled {
                 Ok(s) => Some(s),

@@ -53,10 +53,10 @@ pub(super) struct SpoolWriter {
 }
 
 impl SpoolWriter {
-    /// Creates `dir/stellar.spool` (which must not exist: ledgerbench only
-    /// removes files it made).
-    pub(super) fn create(dir: &Path) -> Result<Self, DriverError> {
-        let path = dir.join("stellar.spool");
+    /// Creates the spool file `path` (which must not exist: ledgerbench
+    /// only removes files it made).
+    pub(super) fn create(path: &Path) -> Result<Self, DriverError> {
+        let path = path.to_path_buf();
         let f = File::options()
             .write(true)
             .read(true)
@@ -129,30 +129,9 @@ impl SpoolWriter {
             drop_cached(&f, self.bytes);
         }
         drop(f);
-        let f = File::open(&path).map_err(io_err("opening", &path))?;
-        // SAFETY: advisory call on an open descriptor. Read in order: the
-        // kernel reads ahead.
-        unsafe {
-            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
-        }
-        let mut r = SpoolReader {
-            path: path.clone(),
-            input: BufReader::with_capacity(1 << 20, f),
-            offset: 0,
-            dropped: 0,
-            drop_behind,
-        };
         // The reader removes the file from here on.
         self.owned = false;
-        let mut magic = [0u8; 8];
-        r.read(&mut magic)?;
-        if &magic != MAGIC {
-            return Err(DriverError::Generator(format!(
-                "spool {}: not a ledgerbench spool",
-                path.display()
-            )));
-        }
-        Ok(r)
+        SpoolReader::open(&path, drop_behind, true)
     }
 }
 
@@ -165,16 +144,57 @@ impl Drop for SpoolWriter {
 }
 
 /// Reads chunks back in the order they were appended; removes the spool
-/// when dropped.
+/// when dropped, unless it is kept for later runs.
 pub(super) struct SpoolReader {
     path: PathBuf,
     input: BufReader<File>,
     offset: u64,
     dropped: u64,
     drop_behind: bool,
+    /// Whether dropping this removes the file.
+    owned: bool,
 }
 
 impl SpoolReader {
+    /// Opens the spool `path` at its first chunk; `owned`: remove it when
+    /// dropped.
+    pub(super) fn open(path: &Path, drop_behind: bool, owned: bool) -> Result<Self, DriverError> {
+        let f = File::open(path).map_err(io_err("opening", path))?;
+        // SAFETY: advisory call on an open descriptor. Read in order: the
+        // kernel reads ahead.
+        unsafe {
+            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        }
+        if drop_behind {
+            drop_cached(&f, 0);
+        }
+        let mut r = SpoolReader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 20, f),
+            offset: 0,
+            dropped: 0,
+            drop_behind,
+            owned,
+        };
+        let mut magic = [0u8; 8];
+        r.read(&mut magic)?;
+        if &magic != MAGIC {
+            return Err(DriverError::Generator(format!(
+                "spool {}: not a ledgerbench spool",
+                path.display()
+            )));
+        }
+        Ok(r)
+    }
+
+    /// Moves the spool to `to` and keeps it there when dropped.
+    pub(super) fn keep_as(&mut self, to: &Path) -> Result<(), DriverError> {
+        std::fs::rename(&self.path, to).map_err(io_err("keeping", &self.path))?;
+        self.path = to.to_path_buf();
+        self.owned = false;
+        Ok(())
+    }
+
     fn read(&mut self, buf: &mut [u8]) -> Result<(), DriverError> {
         self.input
             .read_exact(buf)
@@ -268,6 +288,8 @@ impl SpoolReader {
 
 impl Drop for SpoolReader {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.owned {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }

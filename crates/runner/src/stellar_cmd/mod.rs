@@ -32,7 +32,13 @@ use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::{self, BackendSpec};
 use crate::{presets, size};
+
 use ledgerbench_driver::observe::Fanout;
+
+/// A directory where pregenerated ledgers (`--pregenerate`) are kept and
+/// reused by later runs of the same settings by the same binary; `ab` sets
+/// it, one per side, so its rounds do not each generate them again.
+pub const SPOOL_CACHE_ENV: &str = "LEDGERBENCH_SPOOL_CACHE";
 
 /// Options of `ledgerbench run stellar`. Precedence: flags over the run file over the preset.
 #[derive(clap::Args)]
@@ -384,6 +390,9 @@ fn run_one(
     };
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let mut outcome = None;
+    let cache = std::env::var_os(SPOOL_CACHE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     harness::run_on_stores(
         &place,
         label,
@@ -403,6 +412,7 @@ fn run_one(
                 &mut observer,
                 Some(stellar::SpoolAt {
                     dir: rundir.path(),
+                    cache: cache.as_deref(),
                     drop_behind: id.memory_limit.is_some(),
                 }),
             );
