@@ -175,3 +175,57 @@ fn a_set_cut_to_its_first_rounds_is_judged_on_those_alone() {
     }
     assert!(stderr(&prefix(t.path(), "61")).contains("fewer than 61 rounds"));
 }
+
+#[test]
+fn gate_as_the_flags_measures_the_gates_own_comparison() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (out, bins) = (t.path().join("out"), t.path().join("bins"));
+    std::fs::create_dir(&out).expect("out");
+    let gate = Command::new("bash")
+        .current_dir(root())
+        .args([
+            "-c",
+            "source scripts/gate-ab.sh && echo \"${GATE_AB_BATCH[*]}\"",
+        ])
+        .output()
+        .expect("source gate-ab.sh");
+    let flags = stdout(&gate).trim().to_string();
+    assert!(flags.contains("--noise-target"), "{flags}");
+    // An unfinished set of the gate's flags, its planted trial kept.
+    let kept = root().join("results/ab-2026-11-25/rounds-20-alpha-0.01");
+    std::fs::write(
+        out.join("trials.args"),
+        format!("commit 0123456789ab\npercent 5\nab flags {flags}\n"),
+    )
+    .expect("args");
+    let mut planted = read_json(&kept.join("planted-1.json"));
+    planted["planted_slowdown_pct"] = serde_json::json!(5);
+    std::fs::write(out.join("planted-1.json"), planted.to_string()).expect("planted");
+    // Its kept binary: a stand-in that records its arguments.
+    let o = trials(&out, &bins, &["1", "5", "--", "gate"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("whose binary"), "`-- gate` is this set: {err}");
+    let bin = err
+        .split("whose binary ")
+        .nth(1)
+        .and_then(|s| s.split(" is gone").next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no binary path in: {err}"));
+    let calls = t.path().join("calls");
+    std::fs::create_dir_all(bin.parent().expect("dir")).expect("keep");
+    std::fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\nmkdir -p \"$out\" && cp '{}' \"$out/ab.json\"\n",
+            calls.display(),
+            kept.join("same-1.json").display()
+        ),
+    )
+    .expect("stand-in");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let o = trials(&out, &bins, &["1", "5", "--", "gate"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let call = std::fs::read_to_string(&calls).expect("calls");
+    assert!(call.trim_end().ends_with(&flags), "{call}");
+}
