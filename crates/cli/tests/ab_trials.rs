@@ -24,6 +24,31 @@ fn trials(out: &Path, bins: &Path, args: &[&str]) -> Output {
         .expect("run ab-trials.sh")
 }
 
+/// The kept binary's path, from the refusal that says it is gone.
+fn gone_binary(err: &str) -> PathBuf {
+    err.split("whose binary ")
+        .nth(1)
+        .and_then(|s| s.split(" is gone").next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no binary path in: {err}"))
+}
+
+/// Puts at `bin` a stand-in for a kept binary: its `ab` appends its
+/// arguments to `calls` and writes `ab_json` as the trial's ab.json.
+fn stand_in(bin: &Path, calls: &Path, ab_json: &Path) {
+    std::fs::create_dir_all(bin.parent().expect("dir")).expect("keep");
+    std::fs::write(
+        bin,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\nmkdir -p \"$out\" && cp '{}' \"$out/ab.json\"\n",
+            calls.display(),
+            ab_json.display()
+        ),
+    )
+    .expect("stand-in");
+    std::fs::set_permissions(bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
 #[test]
 fn an_unfinished_set_is_resumed_by_its_own_binary_and_nothing_else_is() {
     let t = tempfile::tempdir().expect("tempdir");
@@ -47,12 +72,7 @@ fn an_unfinished_set_is_resumed_by_its_own_binary_and_nothing_else_is() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("commit 0123456789ab"), "{err}");
-    let bin = err
-        .split("whose binary ")
-        .nth(1)
-        .and_then(|s| s.split(" is gone").next())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no binary path in: {err}"));
+    let bin = gone_binary(&err);
     assert!(bin.starts_with(&bins), "{}", bin.display());
     // ... and how to build that commit's binary there again.
     let keep = bin.parent().expect("dir").display().to_string();
@@ -65,17 +85,7 @@ fn an_unfinished_set_is_resumed_by_its_own_binary_and_nothing_else_is() {
     // The kept binary: a stand-in whose `ab` records its arguments and
     // writes a real same-code trial's ab.json.
     let calls = t.path().join("calls");
-    std::fs::create_dir_all(bin.parent().expect("dir")).expect("keep");
-    std::fs::write(
-        &bin,
-        format!(
-            "#!/bin/sh\necho \"$@\" >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\nmkdir -p \"$out\" && cp '{}' \"$out/ab.json\"\n",
-            calls.display(),
-            kept.join("same-1.json").display()
-        ),
-    )
-    .expect("stand-in");
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    stand_in(&bin, &calls, &kept.join("same-1.json"));
 
     // Other flags or another percent are another set: refused.
     for other in [
@@ -206,24 +216,9 @@ fn gate_as_the_flags_measures_the_gates_own_comparison() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("whose binary"), "`-- gate` is this set: {err}");
-    let bin = err
-        .split("whose binary ")
-        .nth(1)
-        .and_then(|s| s.split(" is gone").next())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("no binary path in: {err}"));
+    let bin = gone_binary(&err);
     let calls = t.path().join("calls");
-    std::fs::create_dir_all(bin.parent().expect("dir")).expect("keep");
-    std::fs::write(
-        &bin,
-        format!(
-            "#!/bin/sh\necho \"$@\" >> '{}'\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\nmkdir -p \"$out\" && cp '{}' \"$out/ab.json\"\n",
-            calls.display(),
-            kept.join("same-1.json").display()
-        ),
-    )
-    .expect("stand-in");
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    stand_in(&bin, &calls, &kept.join("same-1.json"));
     let o = trials(&out, &bins, &["1", "5", "--", "gate"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let call = std::fs::read_to_string(&calls).expect("calls");
