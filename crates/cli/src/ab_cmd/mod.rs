@@ -2,18 +2,17 @@
 //! this machine, each timing judged against the noise of the same code
 //! (`ledgerbench_report::ab` has the statistics and why).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use ledgerbench_report::ab::{self, Judgement, NoiseTarget, Side};
-use ledgerbench_report::compare::glob;
-use ledgerbench_report::doc;
-use ledgerbench_report::metrics::{self, Better};
 use ledgerbench_runner::output;
 use ledgerbench_runner::stellar_cmd::SPOOL_CACHE_ENV;
+
+mod samples;
+use samples::{Samples, collect};
 
 /// The timings judged when no --metric is given: a batch's time (every
 /// store's write, flush and compaction) and the streaming lookups' p99.
@@ -425,86 +424,4 @@ fn run_one(
         t.elapsed().as_secs_f64()
     );
     Ok((round, side, dir))
-}
-
-/// The selected timings of every run, in run order: what a judgement is
-/// made from, kept in ab.json so it can be made again.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Samples {
-    /// Each metric and whether lower is better, in first-seen order.
-    metrics: Vec<(String, bool)>,
-    /// Each run: round, side, results path, its values by metric.
-    runs: Vec<(usize, Side, PathBuf, BTreeMap<String, f64>)>,
-}
-
-impl Samples {
-    /// Each metric's values in run order, as `ab::judge` takes them.
-    fn series(&self) -> Vec<(String, ab::Series)> {
-        self.metrics
-            .iter()
-            .map(|(key, _)| {
-                let values = self
-                    .runs
-                    .iter()
-                    .map(|(r, s, _, m)| (*r, *s, m.get(key).copied()))
-                    .collect();
-                (key.clone(), values)
-            })
-            .collect()
-    }
-
-    fn judge(&self, alpha: f64) -> Vec<Judgement> {
-        let mut rows = Vec::new();
-        for ((key, lower), (_, values)) in self.metrics.iter().zip(self.series()) {
-            match ab::judge(key, *lower, &values, alpha) {
-                Some(j) => rows.push(j),
-                None => {
-                    eprintln!(
-                        "ab: {key} not judged: fewer than two pairs or two same-code pairs have it"
-                    )
-                }
-            }
-        }
-        rows
-    }
-}
-
-/// Every selected timing of the runs.
-fn collect(args: &AbArgs, runs: &[(usize, Side, PathBuf)]) -> anyhow::Result<Samples> {
-    let patterns: Vec<String> = if args.metrics.is_empty() {
-        DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.metrics.clone()
-    };
-    let mut samples = Samples {
-        metrics: Vec::new(),
-        runs: Vec::new(),
-    };
-    for (r, s, p) in runs {
-        let d = doc::load(p)?;
-        if d.header().cell.is_some() {
-            bail!("{}: a sweep cell, not a run of ab's workload", p.display());
-        }
-        let mut values = BTreeMap::new();
-        for m in metrics::extract(&d, None) {
-            let key = format!("{}/{}", m.run, m.name);
-            if !patterns.iter().any(|p| glob(p, &m.name) || glob(p, &key)) {
-                continue;
-            }
-            if !samples.metrics.iter().any(|k| k.0 == key) {
-                samples
-                    .metrics
-                    .push((key.clone(), m.better == Better::Lower));
-            }
-            values.insert(key, m.value);
-        }
-        samples.runs.push((*r, *s, p.clone(), values));
-    }
-    if samples.metrics.is_empty() {
-        bail!(
-            "no metric of these results matches {}; `ledgerbench compare` lists their names",
-            patterns.join(", ")
-        );
-    }
-    Ok(samples)
 }
