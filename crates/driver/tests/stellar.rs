@@ -53,6 +53,29 @@ fn run_mem(cfg: &StellarConfig, s: &[MemStore; 3], seen: &mut Seen) -> stellar::
     stellar::run(cfg, "mem", [&s[0], &s[1], &s[2]], [None, None, None], seen)
 }
 
+/// The pregenerated path on three in-memory stores, its spool in `dir`
+/// (and kept in `cache`, when given).
+fn run_spooled(
+    cfg: &StellarConfig,
+    s: &[MemStore; 3],
+    seen: &mut Seen,
+    dir: &std::path::Path,
+    (cache, drop_behind): (Option<&std::path::Path>, bool),
+) -> stellar::Outcome {
+    stellar::run_spooled(
+        cfg,
+        "mem",
+        [&s[0], &s[1], &s[2]],
+        [None, None, None],
+        seen,
+        Some(stellar::SpoolAt {
+            dir,
+            cache,
+            drop_behind,
+        }),
+    )
+}
+
 fn open3(dir: &std::path::Path) -> [MemStore; 3] {
     let cfg = MemConfig {
         persist: false,
@@ -254,18 +277,7 @@ fn the_pregenerated_path_writes_what_the_live_path_writes_and_removes_its_spool(
     for drop_behind in [false, true] {
         let s = open3(&dir.path().join(format!("pre-{drop_behind}")));
         let mut seen = Seen::default();
-        let out = stellar::run_spooled(
-            &cfg,
-            "mem",
-            [&s[0], &s[1], &s[2]],
-            [None, None, None],
-            &mut seen,
-            Some(stellar::SpoolAt {
-                dir: &spool_dir,
-                cache: None,
-                drop_behind,
-            }),
-        );
+        let out = run_spooled(&cfg, &s, &mut seen, &spool_dir, (None, drop_behind));
         assert!(out.error.is_none(), "{:?}", out.error);
         assert_eq!(seen.phases[0], "pregenerate");
         assert_eq!(out.phases[0].phase, "pregenerate");
@@ -297,18 +309,7 @@ fn a_spool_cache_keeps_the_ledgers_for_the_next_run_of_the_same_settings_only() 
     let run = |cfg: &StellarConfig, name: &str| {
         let s = open3(&dir.path().join(name));
         let mut seen = Seen::default();
-        let out = stellar::run_spooled(
-            cfg,
-            "mem",
-            [&s[0], &s[1], &s[2]],
-            [None, None, None],
-            &mut seen,
-            Some(stellar::SpoolAt {
-                dir: &spool_dir,
-                cache: Some(&cache),
-                drop_behind: false,
-            }),
-        );
+        let out = run_spooled(cfg, &s, &mut seen, &spool_dir, (Some(&cache), false));
         assert!(out.error.is_none(), "{:?}", out.error);
         (out, seen.phases)
     };
