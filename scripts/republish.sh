@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Re-renders every published report from its committed results and fails
 # on any difference, so a change to the renderer either keeps the published
-# reports or updates them in the same commit; then checks that the README's
-# verdict and durability blocks are what `ledgerbench report --summary`
-# prints for their results.
+# reports or updates them in the same commit; then checks that the generated
+# blocks of the README and the guide are what `ledgerbench report --summary`
+# prints for their results, and that every results folder's provenance
+# table, the results index and every screenshot are current
+# (scripts/provenance.py).
 #
 # A published report is a folder under results/ with a `report.args` file:
 # the results (run directories or files, relative to the folder) given to
@@ -54,44 +56,54 @@ while IFS= read -r args_file; do
 done < <(find results -name report.args | sort)
 [[ $n -gt 0 ]] || { echo "republish: no results/*/report.args found" >&2; exit 2; }
 
-# The README's generated blocks: each is what `ledgerbench report --summary`
-# prints for a published folder's results (the verdict of the sweeps, the
-# durability matrix of the crash runs).
-readme_block() {
-    local name=$1 folder=$2
+# The generated blocks of the README and the guide: each is what
+# `ledgerbench report --summary` prints for a published folder's results
+# (the verdict of the sweeps, in brief on the README; the durability
+# matrix of the crash runs).
+doc_block() {
+    local file=$1 name=$2 folder=$3
+    shift 3
     local begin="<!-- $name:begin -->" end="<!-- $name:end -->"
     local inputs args=() summary block current
     read -r -a inputs < "$folder/report.args"
     for a in "${inputs[@]}"; do [[ "$a" == --html ]] || args+=("$a"); done
-    summary=$(cd "$folder" && "$BIN" report "${args[@]}" --summary)
+    summary=$(cd "$folder" && "$BIN" report "${args[@]}" --summary "$@")
     block=$(printf '%s\n%s\n%s' "$begin" "$summary" "$end")
     if [[ $UPDATE == 1 ]]; then
-        python3 - "$name" "$block" <<'PY'
+        python3 - "$file" "$name" "$block" <<'PY'
 import re, sys
-name, block = sys.argv[1], sys.argv[2]
-s = open("README.md").read()
+path, name, block = sys.argv[1], sys.argv[2], sys.argv[3]
+s = open(path).read()
 pat = r"<!-- %s:begin -->.*?<!-- %s:end -->" % (name, name)
 s2 = re.sub(pat, lambda _: block, s, count=1, flags=re.S)
 if s2 == s and block not in s:
-    sys.exit("republish: README.md has no %s markers" % name)
-open("README.md", "w").write(s2)
+    sys.exit("republish: %s has no %s markers" % (path, name))
+open(path, "w").write(s2)
 PY
-        echo "republish: README $name block rendered"
+        echo "republish: $file $name block rendered"
     else
-        current=$(sed -n "/^$begin\$/,/^$end\$/p" README.md)
+        current=$(sed -n "/^$begin\$/,/^$end\$/p" "$file")
         if [[ "$current" != "$block" ]]; then
-            echo "republish: README.md's $name block differs from \`ledgerbench report --summary\` of $folder (scripts/republish.sh --update)" >&2
+            echo "republish: $file's $name block differs from \`ledgerbench report --summary\` of $folder (scripts/republish.sh --update)" >&2
             diff <(echo "$current") <(echo "$block") >&2 || true
             status=1
         fi
     fi
 }
-readme_block verdict results/verdict-sweeps-2026-11-22
-readme_block durability results/crash-matrix-2026-11-24
+doc_block README.md verdict-brief results/verdict-sweeps-2026-11-22 --brief
+doc_block docs/src/verdict.md verdict results/verdict-sweeps-2026-11-22
+doc_block docs/src/durability.md durability results/crash-matrix-2026-11-24
 # The timing gate's published trials: every verdict judged again from the
 # kept samples, and each summary derived again from its trials.
 while IFS= read -r summary; do
     scripts/ab-summary.sh "$(dirname "$summary")" --check || status=1
 done < <(find results -path 'results/ab-*' -name summary.md | sort)
-[[ $status == 0 ]] && echo "republish: $n published reports and the README's verdict and durability blocks match their committed results"
+# Every results folder's provenance table and the results index, generated
+# from the results files; every screenshot taken from the page it shows.
+if [[ $UPDATE == 1 ]]; then
+    python3 scripts/provenance.py --update
+else
+    python3 scripts/provenance.py || status=1
+fi
+[[ $status == 0 ]] && echo "republish: $n published reports, the generated blocks of the README and the guide, the provenance tables and the results index match their committed results"
 exit "$status"

@@ -30,6 +30,11 @@ command -v fio >/dev/null 2>&1 || missing+=(fio)
 if [ "${CI:-}" = true ] && ! command -v chromium >/dev/null 2>&1; then
   missing+=(chromium)
 fi
+# CI runs a sweep on a one-node Slurm cluster (scripts/slurm-up.sh, which
+# also installs these when missing).
+if [ "${CI:-}" = true ] && ! command -v slurmctld >/dev/null 2>&1; then
+  missing+=(slurm-wlm munge)
+fi
 # Published charts are checked by eye as PNGs (rsvg-convert).
 if [ "${CI:-}" = true ] && ! command -v rsvg-convert >/dev/null 2>&1; then
   missing+=(librsvg2-bin)
@@ -74,6 +79,13 @@ if ! go_ok go; then
     fi
     rm -rf "$tmp"
   fi
+fi
+
+# CI builds the guide (docs/) with mdBook (scripts/docs.sh); elsewhere it is
+# optional: the guide reads as markdown in docs/src.
+if [ "${CI:-}" = true ] && ! command -v mdbook >/dev/null 2>&1; then
+  echo "setup: installing mdbook 0.5.4" >&2
+  cargo install --locked mdbook --version 0.5.4 --no-default-features --features search
 fi
 
 # The scheduler examples (examples/) are checked by the tools their users

@@ -32,6 +32,9 @@ struct Cli {
 enum Command {
     /// Run a workload against one or more backends, or one cell of a plan (--job).
     #[command(args_conflicts_with_subcommands = true, subcommand_required = false)]
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run stellar --preset quick --backends rocksdb-leveled,mdbx\n\nGuide: docs/src/getting-started.md"
+    )]
     Run {
         /// A job file of `ledgerbench plan`: run only its cell, into
         /// --out-dir/<cell id>.
@@ -46,35 +49,68 @@ enum Command {
     /// Split a sweep into one job file per cell for a scheduler (a CI
     /// matrix, Kubernetes Indexed Jobs, Slurm arrays), e.g. `ledgerbench plan
     /// --dir plan run stellar --preset outgrow-memory --sweep-limits 512MiB,256MiB`.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench plan --dir plan run stellar --preset outgrow-memory --sweep-limits 512MiB,256MiB\n\nGuide: docs/src/sweeps.md"
+    )]
     Plan(plan::PlanArgs),
     /// Record a workload's key-value operations into a trace file.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench record stellar --preset quick --out quick.kvtrace\n\nGuide: docs/src/workloads.md"
+    )]
     Record(replay_cmd::RecordArgs),
     /// Import real ledgers into a trace file (galexie: Stellar data-lake files).
+    #[command(
+        after_long_help = "Example:\n  ledgerbench import galexie fixtures/stellar-pubnet --out real.kvtrace\n\nGuide: docs/src/workloads.md"
+    )]
     Import(import_cmd::ImportArgs),
     /// Print real files' distributions beside the synthetic generator's.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench calibrate stellar fixtures/stellar-pubnet\n\nGuide: docs/src/workloads.md"
+    )]
     Calibrate(import_cmd::CalibrateArgs),
     /// Render a markdown report with SVG charts and CSV from results files.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench report ledgerbench-runs/stellar-A --html --out report\n\nGuide: docs/src/reports.md"
+    )]
     Report(report_cmd::ReportArgs),
     /// Compare current results with a baseline; exit 1 on a regression.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench compare --baseline base/ --current new/\n\nGuide: docs/src/reports.md"
+    )]
     Compare(report_cmd::CompareArgs),
     /// Time baseline and current alternately (A B B A ...) on this machine;
     /// exit 1 when a timing got worse beyond the same code's noise.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench ab --baseline ./ledgerbench-main --current ./target/release/ledgerbench\n\nGuide: docs/src/ab.md"
+    )]
     Ab(Box<ab_cmd::AbArgs>),
     /// Export results in one format: bencher (JSON for bencher.dev), markdown, html, csv, svg, verdict or summary.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench export csv ledgerbench-runs/stellar-A --out csv/\n\nGuide: docs/src/reports.md"
+    )]
     Export(report_cmd::ExportArgs),
     /// List backends, presets, stores and compaction strategies.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench list --json\n\nGuide: docs/src/getting-started.md"
+    )]
     List {
         /// Print them as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Print a shell completion script, e.g. `ledgerbench completions bash > /etc/bash_completion.d/ledgerbench`.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench completions bash\n\nGuide: docs/src/getting-started.md"
+    )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Remove what a killed ledgerbench left behind: mounted loop devices, their
     /// images and memory cgroups of processes that no longer run.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench clean --dry-run\n\nGuide: docs/src/getting-started.md"
+    )]
     Clean {
         /// Only list what would be removed.
         #[arg(long)]
@@ -91,29 +127,65 @@ enum Command {
 #[derive(Subcommand)]
 enum Workload {
     /// Stellar ledger ingestion: ledgers, txdata and txindex stores, batch by batch.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run stellar --preset quick --durability power\n\nGuide: docs/src/stellar.md"
+    )]
     Stellar(Box<stellar_cmd::Args>),
     /// Point reads of random 32-byte keys: device IO per GET before and after a full compaction.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run point-reads --keys 10000000 --memory-limit 256MiB --backends rocksdb-leveled,lmdb,mdbx\n\nGuide: docs/src/point-reads.md"
+    )]
     PointReads(Box<pointreads_cmd::Args>),
     /// Lookup fan-out: a store grown batch by batch (a partition per batch), random-hash GETs, memory and open time at chosen batch counts.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run fan-out --memory-limit 256MiB\n\nGuide: docs/src/fan-out.md"
+    )]
     FanOut(Box<fanout_cmd::Args>),
     /// Capacity at a block time: the highest rate of rows (transactions, shreds) each backend persists close after close, by bisection.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run capacity --rows shred --close-interval 400ms --backends rocksdb-fifo,rocksdb-leveled\n\nGuide: docs/src/concurrency.md"
+    )]
     Capacity(Box<capacity_cmd::Args>),
     /// State trie: a Merkle-Patricia trie of N accounts by node hash or by path, blocks of updates and reads, device reads per account read through the trie and through the flat table.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run trie --accounts 4000000 --blocks 200 --memory-limit 128MiB\n\nGuide: docs/src/trie.md"
+    )]
     Trie(Box<trie_cmd::Args>),
     /// db_bench's staples (fillseq, fillrandom, overwrite, readrandom, readseq, seekrandom, deleterandom, readwhilewriting) on every backend, in db_bench's layout.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run micro --benchmarks fillrandom,readrandom --num 1000000 --threads 1\n\nGuide: docs/src/micro.md"
+    )]
     Micro(Box<micro_cmd::Args>),
     /// Replay a trace file (from `ledgerbench record` or `ledgerbench import`) on each backend.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run replay quick.kvtrace --backends lmdb,mdbx\n\nGuide: docs/src/workloads.md"
+    )]
     Replay(Box<replay_cmd::ReplayArgs>),
     /// YCSB core workloads A to F (--param workload=a..f, records, operations, ...).
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run ycsb --param workload=\"b\" --param records=1000000\n\nGuide: docs/src/workloads.md"
+    )]
     Ycsb(Box<replay_cmd::GenArgs>),
     /// Solana blockstore: shreds by (slot, index), slot metadata, retention by delete or FIFO.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run solana --preset contrast\n\nGuide: docs/src/workloads.md"
+    )]
     Solana(Box<replay_cmd::GenArgs>),
     /// Blob store with TTL (EigenDA-style soak): large write-once blobs, expiry, checked reads.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run blobs --param duration_secs=600 --param batches=0\n\nGuide: docs/src/workloads.md"
+    )]
     Blobs(Box<replay_cmd::GenArgs>),
     /// Account state: creates, reads and read-modify-writes in blocks.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run accounts --param accounts=1000000 --threads 4\n\nGuide: docs/src/workloads.md"
+    )]
     Accounts(Box<replay_cmd::GenArgs>),
     /// Crash safety: kill -9 and power cuts of a committing writer, then
     /// checks that every batch the durability level promises survived whole.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run crash --backends mdbx --durability process,power --kinds kill,power-cut\n\nGuide: docs/src/durability.md"
+    )]
     Crash(Box<crash::Args>),
 }
 

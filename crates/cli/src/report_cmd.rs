@@ -43,6 +43,10 @@ pub struct ReportArgs {
     /// crash results, the durability matrix (engine x level x crash kind).
     #[arg(long, conflicts_with_all = ["out", "overwrite", "html"])]
     summary: bool,
+    /// With --summary: only the table of picks and one line per caveat
+    /// (the README's front-page block).
+    #[arg(long, requires = "summary")]
+    brief: bool,
     /// Fit the verdict's cost model over results of different hardware
     /// (CPU, cores, RAM); refused otherwise, as their timings differ.
     #[arg(long)]
@@ -139,6 +143,15 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         lookup_bound_us: args.lookup_bound_ms * 1e3,
         mixed_machines: args.mixed_machines,
     };
+    if args.brief {
+        let Some(text) = render::summary_brief(&docs, &verdict)? else {
+            anyhow::bail!(
+                "--brief: no run in these results ran under a memory limit, so there is no verdict to summarise"
+            );
+        };
+        crate::output::say(text.trim_end());
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.summary {
         let rendered = export::Verdict(verdict)
             .render(&docs)

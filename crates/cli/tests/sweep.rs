@@ -5,7 +5,7 @@
 use std::path::Path;
 
 mod common;
-use common::{ledgerbench, read_json, stderr, stdout};
+use common::{concatenated, ledgerbench, read_json, stderr, stdout};
 
 const SWEEP: &[&str] = &[
     "run",
@@ -19,29 +19,6 @@ const SWEEP: &[&str] = &[
     "--device",
     "none",
 ];
-
-/// Every cell's runs in one results file, in the plan's order: what the
-/// merged report must read the same as the cells themselves.
-fn concatenated(cells: &[std::path::PathBuf], to: &Path) {
-    let mut all = read_json(&cells[0].join("results.json"));
-    let runs: Vec<serde_json::Value> = cells
-        .iter()
-        .flat_map(|c| {
-            read_json(&c.join("results.json"))["runs"]
-                .as_array()
-                .expect("runs")
-                .clone()
-        })
-        .collect();
-    all["runs"] = runs.into();
-    all.as_object_mut().expect("object").remove("cell");
-    std::fs::create_dir_all(to).expect("dir");
-    std::fs::write(
-        to.join("results.json"),
-        serde_json::to_vec(&all).expect("json"),
-    )
-    .expect("write");
-}
 
 #[test]
 #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]

@@ -28,6 +28,7 @@ pub fn header(
         env: capture(out),
         durability,
         cell: None,
+        scheduler: ledgerbench_results::Scheduled::from_env(|k| std::env::var(k).ok()),
     }
 }
 

@@ -37,7 +37,7 @@ pub fn sidecar() -> std::result::Result<PathBuf, NoSidecar> {
         return Ok(p);
     }
     Err(NoSidecar(option_env!("LEDGERBENCH_SIDECAR_UNAVAILABLE").unwrap_or(
-        "the ledgerbench-sidecar binary was built but is gone (an installed ledgerbench: put one beside it, see the README); or rebuild (cargo build --release --workspace)",
+        "the ledgerbench-sidecar binary was built but is gone (an installed ledgerbench: put one beside it, see docs/src/getting-started.md); or rebuild (cargo build --release --workspace)",
     )))
 }
 

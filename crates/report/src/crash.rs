@@ -324,6 +324,7 @@ mod tests {
                 env: Default::default(),
                 durability: None,
                 cell: None,
+                scheduler: None,
             },
             shape: CrashShape::generic(),
             batches_per_cycle: 30,

@@ -87,6 +87,7 @@ fn fanout(
             env: serde_json::from_value(sweep_json()["env"].clone()).expect("env"),
             durability: None,
             cell: None,
+            scheduler: None,
         },
         config: FanOutConfig::default(),
         memory_limit_bytes: Some(256 << 20),

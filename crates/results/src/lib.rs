@@ -26,7 +26,7 @@ mod summary;
 pub mod trie;
 pub mod workload;
 
-pub use header::{Cell, RunHeader};
+pub use header::{Cell, RunHeader, Scheduled};
 pub use memory::MemoryRecord;
 pub use reads::{LookupReads, StoreReads};
 pub use replay::{

@@ -81,3 +81,26 @@ pub fn assert_no_devices_under(dir: &Path) {
     let mounts = std::fs::read_to_string("/proc/mounts").expect("mounts");
     assert!(!mounts.contains(dir), "{mounts}");
 }
+
+/// Every cell's runs in one results file, in the plan's order: what the
+/// merged report must read the same as the cells themselves.
+pub fn concatenated(cells: &[std::path::PathBuf], to: &Path) {
+    let mut all = read_json(&cells[0].join("results.json"));
+    let runs: Vec<serde_json::Value> = cells
+        .iter()
+        .flat_map(|c| {
+            read_json(&c.join("results.json"))["runs"]
+                .as_array()
+                .expect("runs")
+                .clone()
+        })
+        .collect();
+    all["runs"] = runs.into();
+    all.as_object_mut().expect("object").remove("cell");
+    std::fs::create_dir_all(to).expect("dir");
+    std::fs::write(
+        to.join("results.json"),
+        serde_json::to_vec(&all).expect("json"),
+    )
+    .expect("write");
+}

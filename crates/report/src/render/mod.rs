@@ -1,7 +1,6 @@
 //! `ledgerbench report`: markdown with tables and SVG charts, and CSV of the
 //! per-batch and per-second series, rendered from results files alone.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +11,7 @@ mod micro;
 mod openloop;
 mod points;
 mod replay;
+mod sources;
 mod stellar;
 mod summary;
 mod threads;
@@ -155,6 +155,16 @@ pub fn summary(docs: &[Loaded], verdict: &VerdictOptions) -> Result<Option<Strin
     documents(docs, verdict, false).map(|(_, a)| a.map(|a| a.markdown(false)))
 }
 
+/// The answer in brief, for a front page (`ledgerbench report --summary
+/// --brief`): the table of picks and one line per caveat; `None` when
+/// there is no verdict.
+pub fn summary_brief(
+    docs: &[Loaded],
+    verdict: &VerdictOptions,
+) -> Result<Option<String>, ReportError> {
+    documents(docs, verdict, false).map(|(_, a)| a.map(|a| a.brief_markdown()))
+}
+
 /// The report's documents (`report.md`, charts, CSV, and `report.html`
 /// when `html`) and the verdict's answer, if any.
 pub(crate) fn documents(
@@ -189,8 +199,8 @@ pub(crate) fn documents(
     );
     // The answer goes here, before the details, once the verdict is known.
     let answer_at = out.md.len();
-    machines_table(&mut out.md, docs);
-    sources_table(&mut out.md, docs);
+    sources::machines_table(&mut out.md, docs);
+    sources::sources_table(&mut out.md, docs);
     if let Some(note) = &merge.cells_note {
         let _ = writeln!(out.md, "{note}\n");
     }
@@ -318,91 +328,4 @@ fn point_groups(docs: &[Loaded]) -> Vec<Vec<&Loaded>> {
         }
     }
     groups.into_iter().map(|(_, m)| m).collect()
-}
-
-fn machines_table(md: &mut String, docs: &[Loaded]) {
-    md.push_str("## Machines\n\n| machine | CPU | cores | RAM GiB | kernel | data filesystem | build | commit | engines |\n|---|---|---:|---:|---|---|---|---|---|\n");
-    let key = |d: &Loaded| {
-        let e = d.env();
-        (d.machine(), e.git_commit.clone(), e.build_profile.clone())
-    };
-    let mut seen = BTreeSet::new();
-    for d in docs {
-        let e = d.env();
-        if !seen.insert(key(d)) {
-            continue;
-        }
-        // The engines of every file of this machine and build, not the
-        // first file's alone (each file may run other backends).
-        let mut engines: BTreeSet<String> = BTreeSet::new();
-        for other in docs.iter().filter(|o| key(o) == key(d)) {
-            for (k, v) in &other.env().engine_versions {
-                engines.insert(format!("{k} {v}"));
-            }
-        }
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {}{} | {} | {} |",
-            d.machine(),
-            e.cpu_model.as_deref().unwrap_or("?"),
-            e.cores.map_or("?".into(), |c| c.to_string()),
-            e.ram_bytes.map_or("?".into(), |b| format!(
-                "{:.1}",
-                b as f64 / f64::from(1u32 << 30)
-            )),
-            e.kernel.as_deref().unwrap_or("?"),
-            e.data_fs
-                .as_ref()
-                .map_or("?".into(), |m| format!("{} ({})", m.fs_type, m.mount_point)),
-            e.build_profile,
-            if e.debug_assertions {
-                " **DEBUG: figures not valid**"
-            } else {
-                ""
-            },
-            e.git_commit,
-            engines.into_iter().collect::<Vec<_>>().join(", ")
-        );
-    }
-    md.push('\n');
-}
-
-/// A recorded command line as a user types it: the program is `ledgerbench`,
-/// whatever path or name the binary had on the machine that ran it.
-pub(super) fn as_typed(command: &str) -> String {
-    match command.split_once(' ') {
-        Some((_, rest)) => format!("ledgerbench {rest}"),
-        None if command.is_empty() => String::new(),
-        None => "ledgerbench".into(),
-    }
-}
-
-fn sources_table(md: &mut String, docs: &[Loaded]) {
-    md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
-    for d in docs {
-        let started = d.header().started_at.clone();
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | `{}` |",
-            d.path.display(),
-            d.workload(),
-            d.seed(),
-            started,
-            as_typed(d.command()).replace('|', "\\|")
-        );
-    }
-    md.push('\n');
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn commands_read_as_typed() {
-        assert_eq!(
-            super::as_typed("/tmp/ledgerbench-crash run crash --cycles 50"),
-            "ledgerbench run crash --cycles 50"
-        );
-        assert_eq!(super::as_typed("target/release/ledgerbench"), "ledgerbench");
-        assert_eq!(super::as_typed(""), "");
-    }
 }

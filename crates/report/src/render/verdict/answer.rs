@@ -162,6 +162,108 @@ impl Answer {
         }
     }
 
+    /// The table of picks, one row per store.
+    fn picks_table(&self, s: &mut String) {
+        let lookups = self.lookup_bound_us.is_some();
+        s.push_str("| store | recommended | month predicted | runner-up | margin | held-out error | reading |");
+        s.push_str(if lookups {
+            " GET p99 at a month |\n|---|---|---:|---|---:|---:|---|---:|\n"
+        } else {
+            "\n|---|---|---:|---|---:|---:|---|\n"
+        });
+        for a in &self.stores {
+            let name = |c: &Option<Candidate>| {
+                c.as_ref()
+                    .map_or("none".into(), |c| format!("`{}`", c.label))
+            };
+            let _ = write!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {} | {} |",
+                a.store,
+                name(&a.best),
+                a.best.as_ref().map_or("n/a".into(), |c| secs(c.month)),
+                name(&a.next),
+                a.margin().map_or("n/a".into(), |m| format!("+{m:.0}%")),
+                a.error().map_or("n/a".into(), |e| format!("{e:.0}%")),
+                a.reading()
+            );
+            if lookups {
+                let cell = a.best.as_ref().map_or("n/a".into(), |c| c.lookup.cell());
+                let _ = write!(s, " {cell} |");
+            }
+            s.push('\n');
+        }
+    }
+
+    /// The configs set aside because their compaction fell behind, per
+    /// store, or `None` when there were none.
+    fn behind(&self) -> Option<String> {
+        let behind: Vec<String> = self
+            .stores
+            .iter()
+            .filter(|a| !a.behind.is_empty())
+            .map(|a| {
+                let each: Vec<String> = a.behind.iter().map(|l| format!("`{l}`")).collect();
+                format!("`{}`: {}", a.store, each.join(", "))
+            })
+            .collect();
+        (!behind.is_empty()).then(|| behind.join("; "))
+    }
+
+    /// The answer for a front page (`ledgerbench report --summary --brief`):
+    /// the table of picks and one line per caveat, each pointing to the
+    /// full answer for its figures.
+    pub fn brief_markdown(&self) -> String {
+        let mut s = String::new();
+        self.picks_table(&mut s);
+        s.push('\n');
+        let durability: Vec<String> = self.durability.iter().map(|d| format!("`{d}`")).collect();
+        let limits: Vec<String> = self
+            .limits
+            .iter()
+            .map(|b| format!("{} MiB", b >> 20))
+            .collect();
+        let _ = writeln!(
+            s,
+            "- Rests on {} runs at durability {} under {}{}; the month is predicted by a cost model, not measured.",
+            self.runs,
+            durability.join(", "),
+            limits.join(", "),
+            self.ratio.map_or(String::new(), |(a, b)| format!(
+                " (data {a:.1}x to {b:.1}x memory)"
+            ))
+        );
+        if self.harness_bound > 0 {
+            let _ = writeln!(
+                s,
+                "- {} of them harness-bound: the engine waited for generated data, so background compaction had idle time.",
+                self.harness_bound
+            );
+        }
+        if self.machines.is_some() {
+            s.push_str("- The runs come from more than one kind of machine: some designs are compared across hardware.\n");
+        }
+        if let Some(b) = self.lookup_bound_us {
+            let _ = writeln!(
+                s,
+                "- A `txdata` design must keep GET p99 within {:.0} ms at {} batches (the last column).",
+                b / 1e3,
+                super::MONTH_BATCHES
+            );
+        }
+        if let Some(behind) = self.behind() {
+            let _ = writeln!(s, "- Set aside, compaction fell behind: {behind}.");
+        }
+        if !self.capacity.is_empty() {
+            let _ = writeln!(
+                s,
+                "- The sustainable rate at a close interval (`ledgerbench run capacity`, {} searches) is in the full answer.",
+                self.capacity.len()
+            );
+        }
+        s
+    }
+
     /// The answer as markdown, at most about 40 lines; `heading` adds the
     /// section heading and the pointer to the details (the report, not the
     /// README).
@@ -205,49 +307,11 @@ impl Answer {
                 super::MONTH_BATCHES
             );
         }
-        let lookups = self.lookup_bound_us.is_some();
-        s.push_str("| store | recommended | month predicted | runner-up | margin | held-out error | reading |");
-        s.push_str(if lookups {
-            " GET p99 at a month |\n|---|---|---:|---|---:|---:|---|---:|\n"
-        } else {
-            "\n|---|---|---:|---|---:|---:|---|\n"
-        });
-        for a in &self.stores {
-            let name = |c: &Option<Candidate>| {
-                c.as_ref()
-                    .map_or("none".into(), |c| format!("`{}`", c.label))
-            };
-            let _ = write!(
-                s,
-                "| `{}` | {} | {} | {} | {} | {} | {} |",
-                a.store,
-                name(&a.best),
-                a.best.as_ref().map_or("n/a".into(), |c| secs(c.month)),
-                name(&a.next),
-                a.margin().map_or("n/a".into(), |m| format!("+{m:.0}%")),
-                a.error().map_or("n/a".into(), |e| format!("{e:.0}%")),
-                a.reading()
-            );
-            if lookups {
-                let cell = a.best.as_ref().map_or("n/a".into(), |c| c.lookup.cell());
-                let _ = write!(s, " {cell} |");
-            }
-            s.push('\n');
-        }
-        let behind: Vec<String> = self
-            .stores
-            .iter()
-            .filter(|a| !a.behind.is_empty())
-            .map(|a| {
-                let each: Vec<String> = a.behind.iter().map(|l| format!("`{l}`")).collect();
-                format!("`{}`: {}", a.store, each.join(", "))
-            })
-            .collect();
-        if !behind.is_empty() {
+        self.picks_table(&mut s);
+        if let Some(behind) = self.behind() {
             let _ = writeln!(
                 s,
-                "\nNot recommended, compaction fell behind (pending compaction bytes rose across a run; the verdict section gives each rise): {}.",
-                behind.join("; ")
+                "\nNot recommended, compaction fell behind (pending compaction bytes rose across a run; the verdict section gives each rise): {behind}."
             );
         }
         s.push_str("\nHow much a batch grew, last batch over first (range over the memory limits; flat is 1.0x):\n\n");
