@@ -12,6 +12,10 @@ cargo clippy --release --workspace --all-targets --locked -- -D warnings
 # marked ignored, so a plain `cargo test` lists them with the reason; as
 # root they run too. Set LEDGERBENCH_REQUIRE_PRIVILEGED=1 (CI does) to make
 # any test that still cannot run fail instead of skipping.
+if [ "$(id -u)" -ne 0 ] && [ -n "${LEDGERBENCH_REQUIRE_PRIVILEGED:-}" ] && [ "${LEDGERBENCH_REQUIRE_PRIVILEGED}" != 0 ]; then
+  echo "test: LEDGERBENCH_REQUIRE_PRIVILEGED is set but this is not root: the privileged tests cannot run; run as root, or unset it to list them as ignored" >&2
+  exit 1
+fi
 if [ "$(id -u)" -eq 0 ]; then
   cargo test --release --workspace --locked -- --include-ignored
 else
