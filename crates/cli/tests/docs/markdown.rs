@@ -221,7 +221,8 @@ pub fn invocations(cmd: &str) -> Vec<Vec<String>> {
         .flat_map(|p| p.split(" | "))
         .flat_map(|p| p.split(';'))
     {
-        // A redirect ends the command's own words.
+        // A redirect ends the command's own words (`2>&1` is no file).
+        let part = part.replace("2>&1", "").replace(">&2", "");
         let part = part.split(['>', '<']).next().unwrap_or("");
         let Some(w) = words(part) else { continue };
         let start = w
