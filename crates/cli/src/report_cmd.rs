@@ -209,7 +209,22 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let (base, cur) = (load_all(&args.baseline)?, load_all(&args.current)?);
     let rows = compare::compare(&base, &cur, &opts)?;
-    let (_, machine) = compare::differences(&base, &cur);
+    let (_, mut machine) = compare::differences(&base, &cur);
+    // The same files on both sides agree by construction: say so, or a
+    // clean table reads as evidence.
+    let files = |docs: &[Loaded]| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = docs
+            .iter()
+            .map(|d| std::fs::canonicalize(&d.path).unwrap_or_else(|_| d.path.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    if files(&base) == files(&cur) {
+        let note = "the baseline and the current are the same results files: every figure is the same by construction, so this compares nothing";
+        eprintln!("ledgerbench compare: {note}");
+        machine.insert(0, format!("**Note:** {note}."));
+    }
     // The file first: what the user asked to keep is kept even when the
     // printed table goes to a reader that stops early.
     if let Some(path) = &args.json {

@@ -402,3 +402,35 @@ fn export_takes_every_format_of_the_report_through_one_path() {
     assert!(t.path().join("md/report.md").is_file());
     assert!(t.path().join("md/batches.csv").is_file());
 }
+
+#[test]
+fn comparing_results_with_themselves_says_it_compares_nothing() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/results/stellar-smoke");
+    let f = fixture.to_str().expect("utf8");
+    let t = tempfile::tempdir().expect("tempdir");
+    let same = ledgerbench(&["compare", "--baseline", f, "--current", f], t.path());
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert!(
+        stdout(&same).contains("same results files"),
+        "{}",
+        stdout(&same)
+    );
+    assert!(
+        stderr(&same).contains("compares nothing"),
+        "{}",
+        stderr(&same)
+    );
+    // A copy is another file: compared as such, without the note.
+    std::fs::copy(fixture.join("results.json"), t.path().join("copy.json")).expect("copy");
+    let copy = ledgerbench(
+        &["compare", "--baseline", f, "--current", "copy.json"],
+        t.path(),
+    );
+    assert_eq!(copy.status.code(), Some(0), "{}", stderr(&copy));
+    assert!(
+        !stdout(&copy).contains("same results files"),
+        "{}",
+        stdout(&copy)
+    );
+}

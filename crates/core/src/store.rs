@@ -338,6 +338,13 @@ pub trait KvBackend {
         false
     }
 
+    /// Whether the config keeps nothing it is given (the harness's own
+    /// ceilings, `null` and `go-null`): such a store has no data to
+    /// measure, so default backend lists leave it out.
+    fn discards_writes(_cfg: &Self::Config) -> bool {
+        false
+    }
+
     /// Opens the store behind a box, for callers that mix engines.
     fn open_boxed(dir: &Path, cfg: &Self::Config) -> Result<Box<dyn KvStore>> {
         Ok(Box::new(Self::open(dir, cfg)?))

@@ -106,6 +106,14 @@ macro_rules! engines {
                 }
             }
 
+            /// Whether the config keeps nothing it is given (the null
+            /// engines): default backend lists leave it out.
+            pub fn discards_writes(&self) -> bool {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::discards_writes(c),)*
+                }
+            }
+
             /// Scales the engine's memory budget (memtables, caches) to
             /// `bytes`, for presets that shrink a workload while keeping its
             /// shape; every change lands in the recorded config.

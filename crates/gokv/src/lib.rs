@@ -90,6 +90,10 @@ impl KvBackend for Go {
         sidecar().err().map(|e| e.to_string())
     }
 
+    fn discards_writes(cfg: &GoConfig) -> bool {
+        cfg.go_engine == GoEngine::Null
+    }
+
     fn version(_store_dir: &Path) -> Option<String> {
         None
     }

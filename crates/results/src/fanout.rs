@@ -69,9 +69,10 @@ impl FanOutConfig {
             )
             .into());
         }
-        if !(self.pass_secs.is_finite() && self.pass_secs > 0.0) {
+        // Over a day is no bound a pass will meet: refused, not ignored.
+        if !(self.pass_secs.is_finite() && self.pass_secs > 0.0 && self.pass_secs <= 86_400.0) {
             return Err(format!(
-                "--pass-secs {}: must be a positive number of seconds",
+                "--pass-secs {}: must be a positive number of seconds, at most 86400 (a day)",
                 self.pass_secs
             )
             .into());

@@ -205,9 +205,12 @@ impl StellarConfig {
         }
         if self
             .max_batch_secs
-            .is_some_and(|s| !s.is_finite() || s <= 0.0)
+            .is_some_and(|s| !s.is_finite() || s <= 0.0 || s > 86_400.0)
         {
-            return bad("--max-batch-secs (max_batch_secs) must be a number of seconds above 0");
+            // Over a day is no bound a run will meet: refused, not ignored.
+            return bad(
+                "--max-batch-secs (max_batch_secs) must be a number of seconds above 0 and at most 86400 (a day)",
+            );
         }
         // Ledger sequences are 32-bit (the `ledgers` store's keys are 4
         // bytes) and every streamed ledger (once per rate of a sweep)

@@ -89,8 +89,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     cfg.validate().map_err(anyhow::Error::msg)?;
     let backends = match &args.backends {
         Some(b) => b.clone(),
+        // Every backend that keeps data: asked of the registry, not read
+        // from the names.
         None => crate::registry::names()
-            .filter(|n| !n.contains("null"))
+            .filter(|n| {
+                crate::registry::BackendSpec::by_name(n).is_ok_and(|s| !s.discards_writes())
+            })
             .collect::<Vec<_>>()
             .join(","),
     };

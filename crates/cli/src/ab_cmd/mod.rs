@@ -59,7 +59,7 @@ pub struct AbArgs {
     current: Vec<PathBuf>,
     /// Judge again the samples an earlier `ab` kept in its ab.json (e.g.
     /// at another --alpha), running nothing.
-    #[arg(long, value_name = "AB_JSON", conflicts_with_all = ["baseline", "current", "metrics", "noise_targets", "max_rounds"])]
+    #[arg(long, value_name = "AB_JSON", conflicts_with_all = ["baseline", "current", "metrics", "noise_targets", "max_rounds", "out", "rounds"])]
     rejudge: Option<PathBuf>,
     /// Rounds: each runs baseline and current once, the order alternating
     /// (A B, B A, A B, ...).
