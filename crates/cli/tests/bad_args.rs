@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{ledgerbench, stderr};
+use common::{ledgerbench, stderr, subcommands};
 
 fn fixture(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -15,38 +15,6 @@ fn fixture(rel: &str) -> String {
         .join(rel)
         .display()
         .to_string()
-}
-
-/// Every subcommand `ledgerbench --help` reaches, as its path: clap writes
-/// each help page's `Commands:` list from its command tree, so a command
-/// added to the tree is here the day it lands, with no list to update.
-fn subcommands(path: &[String], cwd: &Path) -> Vec<Vec<String>> {
-    let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
-    args.push("--help");
-    let text = String::from_utf8_lossy(&ledgerbench(&args, cwd).stdout).into_owned();
-    let mut found = Vec::new();
-    let mut listing = false;
-    for line in text.lines() {
-        if line.starts_with("Commands:") {
-            listing = true;
-            continue;
-        }
-        if listing && !line.starts_with("  ") {
-            break;
-        }
-        // A description wrapped onto the next line is indented further.
-        let name = line
-            .split_whitespace()
-            .next()
-            .filter(|_| listing && !line.starts_with("   "));
-        if let Some(name) = name.filter(|n| *n != "help") {
-            let mut p = path.to_vec();
-            p.push(name.to_string());
-            found.extend(subcommands(&p, cwd));
-            found.push(p);
-        }
-    }
-    found
 }
 
 /// The arguments that make a subcommand valid apart from the flag under

@@ -13,6 +13,7 @@
 //! marked `fails` shows a refusal on purpose; the `text output` block after
 //! it holds what it prints.
 
+mod common;
 #[path = "docs/markdown.rs"]
 mod markdown;
 
@@ -286,41 +287,9 @@ fn runnable_blocks_run_and_print_what_the_docs_show() {
     assert!(bad.is_empty(), "runnable blocks:\n{}", bad.join("\n\n"));
 }
 
-/// The subcommands `ledgerbench SUB --help` lists, as paths.
-fn subcommands(path: &[&str]) -> Vec<Vec<String>> {
-    let mut args: Vec<&str> = path.to_vec();
-    args.push("--help");
-    let out = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
-        .args(&args)
-        .output()
-        .expect("help");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let mut v = Vec::new();
-    let mut in_list = false;
-    for line in text.lines() {
-        if line.starts_with("Commands:") {
-            in_list = true;
-            continue;
-        }
-        if in_list && !line.starts_with("  ") {
-            break;
-        }
-        if let Some(name) = line.split_whitespace().next().filter(|_| in_list)
-            && name != "help"
-            && !line.starts_with("   ")
-        {
-            let mut p: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-            p.push(name.to_string());
-            v.push(p);
-        }
-    }
-    v
-}
-
 #[test]
 fn every_subcommand_help_gives_an_example_and_its_chapter() {
-    let mut all = subcommands(&[]);
-    all.extend(subcommands(&["run"]));
+    let all = common::subcommands(&[], &root());
     assert!(all.len() > 20, "{all:?}");
     let mut bad = Vec::new();
     for p in &all {

@@ -104,3 +104,81 @@ pub fn concatenated(cells: &[std::path::PathBuf], to: &Path) {
     )
     .expect("write");
 }
+
+/// A sweep of the smoke preset over two backends and two memory limits:
+/// four cells, the shape the scheduler tests plan.
+pub const SWEEP: &[&str] = &[
+    "run",
+    "stellar",
+    "--preset",
+    "smoke",
+    "--backends",
+    "rocksdb-leveled,mdbx",
+    "--sweep-limits",
+    "512MiB,256MiB",
+    "--device",
+    "none",
+];
+
+/// The cell directories a sweep's jobs wrote under `dir`, sorted.
+pub fn cell_dirs(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .expect("cells")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every subcommand `ledgerbench --help` reaches below `path`, as paths:
+/// clap writes each help page's `Commands:` list from its command tree, so
+/// a command added to the tree is found the day it lands.
+pub fn subcommands(path: &[String], cwd: &Path) -> Vec<Vec<String>> {
+    let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+    args.push("--help");
+    let text = stdout(&ledgerbench(&args, cwd));
+    let mut found = Vec::new();
+    let mut listing = false;
+    for line in text.lines() {
+        if line.starts_with("Commands:") {
+            listing = true;
+            continue;
+        }
+        if listing && !line.starts_with("  ") {
+            break;
+        }
+        // A description wrapped onto the next line is indented further.
+        let name = line
+            .split_whitespace()
+            .next()
+            .filter(|_| listing && !line.starts_with("   "));
+        if let Some(name) = name.filter(|n| *n != "help") {
+            let mut p = path.to_vec();
+            p.push(name.to_string());
+            found.extend(subcommands(&p, cwd));
+            found.push(p);
+        }
+    }
+    found
+}
+
+/// `compare` of `cells` against `baseline` on counters and exact figures
+/// must pass. `process_write_bytes` counts a page each time it is dirtied,
+/// so a page written back between two writes counts twice: it follows the
+/// kernel's writeback timing, not the workload alone, hence its wide band.
+pub fn counters_match(cwd: &Path, baseline: &str, cells: &[&str]) -> Output {
+    let mut cmp = vec![
+        "compare",
+        "--only",
+        "counter,exact",
+        "--threshold",
+        "*process_write_bytes=100",
+        "--baseline",
+        baseline,
+        "--current",
+    ];
+    cmp.extend_from_slice(cells);
+    let c = ledgerbench(&cmp, cwd);
+    assert_eq!(c.status.code(), Some(0), "{}{}", stdout(&c), stderr(&c));
+    c
+}

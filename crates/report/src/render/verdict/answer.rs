@@ -162,6 +162,22 @@ impl Answer {
         }
     }
 
+    /// The runs' durability levels, as code spans.
+    fn levels(&self) -> String {
+        let v: Vec<String> = self.durability.iter().map(|d| format!("`{d}`")).collect();
+        v.join(", ")
+    }
+
+    /// The runs' memory limits, in MiB.
+    fn limit_list(&self) -> String {
+        let v: Vec<String> = self
+            .limits
+            .iter()
+            .map(|b| format!("{} MiB", b >> 20))
+            .collect();
+        v.join(", ")
+    }
+
     /// The table of picks, one row per store.
     fn picks_table(&self, s: &mut String) {
         let lookups = self.lookup_bound_us.is_some();
@@ -217,18 +233,12 @@ impl Answer {
         let mut s = String::new();
         self.picks_table(&mut s);
         s.push('\n');
-        let durability: Vec<String> = self.durability.iter().map(|d| format!("`{d}`")).collect();
-        let limits: Vec<String> = self
-            .limits
-            .iter()
-            .map(|b| format!("{} MiB", b >> 20))
-            .collect();
         let _ = writeln!(
             s,
             "- Rests on {} runs at durability {} under {}{}; the month is predicted by a cost model, not measured.",
             self.runs,
-            durability.join(", "),
-            limits.join(", "),
+            self.levels(),
+            self.limit_list(),
             self.ratio.map_or(String::new(), |(a, b)| format!(
                 " (data {a:.1}x to {b:.1}x memory)"
             ))
@@ -274,22 +284,13 @@ impl Answer {
         if heading {
             s.push_str("## The answer\n\n");
         }
-        let limits: Vec<String> = self
-            .limits
-            .iter()
-            .map(|b| format!("{} MiB", b >> 20))
-            .collect();
         let _ = writeln!(
             s,
             "From {} runs at durability {}, under memory limits of {}{}; {} of them harness-bound \
              (the engine waited for generated data over 10% of batch time, so background compaction had idle time).\n",
             self.runs,
-            self.durability
-                .iter()
-                .map(|d| format!("`{d}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            limits.join(", "),
+            self.levels(),
+            self.limit_list(),
             self.ratio.map_or(String::new(), |(a, b)| format!(
                 " (all stores' data {a:.1}x to {b:.1}x memory after the last batch)"
             )),
