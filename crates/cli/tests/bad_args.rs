@@ -279,6 +279,74 @@ fn leftovers(cwd: &std::path::Path) -> Vec<String> {
 }
 
 #[test]
+fn ledgerbench_backends_applies_to_every_run_command_that_takes_backends() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "record",
+            "ycsb",
+            "--param",
+            "records=10",
+            "--param",
+            "operations=10",
+            "--out",
+            "seed.kvtrace",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut checked = Vec::new();
+    for path in subcommands(&["run".to_string()], t.path()) {
+        let mut help: Vec<&str> = path.iter().map(String::as_str).collect();
+        help.push("--help");
+        let text = common::stdout(&ledgerbench(&help, t.path()));
+        if !text.contains("--backends <") {
+            continue;
+        }
+        // The variable stands in for the default list: a list no engine
+        // has must be refused by name, as --backends would be.
+        let (args, _) = base(&path);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+            .args(&args)
+            .current_dir(t.path())
+            .env("LEDGERBENCH_BACKENDS", "garbage-engine")
+            .env("LEDGERBENCH_RUNS_DIR", t.path().join("runs"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ledgerbench");
+        let explicit = args.contains(&"--backends");
+        if explicit {
+            // An explicit --backends wins over the variable.
+            continue;
+        }
+        assert!(
+            !o.status.success(),
+            "{path:?} ignored LEDGERBENCH_BACKENDS:\n{}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("garbage-engine"),
+            "{path:?}: {}",
+            stderr(&o)
+        );
+        checked.push(path.join(" "));
+    }
+    for must in [
+        "run stellar",
+        "run point-reads",
+        "run fan-out",
+        "run ycsb",
+        "run crash",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == must),
+            "{must} not checked: {checked:?}"
+        );
+    }
+}
+
+#[test]
 fn printing_into_a_closed_pipe_ends_quietly() {
     let results = fixture("results/stellar-smoke");
     let pubnet = fixture("stellar-pubnet");

@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long)]
     value_bytes: Option<usize>,
     /// Backends, comma-separated.
-    #[arg(long, default_value = crate::registry::POINT_READ_LIST)]
+    #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::POINT_READ_LIST)]
     backends: String,
     #[command(flatten)]
     limit: crate::flags::MemoryLimitArg,

@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     batch_size: u64,
     /// Backends, comma-separated (default: every backend but the nulls).
-    #[arg(long)]
+    #[arg(long, env = crate::registry::BACKENDS_ENV)]
     backends: Option<String>,
     /// Memory budget of each engine (memtables, block cache).
     #[arg(long, value_name = "SIZE", default_value = "128MiB")]

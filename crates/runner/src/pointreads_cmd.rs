@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5_000)]
     missing_reads: u64,
     /// Backends, comma-separated.
-    #[arg(long, default_value = crate::registry::POINT_READ_LIST)]
+    #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::POINT_READ_LIST)]
     backends: String,
     /// Cache states to measure, comma-separated: cold (store closed, page
     /// cache dropped, reopened), limited (cold, then read inside a memory

@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.99)]
     theta: f64,
     /// Backends, comma-separated.
-    #[arg(long, default_value = "rocksdb-leveled,pebble,mdbx,lmdb")]
+    #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = "rocksdb-leveled,pebble,mdbx,lmdb")]
     backends: String,
     #[command(flatten)]
     limit: crate::flags::MemoryLimitArg,

@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1800.0)]
     settle_secs: f64,
     /// Backends, comma-separated.
-    #[arg(long, default_value = crate::registry::FAN_OUT_LIST)]
+    #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::FAN_OUT_LIST)]
     backends: String,
     #[command(flatten)]
     limit: crate::flags::MemoryLimitArg,
