@@ -328,3 +328,48 @@ fn every_subcommand_help_gives_an_example_and_its_chapter() {
     }
     assert!(bad.is_empty(), "--help:\n{}", bad.join("\n"));
 }
+
+#[test]
+fn every_setting_of_the_generated_workloads_is_in_the_guide() {
+    let guide =
+        std::fs::read_to_string(root().join("docs/src/workloads.md")).expect("workloads.md");
+    let mut bad = Vec::new();
+    for w in ["ycsb", "solana", "blobs", "accounts"] {
+        // The keys the workload accepts, from its own refusal of one it
+        // does not: the generator's config, not a list kept here.
+        let out = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+            .args(["run", w, "--param", "no_such_key=1"])
+            .output()
+            .expect("run ledgerbench");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        let listed = err
+            .split("expected one of")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{w}: {err}"));
+        let keys: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
+        assert!(keys.len() >= 6, "{w}: {err}");
+        let heading = format!("### `run {w}`");
+        let section = guide
+            .split(&heading)
+            .nth(1)
+            .and_then(|s| s.split("\n#").next())
+            .unwrap_or_else(|| panic!("docs/src/workloads.md has no {heading}"));
+        let documented: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .collect();
+        for k in &keys {
+            if !documented.contains(k) {
+                bad.push(format!(
+                    "{w}: `{k}` is accepted but not in the guide's table"
+                ));
+            }
+        }
+        for k in &documented {
+            if !keys.contains(k) {
+                bad.push(format!("{w}: `{k}` is in the guide's table but refused"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

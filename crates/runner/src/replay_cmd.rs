@@ -60,9 +60,10 @@ pub struct ReplayArgs {
 /// Options of `ledgerbench run ycsb|solana|blobs|accounts`.
 #[derive(clap::Args)]
 pub struct GenArgs {
-    /// Workload setting KEY=VALUE; repeatable, e.g. --param workload=b
-    /// --param records=100000 (values are TOML; a bare word is a string).
-    /// Unknown keys are refused.
+    /// Workload setting KEY=VALUE; repeatable (values are TOML; a bare
+    /// word is a string). Each workload's keys, what they mean and their
+    /// defaults: docs/src/workloads.md; an unknown key is refused with the
+    /// list of known ones.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
     /// Seed of keys, values and choices.
