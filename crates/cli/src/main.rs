@@ -199,7 +199,7 @@ fn main() -> ExitCode {
         // The supervisor claims the run directory, so it knows where the
         // worker writes and can keep or remove what the worker leaves.
         return supervise::run(sub, out).unwrap_or_else(|e| {
-            eprintln!("error: {}", output::error_text(&e));
+            ledgerbench_core::note!("error: {}", output::error_text(&e));
             ExitCode::from(2)
         });
     }
@@ -253,7 +253,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", output::error_text(&e));
+            ledgerbench_core::note!("error: {}", output::error_text(&e));
             // 2, not 1: `ledgerbench compare` exits 1 for a regression, and a CI
             // gate must tell a regression from a broken invocation.
             ExitCode::from(2)
@@ -309,7 +309,7 @@ fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
                 Ok(()) => output::say(format_args!("removed {l}")),
                 Err(e) => {
                     failed += 1;
-                    eprintln!("could not remove {l}: {e}");
+                    ledgerbench_core::note!("could not remove {l}: {e}");
                 }
             }
         }

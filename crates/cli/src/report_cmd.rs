@@ -167,7 +167,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
         export::Markdown(verdict).render(&docs)?
     };
     let written = export::write(&args.out, &rendered, args.overwrite)?;
-    eprintln!(
+    ledgerbench_core::note!(
         "report: {} ({} files)",
         args.out
             .join(if args.html {
@@ -222,7 +222,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     if files(&base) == files(&cur) {
         let note = "the baseline and the current are the same results files: every figure is the same by construction, so this compares nothing";
-        eprintln!("ledgerbench compare: {note}");
+        ledgerbench_core::note!("ledgerbench compare: {note}");
         machine.insert(0, format!("**Note:** {note}."));
     }
     // The file first: what the user asked to keep is kept even when the
@@ -237,7 +237,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     crate::output::say(compare::markdown(&rows, &machine));
     Ok(if compare::failed(&rows) {
-        eprintln!("ledgerbench compare: regression past threshold (exit 1)");
+        ledgerbench_core::note!("ledgerbench compare: regression past threshold (exit 1)");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -253,7 +253,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| anyhow::anyhow!("no exporter named `{name}`"))?;
     if matches!(args.format, ExportFormat::Bencher) {
         for why in bencher::empty_runs(&docs) {
-            eprintln!("warning: nothing exported for {why}");
+            ledgerbench_core::note!("warning: nothing exported for {why}");
         }
     }
     let rendered = exporter.render(&docs).map_err(|e| {
@@ -276,7 +276,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         ),
         (Some(dir), _) => {
             let written = export::write(dir, &rendered, args.overwrite)?;
-            eprintln!("export: {} files in {}", written.files.len(), dir.display());
+            ledgerbench_core::note!("export: {} files in {}", written.files.len(), dir.display());
         }
     }
     Ok(ExitCode::SUCCESS)

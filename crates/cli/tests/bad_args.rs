@@ -379,3 +379,67 @@ fn printing_into_a_closed_pipe_ends_quietly() {
         );
     }
 }
+
+#[test]
+fn a_closed_standard_error_neither_hangs_nor_fails_a_run() {
+    let results = fixture("results/stellar-smoke");
+    let t = tempfile::tempdir().expect("tempdir");
+    let runs = t.path().join("runs");
+    for args in [
+        vec![
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--device",
+            "none",
+            "--backends",
+            "mem",
+        ],
+        vec![
+            "run",
+            "ycsb",
+            "--backends",
+            "mem",
+            "--device",
+            "none",
+            "--param",
+            "records=2000",
+            "--param",
+            "operations=2000",
+            "--param",
+            "ops_per_segment=200",
+        ],
+        vec!["report", &results, "--out", "report"],
+        vec!["compare", "--baseline", &results, "--current", &results],
+        vec!["clean", "--dry-run"],
+        vec!["list"],
+    ] {
+        // Both ends closed before ledgerbench writes a byte, as under
+        // `2>&1 | head -3` once head is done: progress lines and warnings
+        // must be dropped, not end the run or leave it waiting.
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+            .args(&args)
+            .current_dir(t.path())
+            .env("LEDGERBENCH_RUNS_DIR", &runs)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone().expect("clone"))
+            .stderr(writer)
+            .spawn()
+            .expect("spawn ledgerbench");
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{args:?} hung with its standard error closed");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(0), "{args:?}");
+    }
+}

@@ -21,3 +21,15 @@ pub use store::{
     Capabilities, CrashKind, Durability, KvBackend, KvStore, UnknownDurability, WriterModel,
 };
 pub use tuning::{ReadPath, Tuning};
+
+/// Like `eprintln!`, but a standard error whose reader went away (`2>&1 |
+/// head`) is ignored instead of panicking: a progress line or a warning is
+/// worth less than the run it describes, and a panic on a helper thread of
+/// a scope would leave the run waiting forever.
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}

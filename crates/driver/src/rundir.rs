@@ -99,7 +99,7 @@ impl RunDir {
             )));
         }
         let d = Self::fresh_in(out, workload)?;
-        eprintln!(
+        ledgerbench_core::note!(
             "ledgerbench: {} holds other files; this run writes into {} (--force)",
             out.display(),
             d.path.display()

@@ -311,6 +311,18 @@ impl Counters {
     }
 }
 
+/// Sets its flag when dropped. A scope's helper threads (the sampler, the
+/// generators) stop on that flag, so with one of these held by the scope's
+/// own work they stop even when that work panics: the scope then ends and
+/// the panic reaches the user instead of a run that waits forever.
+pub struct SetOnDrop<'a>(pub &'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Samples throughput and engine state once a second until `done`.
 pub fn sample_every_second(
     stores: &[&dyn KvStore],

@@ -136,7 +136,7 @@ fn resumed(
     };
     let mut run = results.runs.remove(at);
     let why = killed_why(limit);
-    eprintln!("[{backend}] {rate:.0} rows/s: {why}");
+    ledgerbench_core::note!("[{backend}] {rate:.0} rows/s: {why}");
     run.probes
         .push(Probe::killed(rate, cfg.rows_per_close(rate), why));
     Ok((results, Some(run)))
@@ -240,7 +240,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             });
             let _ = std::fs::remove_file(out.join(PROBE_NOTE));
             if let Ok(p) = &p {
-                eprintln!(
+                ledgerbench_core::note!(
                     "[{}] {rate:.0} rows/s ({} a close): slowest close {} of {:.3} s: {}",
                     spec.name,
                     p.rows_per_close,
@@ -256,7 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         run.sustained_rate = found.sustained;
         run.failed_rate = found.failed;
         if let Some(e) = err {
-            eprintln!("[{}] failed: {e}", spec.name);
+            ledgerbench_core::note!("[{}] failed: {e}", spec.name);
             run.error = Some(e.to_string());
             failed = true;
         }

@@ -234,7 +234,7 @@ pub fn run_on_stores(
     if !place.keep_stores && place.device_size.is_none() {
         for d in &dirs {
             if let Err(e) = rundir.remove_store_dir(d) {
-                eprintln!("warning: {e}");
+                ledgerbench_core::note!("warning: {e}");
             }
         }
     }

@@ -112,12 +112,12 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         _ => "none".into(),
     };
     if s.out_of_order > 0 {
-        eprintln!(
+        ledgerbench_core::note!(
             "warning: {} ledger(s) came after a higher sequence (files named out of order); the trace keeps the order read",
             s.out_of_order
         );
     }
-    eprintln!(
+    ledgerbench_core::note!(
         "imported {} ledgers ({range}) from {} files: {} transactions, every hash recomputed and matched; {} operations ({:.1} MiB logical) into {}",
         s.ledgers,
         s.files,

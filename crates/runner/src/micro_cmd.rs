@@ -134,7 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             error: None,
         };
         if let Err(e) = one(spec, &cfg, &rundir, &place, &mut run) {
-            eprintln!("[{}] failed: {e:#}", spec.name);
+            ledgerbench_core::note!("[{}] failed: {e:#}", spec.name);
             run.error = Some(format!("{e:#}"));
             failed = true;
         }
@@ -170,7 +170,7 @@ fn one(
         }
         view.phase(name);
         let b = micro::run(cfg, name, i as u64, &*store)?;
-        eprintln!(
+        ledgerbench_core::note!(
             "[{}] {}",
             spec.name,
             ledgerbench_report::render::micro_line(&b)

@@ -147,7 +147,7 @@ impl ProgressView {
             if tenth > self.logged_tenth || done == total.unwrap_or(u64::MAX) {
                 self.logged_tenth = tenth;
                 let of = total.map_or(String::new(), |t| format!("/{t}"));
-                eprintln!("[{}] {unit} {done}{of}: {msg}", self.label);
+                ledgerbench_core::note!("[{}] {unit} {done}{of}: {msg}", self.label);
             }
         }
     }
@@ -193,7 +193,7 @@ impl Observer for ProgressView {
         self.style(false);
         self.bar.set_message(format!("{name}..."));
         if !self.tty {
-            eprintln!("[{}] {name}...", self.label);
+            ledgerbench_core::note!("[{}] {name}...", self.label);
         }
     }
 

@@ -21,7 +21,7 @@ pub fn finish(out: &Path, summary: &str, failed: bool, json: bool) -> anyhow::Re
     } else {
         say(summary);
     }
-    eprintln!("results: {}", out.join("results.json").display());
+    ledgerbench_core::note!("results: {}", out.join("results.json").display());
     Ok(if failed {
         ExitCode::from(2)
     } else {
@@ -109,7 +109,7 @@ pub fn say(text: impl std::fmt::Display) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
         } else {
-            eprintln!("warning: could not print to standard output: {e}");
+            ledgerbench_core::note!("warning: could not print to standard output: {e}");
             STDOUT_CLOSED.store(true, Ordering::Relaxed);
         }
     }

@@ -213,9 +213,10 @@ pub fn job_command(file: &Path, out_dir: &Path) -> anyhow::Result<Vec<String>> {
     let job = Job::load(file)?;
     let this = ledgerbench_driver::env::GIT_COMMIT;
     if job.commit != this {
-        eprintln!(
+        ledgerbench_core::note!(
             "ledgerbench: warning: job {} was planned by commit {}, this build is {this}; cells of one sweep should share a build",
-            job.cell.id, job.commit
+            job.cell.id,
+            job.commit
         );
     }
     let file = std::path::absolute(file).with_context(|| format!("job file {}", file.display()))?;

@@ -22,7 +22,9 @@ pub fn percent() -> Option<f64> {
         match v.trim().parse::<f64>() {
             Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
             _ => {
-                eprintln!("ledgerbench: {ENV}={v} ignored: give a percentage above 0, at most 100");
+                ledgerbench_core::note!(
+                    "ledgerbench: {ENV}={v} ignored: give a percentage above 0, at most 100"
+                );
                 None
             }
         }
@@ -33,7 +35,7 @@ pub fn percent() -> Option<f64> {
 pub fn wrap(store: Box<dyn KvStore>) -> Box<dyn KvStore> {
     match percent() {
         Some(p) => {
-            eprintln!(
+            ledgerbench_core::note!(
                 "ledgerbench: {ENV}: every call into store {} takes {p}% longer, on purpose",
                 store.path().display()
             );

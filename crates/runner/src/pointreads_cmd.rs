@@ -179,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             fio_secs: args.fio_secs,
         };
         if let Err(e) = one_backend(&spec, &cfg, &sweep, &rundir, &place, &mut run) {
-            eprintln!("[{}] failed: {e:#}", spec.name);
+            ledgerbench_core::note!("[{}] failed: {e:#}", spec.name);
             run.error = Some(format!("{e:#}"));
             failed = true;
         }
@@ -289,7 +289,7 @@ fn one_backend(
                 placed.sync()?;
                 if let Err(e) = cgroup::drop_caches() {
                     let why = format!("{at}: page cache not dropped ({e})");
-                    eprintln!("[{}] skipped {why}", spec.name);
+                    ledgerbench_core::note!("[{}] skipped {why}", spec.name);
                     run.skipped.push(why);
                     continue;
                 }

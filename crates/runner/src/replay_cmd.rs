@@ -157,7 +157,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
             ledgerbench_workloads::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
                 .map_err(anyhow::Error::msg)?;
         let st = ops::record_trace(&mut *src, &args.out)?;
-        eprintln!(
+        ledgerbench_core::note!(
             "recorded {} operations ({} puts, {:.1} MiB logical) of {} into {}",
             st.ops,
             st.puts,
@@ -183,7 +183,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let t = std::time::Instant::now();
     let st = ops::record_trace(&mut src, &args.out)?;
     let size = fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
-    eprintln!(
+    ledgerbench_core::note!(
         "recorded {} operations ({} puts, {:.1} MiB logical) of stellar ({} ledgers, seed {}) into {} ({:.1} MiB) in {:.1} s",
         st.ops,
         st.puts,
@@ -411,7 +411,7 @@ fn run_stream(
         } else {
             format!("{}@{n}t", spec.name)
         };
-        eprintln!(
+        ledgerbench_core::note!(
             "[{label}] running {} with {n} client thread(s)...",
             result.header.workload
         );
@@ -459,7 +459,7 @@ fn run_stream(
         }
         if let Some(e) = &run.error {
             failed = true;
-            eprintln!("[{label}] failed: {e}");
+            ledgerbench_core::note!("[{label}] failed: {e}");
         }
         result.runs.push(run);
         // Rewritten after every backend so a later crash keeps the earlier runs.

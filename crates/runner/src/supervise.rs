@@ -97,7 +97,7 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
             // Each new worker skips what is recorded; one that recorded
             // nothing new would only be killed again.
             Outcome::OomKilled if resumable && recorded() > before => {
-                eprintln!(
+                ledgerbench_core::note!(
                     "ledgerbench: going on with the remaining {} in a new worker",
                     if capacity { "probes" } else { "runs" }
                 );
@@ -155,11 +155,13 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
             cgroups.push(ledgerbench_meter::cgroup::snapshot(dir));
         }
         if let Err(e) = clean::remove(l) {
-            eprintln!("ledgerbench: could not remove {l}: {e}; run `ledgerbench clean`");
+            ledgerbench_core::note!(
+                "ledgerbench: could not remove {l}: {e}; run `ledgerbench clean`"
+            );
         }
     }
     if !left.is_empty() {
-        eprintln!(
+        ledgerbench_core::note!(
             "ledgerbench: removed {} device(s) and cgroup(s) the worker left",
             left.len()
         );
@@ -190,7 +192,7 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
         (s, _) => format!("the run was killed by signal {s}"),
     };
     let kept = keep_interrupted_run(out, &why);
-    eprintln!("error: {why}; {kept}");
+    ledgerbench_core::note!("error: {why}; {kept}");
     Ok(if sig == libc::SIGKILL && oom.is_some() {
         Outcome::OomKilled
     } else {

@@ -164,7 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 error: None,
             };
             if let Err(e) = one(spec, scheme, &cfg, limit, &rundir, &place, &mut run) {
-                eprintln!("[{} {}] failed: {e:#}", spec.name, scheme.name());
+                ledgerbench_core::note!("[{} {}] failed: {e:#}", spec.name, scheme.name());
                 run.error = Some(format!("{e:#}"));
                 failed = true;
             }
@@ -217,7 +217,7 @@ fn one(
     run.load = Some(load);
     // Blocks start from a cold cache inside the limit, as a node restarts.
     if let Err(e) = cgroup::drop_caches() {
-        eprintln!("[{label}] page cache not dropped ({e}): blocks start warm");
+        ledgerbench_core::note!("[{label}] page cache not dropped ({e}): blocks start warm");
     }
     let guard = limit.map(MemoryLimit::enter).transpose()?;
     let _ = ledgerbench_meter::memory::take_heap_peak();

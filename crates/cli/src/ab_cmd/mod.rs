@@ -236,7 +236,7 @@ fn write_json_out(args: &AbArgs, rows: &[Judgement]) -> anyhow::Result<()> {
 /// Exit 1 when a timing got worse beyond noise.
 fn exit_of(rows: &[Judgement]) -> ExitCode {
     if rows.iter().any(Judgement::regressed) {
-        eprintln!("ledgerbench ab: current is worse beyond the noise band (exit 1)");
+        ledgerbench_core::note!("ledgerbench ab: current is worse beyond the noise band (exit 1)");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -345,7 +345,7 @@ fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, S
             return Ok(done);
         }
         planned = (planned + 2).min(most);
-        eprintln!(
+        ledgerbench_core::note!(
             "ab: noise over its target ({}): on to {planned} rounds",
             over.join("; ")
         );
@@ -418,7 +418,7 @@ fn run_one(
             log.display()
         );
     }
-    eprintln!(
+    ledgerbench_core::note!(
         "ab: round {}/{planned}: {name} in {:.1} s",
         round + 1,
         t.elapsed().as_secs_f64()

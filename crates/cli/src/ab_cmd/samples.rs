@@ -44,7 +44,7 @@ impl Samples {
             match ab::judge(key, *lower, &values, alpha) {
                 Some(j) => rows.push(j),
                 None => {
-                    eprintln!(
+                    ledgerbench_core::note!(
                         "ab: {key} not judged: fewer than two pairs or two same-code pairs have it"
                     )
                 }

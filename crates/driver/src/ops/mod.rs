@@ -89,6 +89,7 @@ pub fn replay_paced(
     let done = AtomicBool::new(false);
     let counters = Counters::default();
     let result = std::thread::scope(|scope| {
+        let _stops = crate::segment::SetOnDrop(&done);
         let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
         let r = run_ops(
             src,

@@ -117,6 +117,7 @@ pub fn replay_threads(
         };
         let (tx, rx) = mpsc::channel::<Msg>();
         let (joined, samples) = std::thread::scope(|scope| {
+            let _stops = crate::segment::SetOnDrop(&done);
             let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
             let mut gos = Vec::new();
             for (t, src) in sources.iter_mut().enumerate() {

@@ -141,6 +141,7 @@ pub(super) fn ingest(
     let counters = Counters::for_ledgers();
     let started = Instant::now();
     std::thread::scope(|scope| {
+        let _stops = crate::segment::SetOnDrop(&stop);
         let sampler = scope.spawn(|| sample_every_second(&stores, &counters, &stop, started));
         let rxs = match spool {
             // One reader thread streams the spool: reading a chunk costs a

@@ -329,6 +329,7 @@ fn stream_phase(
     // Plain threads, not an async runtime: every task here is a blocking
     // engine call, and a thread per role keeps the writer's pacing exact.
     std::thread::scope(|scope| -> Result<StreamingResult, DriverError> {
+        let _stops = crate::segment::SetOnDrop(&done);
         let open = rate.map(|rate| {
             let (last, done) = (&last, &done);
             scope.spawn(move || {

@@ -177,7 +177,7 @@ pub(crate) fn documents(
     }
     let merge = merge::rule(docs, verdict.mixed_machines)?;
     if let Some(note) = &merge.cells_note {
-        eprintln!("report: {note}");
+        ledgerbench_core::note!("report: {note}");
     }
     let multi = merge.multi;
     let mut out = Out {

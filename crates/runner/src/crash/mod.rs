@@ -207,7 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let tag = format!("{}-{}-{}", spec.name, level, kind.name());
         let bar = progress_bar(u64::from(args.cycles), &tag);
         if bar.is_hidden() {
-            eprintln!("[{tag}] {} cycles...", args.cycles);
+            ledgerbench_core::note!("[{tag}] {} cycles...", args.cycles);
         }
         let sup = Supervisor {
             bar: &bar,
@@ -229,7 +229,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let run = sup.run(&rundir, &tag, cell);
         bar.finish_and_clear();
-        eprintln!(
+        ledgerbench_core::note!(
             "[{tag}] {}",
             ledgerbench_report::crash::one_line(&run.summary, run.error.as_deref())
         );

@@ -158,7 +158,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // measured, and the others still run.
         let r = grow.run(&rundir, &place, &mut results, &save);
         if let Err(e) = r {
-            eprintln!("[{}] failed: {e:#}", spec.name);
+            ledgerbench_core::note!("[{}] failed: {e:#}", spec.name);
             if let Some(run) = results.runs.last_mut() {
                 run.error = Some(format!("{e:#}"));
             }
@@ -256,7 +256,7 @@ impl Grow<'_> {
         let page_cache_dropped = match cgroup::drop_caches() {
             Ok(()) => true,
             Err(e) => {
-                eprintln!(
+                ledgerbench_core::note!(
                     "[{}] page cache not dropped ({e}): the open and first pass are not cold",
                     self.spec.name
                 );

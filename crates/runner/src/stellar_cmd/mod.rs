@@ -244,7 +244,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if args.place.device == harness::DeviceMode::Loop {
                 bail!("--device loop: {msg}; give --device-size or free disk");
             }
-            eprintln!(
+            ledgerbench_core::note!(
                 "ledgerbench: {msg}; stores share the data directory instead (device figures absent)"
             );
             plan.device_size = None;
@@ -263,7 +263,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runs: Vec::new(),
     };
     result.header.cell = cell.as_ref().map(|(_, c)| c.clone());
-    eprintln!(
+    ledgerbench_core::note!(
         "ledgerbench: stellar preset {} ({} ledgers, batches of {}, compaction {:?}), seed {}, {} run(s); output in {}",
         plan.preset,
         plan.workload.ledgers,
@@ -320,7 +320,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         run.repeat = repeat;
         if let Some(e) = &run.error {
             failed = true;
-            eprintln!("[{label}] failed: {e}");
+            ledgerbench_core::note!("[{label}] failed: {e}");
         }
         result.runs.push(run);
         // Rewritten after every backend so a later crash keeps the earlier runs.

@@ -316,7 +316,7 @@ fn memory_limit(
     Ok(preset_limit.and_then(|b| match MemoryLimit::available() {
         Ok(()) => Some(b),
         Err(e) => {
-            eprintln!(
+            ledgerbench_core::note!(
                 "ledgerbench: preset {preset_name} runs without its {} MiB memory limit: {e}",
                 b >> 20
             );
