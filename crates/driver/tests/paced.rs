@@ -24,7 +24,7 @@ fn a_paced_run_keeps_its_schedule_and_times_gets_from_when_they_were_due() {
         &mut (),
         Some(Pace {
             ops_per_sec: 4000.0,
-            after_load: true,
+            after_mark: Some("load"),
         }),
     );
     assert!(out.error.is_none(), "{:?}", out.error);

@@ -312,7 +312,7 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
         }
         Some(r) => Some(ops::Pace {
             ops_per_sec: r,
-            after_load: true,
+            after_mark: ledgerbench_workloads::load_mark(name),
         }),
     };
     let config = OpsConfig {

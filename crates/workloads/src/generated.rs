@@ -67,6 +67,19 @@ pub fn by_name(
     })
 }
 
+/// The mark that ends a workload's load phase, which an open-loop rate
+/// (`--op-rate`) does not pace: YCSB loads its records before `load`,
+/// accounts creates its accounts before `genesis`. `None` when every
+/// operation of the stream is the workload's own (Solana, blobs): the rate
+/// paces it from the first.
+pub fn load_mark(name: &str) -> Option<&'static str> {
+    match name {
+        "ycsb" => Some("load"),
+        "accounts" => Some("genesis"),
+        _ => None,
+    }
+}
+
 /// How a workload's stream is split between client threads, as results
 /// record it: `partitioned` when the generator makes each thread's share
 /// itself (its own seeded stream), else the generic key-hash split of one

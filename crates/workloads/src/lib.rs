@@ -16,4 +16,4 @@ pub mod stellar;
 pub mod ycsb;
 pub mod zipf;
 
-pub use generated::{GenError, NAMES, by_name, split_of, threads};
+pub use generated::{GenError, NAMES, by_name, load_mark, split_of, threads};

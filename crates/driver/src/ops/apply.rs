@@ -264,7 +264,7 @@ pub(super) fn run_ops(
     let mut a = Applier::new(stores, names, counters, meter.fresh());
     let mut seg_start = Instant::now();
     let fixed = |p: super::Pace| Schedule::new(p.ops_per_sec, Arrival::Fixed, Rng::new(0));
-    let mut schedule = pace.and_then(|p| (!p.after_load).then(|| fixed(p)));
+    let mut schedule = pace.and_then(|p| p.after_mark.is_none().then(|| fixed(p)));
     let result = loop {
         let mark = match a.pull(src) {
             Err(e) => break Err(e),
@@ -290,8 +290,8 @@ pub(super) fn run_ops(
             }
         };
         let at_end = mark == "end";
-        if mark == "load"
-            && let Some(p) = pace
+        if let Some(p) = pace
+            && p.after_mark == Some(mark.as_str())
         {
             schedule = Some(fixed(p));
         }

@@ -52,15 +52,16 @@ pub fn replay(
     replay_paced(src, stores, devices, observer, None)
 }
 
-/// Paces an op stream: operations after the `load` mark (YCSB's run phase;
-/// from the start when there is none) are issued on a fixed schedule of
-/// `ops_per_sec`, and gets are also timed from when each was due.
+/// Paces an op stream: operations after the mark that ends its load phase
+/// (YCSB's `load`, accounts' `genesis`), or from the start when it has
+/// none, are issued on a fixed schedule of `ops_per_sec`, and gets are also
+/// timed from when each was due.
 #[derive(Debug, Clone, Copy)]
 pub struct Pace {
     /// Operations (puts, deletes, gets, scans) per second.
     pub ops_per_sec: f64,
-    /// Whether pacing waits for a `load` mark.
-    pub after_load: bool,
+    /// The mark pacing starts after; `None` paces from the first operation.
+    pub after_mark: Option<&'static str>,
 }
 
 /// [`replay`], open loop at `pace` when given.

@@ -220,7 +220,7 @@ fn client(
     a.turns = shared.turns;
     let mut paced = shared
         .pace
-        .and_then(|(p, n)| (!p.after_load).then(|| schedule(t, (p, n))));
+        .and_then(|(p, n)| p.after_mark.is_none().then(|| schedule(t, (p, n))));
     loop {
         // Told to stop (another thread or the meter failed): a clean end
         // with what it did, so the failure that stopped it is the one
@@ -255,8 +255,9 @@ fn client(
             )));
         }
         let at_end = label.is_none();
-        if label.as_deref() == Some("load")
-            && let Some((p, n)) = shared.pace
+        if let Some((p, n)) = shared.pace
+            && label.is_some()
+            && p.after_mark == label.as_deref()
         {
             paced = Some(schedule(t, (p, n)));
         }
