@@ -434,3 +434,33 @@ fn comparing_results_with_themselves_says_it_compares_nothing() {
         stdout(&copy)
     );
 }
+
+#[test]
+#[ignore = "privileged: needs root (drops the page cache); scripts/test.sh runs it as root"]
+fn dropping_the_page_cache_is_said_once() {
+    if !ledgerbench_testkit::can_run(ledgerbench_testkit::root()) {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    // Cold reads drop the cache before each backend's pass: said once.
+    let o = ledgerbench(
+        &[
+            "run",
+            "point-reads",
+            "--keys",
+            "2000",
+            "--backends",
+            "mem,lmdb",
+            "--device",
+            "none",
+            "--out",
+            "pr",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stderr(&o)
+        .matches("dropping the whole machine's page cache")
+        .count();
+    assert_eq!(said, 1, "{}", stderr(&o));
+}

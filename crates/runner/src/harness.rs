@@ -10,7 +10,7 @@ use ledgerbench_driver::DriverError;
 use ledgerbench_driver::env::EnvInfo;
 use ledgerbench_driver::results::{BackendRun, StoreSetup};
 use ledgerbench_driver::rundir::{RunDir, sanitize};
-use ledgerbench_meter::cgroup::{self, MemoryLimit};
+use ledgerbench_meter::cgroup::MemoryLimit;
 use ledgerbench_meter::loopdev::{Device, LoopFs};
 use ledgerbench_meter::rusage::Usage;
 
@@ -166,7 +166,7 @@ pub fn run_on_stores(
         run.harness_allowance_bytes = Some(place.harness_allowance);
     }
     let limit = match place.memory_limit {
-        Some(bytes) => match cgroup::drop_caches()
+        Some(bytes) => match crate::output::drop_page_cache("--memory-limit starts each run cold")
             .and_then(|_| MemoryLimit::enter(bytes + place.harness_allowance))
         {
             Ok(g) => Some(g),

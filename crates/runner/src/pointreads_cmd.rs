@@ -9,7 +9,7 @@ use ledgerbench_driver::pointreads::{
     self, CacheState, Measurement, PointReadConfig, PointResults, PointRun,
 };
 use ledgerbench_driver::rundir::RunDir;
-use ledgerbench_meter::cgroup::{self, MemoryLimit};
+use ledgerbench_meter::cgroup::MemoryLimit;
 
 use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
@@ -287,7 +287,9 @@ fn one_backend(
             };
             if state != CacheState::Warm {
                 placed.sync()?;
-                if let Err(e) = cgroup::drop_caches() {
+                if let Err(e) =
+                    crate::output::drop_page_cache("cold and limited reads start from the device")
+                {
                     let why = format!("{at}: page cache not dropped ({e})");
                     ledgerbench_core::note!("[{}] skipped {why}", spec.name);
                     run.skipped.push(why);

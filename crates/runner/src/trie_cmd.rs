@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use ledgerbench_driver::rundir::RunDir;
 use ledgerbench_driver::trie::{self, State, TrieConfig, TrieResults, TrieRun};
-use ledgerbench_meter::cgroup::{self, MemoryLimit};
+use ledgerbench_meter::cgroup::MemoryLimit;
 use ledgerbench_report::doc::Doc;
 use ledgerbench_report::export::RunSummary;
 use ledgerbench_trie::{Scheme, Trie};
@@ -216,7 +216,7 @@ fn one(
         .map(|(a, b)| b.since(&a).write_sectors * 512);
     run.load = Some(load);
     // Blocks start from a cold cache inside the limit, as a node restarts.
-    if let Err(e) = cgroup::drop_caches() {
+    if let Err(e) = crate::output::drop_page_cache("trie blocks start cold, as a node restarts") {
         ledgerbench_core::note!("[{label}] page cache not dropped ({e}): blocks start warm");
     }
     let guard = limit.map(MemoryLimit::enter).transpose()?;

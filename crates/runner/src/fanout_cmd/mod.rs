@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use ledgerbench_driver::fanout::{self, Checkpoint, FanOutConfig, FanOutResults, FanOutRun};
 use ledgerbench_driver::observe::Observer;
 use ledgerbench_driver::rundir::RunDir;
-use ledgerbench_meter::cgroup;
 
 use crate::harness::{self, Placed, Placement};
 use crate::observe::ProgressView;
@@ -253,16 +252,17 @@ impl Grow<'_> {
         placed.sync()?;
         // Without root the page cache stays: the checkpoint says so rather
         // than passing a warm open off as a cold one.
-        let page_cache_dropped = match cgroup::drop_caches() {
-            Ok(()) => true,
-            Err(e) => {
-                ledgerbench_core::note!(
-                    "[{}] page cache not dropped ({e}): the open and first pass are not cold",
-                    self.spec.name
-                );
-                false
-            }
-        };
+        let page_cache_dropped =
+            match crate::output::drop_page_cache("each checkpoint opens its store cold") {
+                Ok(()) => true,
+                Err(e) => {
+                    ledgerbench_core::note!(
+                        "[{}] page cache not dropped ({e}): the open and first pass are not cold",
+                        self.spec.name
+                    );
+                    false
+                }
+            };
         let job = probe::Job {
             spec: self.spec.clone(),
             cfg: self.cfg.clone(),
