@@ -316,9 +316,9 @@ fn every_subcommand_help_gives_an_example_and_its_chapter() {
             )),
         }
         let chapter = text
-            .split_whitespace()
-            .find(|w| w.starts_with("docs/src/"))
-            .map(|w| w.trim_end_matches(['.', ',', ')']));
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Guide: "))
+            .map(str::trim);
         match chapter {
             Some(c) if root().join(c).exists() => {}
             other => bad.push(format!(

@@ -214,11 +214,12 @@ pub(super) fn run_phase_rate(rp: &ledgerbench_results::ReplayResult) -> Option<f
     (secs > 0.0).then(|| ops as f64 / secs)
 }
 
-/// Per run and store: entries, sizes, amplification, compaction, commits.
+/// Per run and store: puts (every key written, overwrites included, not the
+/// keys live at the end), sizes, amplification, compaction, commits.
 fn store_table(s: &mut String, runs: &[(String, &BackendRun)]) {
     let _ = writeln!(
         s,
-        "\n| run | store | entries | logical MiB | disk MiB | space amp | WA engine | WA device | compaction s | commit p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "\n| run | store | puts | logical MiB | disk MiB | space amp | WA engine | WA device | compaction s | commit p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for (label, run) in runs {
         let Some(sum) = run.replay.as_ref().and_then(|x| x.summary.as_ref()) else {

@@ -90,7 +90,7 @@ pub(super) fn stellar_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
 
 /// Per store: amplification, then time and latency; then all stores together.
 fn store_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
-    md.push_str("\n## Stores: amplification\n\nWrite amplification has two sources: the engine's own byte counters (RocksDB flush + compaction + WAL; MDBX pages written x page size; LMDB has none) and the private device's written bytes after `syncfs`. Space amplification is allocated bytes over the logical bytes written.\n\n| run | store | entries | logical MiB | raw / logical | disk MiB alloc / apparent | space amp | WA engine | WA device |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    md.push_str("\n## Stores: amplification\n\nWrite amplification has two sources: the engine's own byte counters (RocksDB flush + compaction + WAL; MDBX pages written x page size; LMDB has none) and the private device's written bytes after `syncfs`. Space amplification is allocated bytes over the logical bytes written; puts counts every key written, overwrites included, not the keys live at the end.\n\n| run | store | puts | logical MiB | raw / logical | disk MiB alloc / apparent | space amp | WA engine | WA device |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     let mut time = String::from(
         "\n## Stores: time and latency\n\nSeconds over the run; latencies p50 / p99 / max in ms.\n\n| run | store | write s | flush s | compaction s | compaction first -> last s | commit ms | flush ms | compaction ms |\n|---|---|---:|---:|---:|---:|---|---|---|\n",
     );
