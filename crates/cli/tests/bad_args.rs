@@ -106,6 +106,24 @@ fn value_flags(path: &[String], cwd: &Path) -> Vec<(String, String)> {
     flags
 }
 
+/// A real trace for `run replay`, `seed.kvtrace` in `dir`.
+fn seed_trace(dir: &Path) {
+    let o = ledgerbench(
+        &[
+            "record",
+            "ycsb",
+            "--param",
+            "records=10",
+            "--param",
+            "operations=10",
+            "--out",
+            "seed.kvtrace",
+        ],
+        dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// Values no flag of that value name accepts.
 fn bad_values(value: &str) -> &'static [&'static str] {
     match value {
@@ -166,21 +184,7 @@ fn every_subcommand_refuses_bad_arguments_cleanly_and_leaves_nothing() {
     let t = tempfile::tempdir().expect("tempdir");
     let runs = t.path().join("runs");
     std::fs::create_dir(&runs).expect("runs dir");
-    // A real trace for `run replay`, made once.
-    let o = ledgerbench(
-        &[
-            "record",
-            "ycsb",
-            "--param",
-            "records=10",
-            "--param",
-            "operations=10",
-            "--out",
-            "seed.kvtrace",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    seed_trace(t.path());
     let before = tree(t.path());
     // What a killed run of another checkout left is not this test's: only
     // what appears while it runs counts.
@@ -281,20 +285,7 @@ fn leftovers(cwd: &std::path::Path) -> Vec<String> {
 #[test]
 fn ledgerbench_backends_applies_to_every_run_command_that_takes_backends() {
     let t = tempfile::tempdir().expect("tempdir");
-    let o = ledgerbench(
-        &[
-            "record",
-            "ycsb",
-            "--param",
-            "records=10",
-            "--param",
-            "operations=10",
-            "--out",
-            "seed.kvtrace",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    seed_trace(t.path());
     let mut checked = Vec::new();
     for path in subcommands(&["run".to_string()], t.path()) {
         let mut help: Vec<&str> = path.iter().map(String::as_str).collect();

@@ -28,6 +28,14 @@ fn paced_ops(dir: &Path, after: Option<&str>) -> u64 {
     ops
 }
 
+/// The accounts workload's settings, run on one and on two threads.
+const ACCOUNTS: &[&str] = &[
+    "accounts=200",
+    "operations=400",
+    "ops_per_block=100",
+    "blocks_per_segment=2",
+];
+
 #[test]
 fn the_op_rate_paces_every_generated_workload() {
     let t = tempfile::tempdir().expect("tempdir");
@@ -38,16 +46,7 @@ fn the_op_rate_paces_every_generated_workload() {
             &["records=200", "operations=400", "ops_per_segment=200"],
             Some("load"),
         ),
-        (
-            "accounts",
-            &[
-                "accounts=200",
-                "operations=400",
-                "ops_per_block=100",
-                "blocks_per_segment=2",
-            ],
-            Some("genesis"),
-        ),
+        ("accounts", ACCOUNTS, Some("genesis")),
         (
             "blobs",
             &[
@@ -71,16 +70,7 @@ fn the_op_rate_paces_every_generated_workload() {
             None,
         ),
         // The client-thread path paces too.
-        (
-            "accounts",
-            &[
-                "accounts=200",
-                "operations=400",
-                "ops_per_block=100",
-                "blocks_per_segment=2",
-            ],
-            Some("genesis"),
-        ),
+        ("accounts", ACCOUNTS, Some("genesis")),
     ];
     for (i, (w, params, after)) in cases.iter().enumerate() {
         let out = format!("run-{i}");
