@@ -227,6 +227,11 @@ pub(crate) fn documents(
     if let Some(a) = &answer {
         md.insert_str(answer_at, &a.markdown(true));
     }
+    // A recorded error names files under the run's --out on the machine
+    // that ran it: shown where the results are now, as the commands are.
+    for d in docs {
+        md = sources::relative_out(&md, d.command(), &d.path);
+    }
     if html {
         let page = crate::html::page(&md, &out.svgs);
         out.file("report.html", &page);

@@ -132,6 +132,27 @@ pub(super) fn for_reader(command: &str, results: &Path) -> String {
     words.join(" ")
 }
 
+/// `text` with the machine path a recorded command gave `--out` (as in
+/// an error naming a store under it) replaced by where the results file
+/// now is, as [`for_reader`] shows the command.
+pub(super) fn relative_out(text: &str, command: &str, results: &Path) -> String {
+    let words: Vec<&str> = command.split(' ').collect();
+    let out = words
+        .windows(2)
+        .find(|w| w[0] == "--out" && w[1].starts_with('/') && w[1].len() > 1)
+        .map(|w| w[1].trim_end_matches('/'));
+    match out {
+        Some(out) => {
+            let here = results
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            text.replace(out, &here.display().to_string())
+        }
+        None => text.to_string(),
+    }
+}
+
 /// The results files read, with the command that made each, as a reader can rerun it.
 pub(super) fn sources_table(md: &mut String, docs: &[Loaded]) {
     md.push_str("## Results files\n\n| file | workload | seed | started | command |\n|---|---|---:|---|---|\n");
@@ -160,6 +181,29 @@ mod tests {
         );
         assert_eq!(super::as_typed("target/release/ledgerbench"), "ledgerbench");
         assert_eq!(super::as_typed(""), "");
+    }
+
+    #[test]
+    fn an_error_naming_the_recorded_out_reads_relative_too() {
+        use std::path::Path;
+        let cmd = "ledgerbench run trie --out /var/tmp/t/n4m";
+        assert_eq!(
+            super::relative_out(
+                "failed on /var/tmp/t/n4m/devices/db: x",
+                cmd,
+                Path::new("n4m/results.json")
+            ),
+            "failed on n4m/devices/db: x"
+        );
+        // Nothing to replace without an absolute --out.
+        assert_eq!(
+            super::relative_out(
+                "/var/tmp/x",
+                "ledgerbench run trie --out rel",
+                Path::new("a/r.json")
+            ),
+            "/var/tmp/x"
+        );
     }
 
     #[test]
