@@ -152,10 +152,8 @@ fn parses_whole(args: &[String]) -> Result<(), String> {
     // After `--` the words belong to another command (`ab -- run ...`).
     let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
     args.insert(at, "--help".into());
-    let out = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
-        .args(&args)
-        .output()
-        .expect("run ledgerbench");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::ledgerbench(&args, &root());
     if out.status.success() {
         Ok(())
     } else {

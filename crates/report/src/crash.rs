@@ -32,8 +32,9 @@ pub fn one_line(s: &CrashSummary, error: Option<&str>) -> String {
     line
 }
 
-/// The crash table: one row per backend x level x crash kind.
-pub fn crash_table(r: &CrashResults) -> String {
+/// Every figure of the crash table, one row per backend x level x crash
+/// kind, from the sums of each run's cycles.
+fn crash_rows(r: &CrashResults, sums: &[CrashSummary]) -> crate::table::Table {
     let ms = |s: Option<f64>| s.map_or("n/a".to_string(), |v| format!("{:.0}", v * 1e3));
     let mut t = crate::table::Table::new(&[
         "backend",
@@ -54,14 +55,7 @@ pub fn crash_table(r: &CrashResults) -> String {
         ">recovery read MiB p50",
         ">commits/s p50",
     ]);
-    // Summed again from the cycles: the stored summary may predate a
-    // change of definition.
-    let sums: Vec<CrashSummary> = r
-        .runs
-        .iter()
-        .map(|run| CrashSummary::of(&run.cycles, run.durability, run.kind))
-        .collect();
-    for (run, s) in r.runs.iter().zip(&sums) {
+    for (run, s) in r.runs.iter().zip(sums) {
         let held = match (s.promise_kept, &run.error) {
             (_, Some(_)) => "stopped (see results)",
             (true, None) => "yes",
@@ -94,6 +88,19 @@ pub fn crash_table(r: &CrashResults) -> String {
                 .map_or("n/a".into(), |r| format!("{r:.0}")),
         ]);
     }
+    t
+}
+
+/// The crash table: one row per backend x level x crash kind.
+pub fn crash_table(r: &CrashResults) -> String {
+    // Summed again from the cycles: the stored summary may predate a
+    // change of definition.
+    let sums: Vec<CrashSummary> = r
+        .runs
+        .iter()
+        .map(|run| CrashSummary::of(&run.cycles, run.durability, run.kind))
+        .collect();
+    let t = crash_rows(r, &sums);
     // Seventeen columns told as two tables: whether the level held, then
     // how what was not kept broke, and recovery.
     let mut out = format!(

@@ -138,6 +138,31 @@ fn source(flag: &str, paths: &[PathBuf]) -> anyhow::Result<Source> {
     Ok(Source::Results(paths.to_vec()))
 }
 
+/// `ab --rejudge FILE`: the samples an earlier `ab` kept, judged again at
+/// `--alpha`, running nothing.
+fn rejudge(args: &AbArgs, file: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let j: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(file).with_context(|| format!("--rejudge {}", file.display()))?,
+    )?;
+    let samples: Samples = serde_json::from_value(j["samples"].clone()).with_context(|| {
+        format!(
+            "--rejudge {}: no samples of `ledgerbench ab`",
+            file.display()
+        )
+    })?;
+    // Older ab.json files have no targets.
+    let targets: Vec<NoiseTarget> = match j.get("noise_targets") {
+        Some(t) => serde_json::from_value(t.clone())
+            .with_context(|| format!("--rejudge {}: noise_targets unreadable", file.display()))?,
+        None => Vec::new(),
+    };
+    let rows = samples.judge(args.alpha);
+    let over = ab::over_target(&samples.series(), &targets).map_err(anyhow::Error::msg)?;
+    say(&rows, samples.runs.len() / 2, args.alpha, &over);
+    write_json_out(args, &rows)?;
+    Ok(exit_of(&rows))
+}
+
 /// Runs `ledgerbench ab`; exit 1 when a timing got worse beyond noise.
 pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
     if !(args.alpha > 0.0 && args.alpha < 0.5) {
@@ -147,27 +172,7 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(file) = &args.rejudge {
-        let j: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(file).with_context(|| format!("--rejudge {}", file.display()))?,
-        )?;
-        let samples: Samples = serde_json::from_value(j["samples"].clone()).with_context(|| {
-            format!(
-                "--rejudge {}: no samples of `ledgerbench ab`",
-                file.display()
-            )
-        })?;
-        // Older ab.json files have no targets.
-        let targets: Vec<NoiseTarget> = match j.get("noise_targets") {
-            Some(t) => serde_json::from_value(t.clone()).with_context(|| {
-                format!("--rejudge {}: noise_targets unreadable", file.display())
-            })?,
-            None => Vec::new(),
-        };
-        let rows = samples.judge(args.alpha);
-        let over = ab::over_target(&samples.series(), &targets).map_err(anyhow::Error::msg)?;
-        say(&rows, samples.runs.len() / 2, args.alpha, &over);
-        write_json_out(&args, &rows)?;
-        return Ok(exit_of(&rows));
+        return rejudge(&args, file);
     }
     let (a, b) = (
         source("--baseline", &args.baseline)?,

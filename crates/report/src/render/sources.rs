@@ -103,10 +103,7 @@ pub(super) fn as_typed(command: &str) -> String {
 /// `--config` shown relative to where the results file now is (the
 /// results keep what was typed).
 pub(super) fn for_reader(command: &str, results: &Path) -> String {
-    let here = results
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let here = results_dir(results);
     let mut words: Vec<String> = as_typed(command).split(' ').map(str::to_string).collect();
     for i in 1..words.len() {
         if !words[i].starts_with('/') {
@@ -132,6 +129,15 @@ pub(super) fn for_reader(command: &str, results: &Path) -> String {
     words.join(" ")
 }
 
+/// The folder a results file is in, relative as the reader gave it (`.`
+/// for a file given by its bare name).
+fn results_dir(results: &Path) -> &Path {
+    results
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// `text` with the machine path a recorded command gave `--out` (as in
 /// an error naming a store under it) replaced by where the results file
 /// now is, as [`for_reader`] shows the command.
@@ -143,10 +149,7 @@ pub(super) fn relative_out(text: &str, command: &str, results: &Path) -> String 
         .map(|w| w[1].trim_end_matches('/'));
     match out {
         Some(out) => {
-            let here = results
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
+            let here = results_dir(results);
             text.replace(out, &here.display().to_string())
         }
         None => text.to_string(),
