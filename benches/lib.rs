@@ -15,7 +15,7 @@ pub const MEMORY: u64 = 256 << 20;
 /// Every backend config in the registry, at durability `process` (the
 /// runs' default, so engines are compared at one promise) and scaled to
 /// [`MEMORY`]; opened in a directory under `root`. A backend that cannot
-/// open here (a Go engine without the sidecar) is left out with its reason
+/// open here (a Go engine in a build without Go) is left out with its reason
 /// on stderr; one that discards writes (the null engines) has nothing to
 /// read back and is left out.
 pub fn open_all(root: &Path) -> Vec<(String, Box<dyn KvStore>)> {
@@ -67,7 +67,7 @@ mod tests {
         let stores = super::open_all(d.path());
         let names: Vec<&str> = stores.iter().map(|(n, _)| n.as_str()).collect();
         // Everything the registry names but the null engines, less those
-        // this machine cannot run (Go engines without the sidecar).
+        // this machine cannot run (Go engines in a build without Go).
         for n in ledgerbench_engines::names() {
             let spec = ledgerbench_engines::BackendSpec::by_name(n).expect("known");
             let expected = !spec.discards_writes() && spec.unavailable().is_none();

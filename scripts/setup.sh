@@ -56,8 +56,8 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-# The Go engines (Pebble, goleveldb, Badger, bbolt) run in a sidecar that
-# cargo builds with Go 1.26 or newer (sidecar/go.mod). Distributions ship
+# The Go engines (Pebble, goleveldb, Badger, bbolt) are a Go package cargo
+# builds with Go 1.26 or newer (crates/gokv/go/go.mod) and links in. Distributions ship
 # older Go, so when the system has none new enough, the toolchain is fetched
 # from the Go module proxy (what GOTOOLCHAIN=auto would fetch) into
 # ~/.cache/ledgerbench/go, where the build looks for it. Without Go the Go

@@ -1,29 +1,85 @@
-//! Builds the Go sidecar (`sidecar/` at the workspace root) with the Go
-//! toolchain when there is one. Without Go, or when the build fails, the
-//! crate still builds and its backends report why they are unavailable.
+//! Builds the Go engines (`go/` in this crate) with the Go toolchain when
+//! there is one, twice: as a C archive linked into ledgerbench (the default
+//! path, `Bridge::InProcess`) and as the `ledgerbench-sidecar` program (the
+//! socket path kept for measuring it). Without Go, or when the build fails,
+//! the crate still builds and the Go backends report why they are
+//! unavailable.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"))
-        .join("../../sidecar");
-    for f in [
-        "main.go",
-        "pebble.go",
-        "leveldb.go",
-        "badger.go",
-        "bolt.go",
-        "null.go",
-        "go.mod",
-        "go.sum",
-    ] {
-        println!("cargo:rerun-if-changed={}", root.join(f).display());
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir")).join("go");
+    for f in std::fs::read_dir(&root).expect("the Go sources").flatten() {
+        println!("cargo:rerun-if-changed={}", f.path().display());
     }
     println!("cargo:rerun-if-env-changed=LEDGERBENCH_GO");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("ledgerbench-sidecar");
-    // $LEDGERBENCH_GO, the system's go, then the toolchain scripts/setup.sh
-    // fetches when the system's is too old: the first that builds wins.
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("out dir"));
+    let archive = out_dir.join("libledgerbenchgo.a");
+    let sidecar = out_dir.join("ledgerbench-sidecar");
+    // netgo, osusergo: no cgo DNS or user lookups (the engines' modules
+    // import net for their metrics exporters), so the archive needs no
+    // library beyond libc and pthreads.
+    let archive_args = [
+        "build",
+        "-buildmode=c-archive",
+        "-tags",
+        "netgo,osusergo",
+        "-trimpath",
+        "-buildvcs=false",
+        "-o",
+    ];
+    let sidecar_args = ["build", "-trimpath", "-buildvcs=false", "-o"];
+    let (go, built) = first_go_that_builds(&root, &archive_args, &archive);
+    let built = built.and_then(|o| {
+        if o.status.success() {
+            go_build(&go, &root, &sidecar_args, &sidecar)
+        } else {
+            Ok(o)
+        }
+    });
+    let ok = matches!(&built, Ok(o) if o.status.success());
+    // Tests that need the Go engines are listed as ignored without them,
+    // except where skips must fail (CI sets LEDGERBENCH_REQUIRE_PRIVILEGED).
+    println!("cargo:rustc-check-cfg=cfg(ledgerbench_no_go)");
+    println!("cargo:rerun-if-env-changed=LEDGERBENCH_REQUIRE_PRIVILEGED");
+    let required =
+        std::env::var("LEDGERBENCH_REQUIRE_PRIVILEGED").is_ok_and(|v| !v.is_empty() && v != "0");
+    if ok {
+        println!("cargo:rustc-link-search=native={}", out_dir.display());
+        println!("cargo:rustc-link-lib=static=ledgerbenchgo");
+        println!(
+            "cargo:rustc-env=LEDGERBENCH_SIDECAR_BUILT={}",
+            sidecar.display()
+        );
+        return;
+    }
+    rerun_when_go_appears();
+    if required {
+        // Fails the link, loudly, instead of skipping the Go tests.
+        println!("cargo:rustc-link-lib=static=ledgerbenchgo");
+    }
+    println!("cargo:rustc-cfg=ledgerbench_no_go");
+    let why = match built {
+        Ok(o) => format!(
+            "`go build` of crates/gokv/go failed: {}",
+            String::from_utf8_lossy(&o.stderr).replace('\n', " ")
+        ),
+        Err(e) => format!(
+            "no Go toolchain to build the Go engines ({go}: {e}); install Go 1.26 (scripts/setup.sh does) and rebuild"
+        ),
+    };
+    println!("cargo:warning=the Go engines are unavailable: {why}");
+    println!("cargo:rustc-env=LEDGERBENCH_GO_UNAVAILABLE={why}");
+}
+
+/// `$LEDGERBENCH_GO`, the system's go, then the toolchain scripts/setup.sh
+/// fetches when the system's is too old: the first that builds wins.
+fn first_go_that_builds(
+    root: &Path,
+    args: &[&str],
+    out: &Path,
+) -> (String, std::io::Result<Output>) {
     let mut candidates: Vec<String> = std::env::var("LEDGERBENCH_GO").into_iter().collect();
     candidates.push("go".into());
     let cache = std::env::var("XDG_CACHE_HOME")
@@ -36,56 +92,28 @@ fn main() {
     let mut go = String::new();
     for g in candidates {
         go = g;
-        built = Command::new(&go)
-            .args(["build", "-trimpath", "-buildvcs=false", "-o"])
-            .arg(&out)
-            .arg(".")
-            .current_dir(&root)
-            .output();
+        built = go_build(&go, root, args, out);
         if matches!(&built, Ok(o) if o.status.success()) {
             break;
         }
     }
-    let ok = matches!(&built, Ok(o) if o.status.success());
-    // Tests that need the sidecar are listed as ignored without it, except
-    // where skips must fail (CI sets LEDGERBENCH_REQUIRE_PRIVILEGED).
-    println!("cargo:rustc-check-cfg=cfg(ledgerbench_no_sidecar)");
-    println!("cargo:rerun-if-env-changed=LEDGERBENCH_REQUIRE_PRIVILEGED");
-    let required =
-        std::env::var("LEDGERBENCH_REQUIRE_PRIVILEGED").is_ok_and(|v| !v.is_empty() && v != "0");
-    if !ok {
-        rerun_when_go_appears();
-        if !required {
-            println!("cargo:rustc-cfg=ledgerbench_no_sidecar");
-        }
-    }
-    match built {
-        Ok(o) if o.status.success() => {
-            println!(
-                "cargo:rustc-env=LEDGERBENCH_SIDECAR_BUILT={}",
-                out.display()
-            );
-        }
-        Ok(o) => {
-            let why = String::from_utf8_lossy(&o.stderr).replace('\n', " ");
-            println!("cargo:warning=the Go sidecar did not build: {why}");
-            println!(
-                "cargo:rustc-env=LEDGERBENCH_SIDECAR_UNAVAILABLE=`go build` of sidecar/ failed: {why}"
-            );
-        }
-        Err(e) => {
-            println!("cargo:warning=no Go toolchain ({go}: {e}); the Go backends are unavailable");
-            println!(
-                "cargo:rustc-env=LEDGERBENCH_SIDECAR_UNAVAILABLE=no Go toolchain to build the sidecar ({go}: {e}); install Go 1.26 (scripts/setup.sh does) and rebuild"
-            );
-        }
-    }
+    (go, built)
 }
 
-/// Without a Go that builds the sidecar, builds again once one may have
-/// appeared: when `PATH` changes or a file lands in one of its directories
-/// (cargo compares the directories' contents), so installing Go after a
-/// first build is enough, with no `cargo clean`.
+fn go_build(go: &str, root: &Path, args: &[&str], out: &Path) -> std::io::Result<Output> {
+    Command::new(go)
+        .args(args)
+        .arg(out)
+        .arg(".")
+        .current_dir(root)
+        .env("CGO_ENABLED", "1")
+        .output()
+}
+
+/// Without a Go that builds, builds again once one may have appeared:
+/// when `PATH` changes or a file lands in one of its directories (cargo
+/// compares the directories' contents), so installing Go after a first
+/// build is enough, with no `cargo clean`.
 fn rerun_when_go_appears() {
     println!("cargo:rerun-if-env-changed=PATH");
     let path = std::env::var_os("PATH").unwrap_or_default();

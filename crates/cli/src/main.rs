@@ -326,8 +326,13 @@ fn list(json: bool) -> anyhow::Result<()> {
             .iter()
             .filter_map(|n| presets::get(n).map(|p| (n.to_string(), p.about.into())))
             .collect();
+        let paths: serde_json::Map<String, serde_json::Value> = registry::names()
+            .filter_map(|n| registry::BackendSpec::by_name(n).ok())
+            .map(|s| (s.name.clone(), s.call_path().name().into()))
+            .collect();
         let v = serde_json::json!({
             "backends": registry::names().collect::<Vec<_>>(),
+            "call_paths": paths,
             "default_backends": registry::DEFAULT_BACKENDS,
             "presets": presets,
             "stores": ledgerbench_workloads::stellar::STORES,
@@ -340,11 +345,18 @@ fn list(json: bool) -> anyhow::Result<()> {
     output::say(format_args!("backends:"));
     for n in registry::names() {
         let default = if registry::DEFAULT_BACKENDS.contains(&n) {
-            " (default)"
+            ", default"
         } else {
             ""
         };
-        output::say(format_args!("  {n}{default}"));
+        let spec = registry::BackendSpec::by_name(n)?;
+        let why = spec
+            .unavailable()
+            .map_or(String::new(), |w| format!("; unavailable: {w}"));
+        output::say(format_args!(
+            "  {n:<20} {}{default}{why}",
+            spec.call_path().name()
+        ));
     }
     output::say(format_args!(
         "presets (ledgerbench run stellar --preset NAME):"

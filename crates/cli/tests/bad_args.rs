@@ -349,6 +349,20 @@ fn printing_into_a_closed_pipe_ends_quietly() {
         vec!["export", "bencher", &results],
         vec!["calibrate", "stellar", &pubnet, "--synthetic-ledgers", "5"],
         vec!["clean", "--dry-run"],
+        // A Go engine in process: the Go runtime's SIGPIPE handler must not
+        // turn the closed pipe into a crash.
+        vec![
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--device",
+            "none",
+            "--backends",
+            "pebble",
+            "--out",
+            "pebble",
+        ],
     ] {
         // The reading end is closed before ledgerbench writes a byte: every
         // write fails with EPIPE, as under `| head -1` once head is done.
@@ -399,6 +413,16 @@ fn a_closed_standard_error_neither_hangs_nor_fails_a_run() {
             "operations=2000",
             "--param",
             "ops_per_segment=200",
+        ],
+        vec![
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--device",
+            "none",
+            "--backends",
+            "goleveldb",
         ],
         vec!["report", &results, "--out", "report"],
         vec!["compare", "--baseline", &results, "--current", &results],

@@ -218,6 +218,23 @@ fn list_names_every_workload_and_lists_strategies_as_a_list() {
     for w in ["stellar", "point-reads", "replay", "crash", "ycsb"] {
         assert!(out.contains(w), "{w} missing: {out}");
     }
+    // How each backend is reached: the Go engines are linked in; only the
+    // sidecar's own null goes through a socket.
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not listed: {out}"))
+            .to_string()
+    };
+    for go in ["pebble", "goleveldb", "badger", "bbolt", "go-null"] {
+        assert!(line(go).contains("in process"), "{}", line(go));
+    }
+    assert!(line("go-null-sidecar").contains("through the sidecar"));
+    assert!(
+        line("lmdb").contains("in process, default"),
+        "{}",
+        line("lmdb")
+    );
     let j: serde_json::Value =
         serde_json::from_slice(&ledgerbench(&["list", "--json"], t.path()).stdout).expect("json");
     assert_eq!(

@@ -330,10 +330,39 @@ fn every_generated_workload_and_a_trace_run_on_the_pure_rust_engines() {
     every_workload_runs_on("redb,fjall");
 }
 
-ledgerbench_gokv::needs_sidecar! {
+ledgerbench_gokv::needs_go! {
     #[test]
     fn every_generated_workload_and_a_trace_run_on_the_go_engines() {
         every_workload_runs_on("pebble,goleveldb,badger,bbolt");
+    }
+}
+
+ledgerbench_gokv::needs_go! {
+    #[test]
+    fn a_go_engine_runs_in_process_with_its_cpu_memory_and_version_in_the_results() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let o = ledgerbench(
+            &["run", "stellar", "--preset", "smoke", "--device", "none", "--backends", "pebble,go-null-sidecar", "--durability", "none", "--out", "s"],
+            t.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = read_json(&t.path().join("s/results.json"));
+        assert_eq!(r["env"]["engine_versions"]["pebble"], "1.1.5", "{}", r["env"]);
+        let runs = r["runs"].as_array().expect("runs");
+        let pebble = runs.iter().find(|x| x["label"] == "pebble").expect("pebble's run");
+        // Each store records which path it took.
+        assert_eq!(pebble["stores"][0]["config"]["bridge"], "in-process", "{pebble}");
+        assert_eq!(pebble["stores"][0]["engine_version"], "1.1.5", "{pebble}");
+        // The engine's work is this process's now: its CPU and its Go heap
+        // are in the process meters and the engine's counters.
+        assert!(pebble["usage"]["user_secs"].as_f64().expect("user CPU") > 0.0, "{pebble}");
+        let store = &pebble["batches"][0]["stores"][1];
+        assert!(store["engine"]["extra"]["go_heap_bytes"].as_u64().expect("Go heap") > 0, "{store}");
+        assert!(store["engine"]["extra"].get("sidecar_rtt_ns").is_none(), "{store}");
+        let side = runs.iter().find(|x| x["label"] == "go-null-sidecar").expect("the sidecar's run");
+        assert_eq!(side["stores"][0]["config"]["bridge"], "sidecar", "{side}");
+        let store = &side["batches"][0]["stores"][1];
+        assert!(store["engine"]["extra"]["sidecar_rtt_ns"].as_u64().expect("socket cost") > 0, "{store}");
     }
 }
 

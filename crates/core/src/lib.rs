@@ -18,7 +18,8 @@ pub use error::{Error, Op, Result};
 pub use ranges::RangeDelete;
 pub use stats::{DiskUsage, EngineStats, PageOps, counter_delta};
 pub use store::{
-    Capabilities, CrashKind, Durability, KvBackend, KvStore, UnknownDurability, WriterModel,
+    CallPath, Capabilities, CrashKind, Durability, KvBackend, KvStore, UnknownDurability,
+    WriterModel,
 };
 pub use tuning::{ReadPath, Tuning};
 

@@ -305,8 +305,9 @@ pub trait KvBackend {
     fn durability(cfg: &Self::Config) -> Durability;
 
     /// The engine library's version, e.g. `0.9.70`; `store_dir` is a store
-    /// it opened, for engines that write their version there (RocksDB's LOG).
-    fn version(store_dir: &Path) -> Option<String>;
+    /// it opened, for engines that write their version there (RocksDB's LOG),
+    /// and `cfg` names the library where one backend fronts several (Go).
+    fn version(cfg: &Self::Config, store_dir: &Path) -> Option<String>;
 
     /// Scales the engine's own memory (memtables, caches) to about `bytes`,
     /// for presets that shrink a workload; engines that only use the page
@@ -345,9 +346,35 @@ pub trait KvBackend {
         false
     }
 
+    /// How ledgerbench's calls reach the engine `cfg` runs: linked into
+    /// the process unless the engine says otherwise (a Go engine through
+    /// its sidecar).
+    fn call_path(_cfg: &Self::Config) -> CallPath {
+        CallPath::InProcess
+    }
+
     /// Opens the store behind a box, for callers that mix engines.
     fn open_boxed(dir: &Path, cfg: &Self::Config) -> Result<Box<dyn KvStore>> {
         Ok(Box::new(Self::open(dir, cfg)?))
+    }
+}
+
+/// How ledgerbench's calls reach an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallPath {
+    /// A function call into a library linked into ledgerbench.
+    InProcess,
+    /// A request over a socket to a process per store.
+    Sidecar,
+}
+
+impl CallPath {
+    /// How `ledgerbench list` and reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CallPath::InProcess => "in process",
+            CallPath::Sidecar => "through the sidecar process",
+        }
     }
 }
 

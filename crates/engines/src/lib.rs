@@ -8,7 +8,7 @@ use std::path::Path;
 
 use ledgerbench_core::{Durability, KvBackend, KvStore, ReadPath, Tuning};
 use ledgerbench_fjall::{Fjall, FjallConfig};
-use ledgerbench_gokv::{Go, GoConfig, GoEngine};
+use ledgerbench_gokv::{Bridge, Go, GoConfig, GoEngine};
 use ledgerbench_lmdb::{Lmdb, LmdbConfig};
 use ledgerbench_mdbx::{Mdbx, MdbxConfig};
 use ledgerbench_mem::{Mem, MemConfig, Null, NullConfig, Planted};
@@ -72,7 +72,7 @@ macro_rules! engines {
             /// The engine library's version (RocksDB's is read from a store's LOG).
             pub fn engine_version(&self, store_dir: &Path) -> Option<String> {
                 match &self.config {
-                    $(EngineConfig::$variant(_) => <$backend>::version(store_dir),)*
+                    $(EngineConfig::$variant(c) => <$backend>::version(c, store_dir),)*
                 }
             }
 
@@ -114,6 +114,13 @@ macro_rules! engines {
                 }
             }
 
+            /// How ledgerbench's calls reach the engine.
+            pub fn call_path(&self) -> ledgerbench_core::CallPath {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::call_path(c),)*
+                }
+            }
+
             /// Scales the engine's memory budget (memtables, caches) to
             /// `bytes`, for presets that shrink a workload while keeping its
             /// shape; every change lands in the recorded config.
@@ -145,7 +152,7 @@ engines! {
     Redb(RedbConfig) => Redb,
     /// fjall, a pure-Rust LSM tree.
     Fjall(FjallConfig) => Fjall,
-    /// A Go engine through ledgerbench's sidecar.
+    /// A Go engine, in process or through the sidecar.
     Go(GoConfig) => Go,
 }
 
@@ -197,6 +204,12 @@ const NAMED: &[Named] = &[
     }),
     ("bbolt", || EngineConfig::Go(GoConfig::of(GoEngine::Bbolt))),
     ("go-null", || EngineConfig::Go(GoConfig::of(GoEngine::Null))),
+    ("go-null-sidecar", || {
+        EngineConfig::Go(GoConfig {
+            bridge: Bridge::Sidecar,
+            ..GoConfig::of(GoEngine::Null)
+        })
+    }),
 ];
 
 /// Configs with a planted durability bug, accepted by name and never listed:

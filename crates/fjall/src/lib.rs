@@ -101,7 +101,7 @@ impl KvBackend for Fjall {
         ledgerbench_core::ReadPath::Buffered
     }
 
-    fn version(_store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, _store_dir: &Path) -> Option<String> {
         Some(engine_version().to_string())
     }
 

@@ -15,7 +15,8 @@ pub enum GoEngine {
     Badger,
     /// etcd's bbolt, a copy-on-write B+tree.
     Bbolt,
-    /// Nothing: the sidecar's own round trip.
+    /// Nothing: the bridge's own cost (a cgo call in process, a socket
+    /// round trip through the sidecar).
     Null,
 }
 
@@ -62,16 +63,42 @@ impl GoEngine {
         }
     }
 
-    /// The pinned module version (sidecar/go.mod).
-    pub fn version(self) -> &'static str {
+    /// The pinned module version (`go/go.mod`; a test checks they agree),
+    /// `None` for null, which is no library.
+    pub fn version(self) -> Option<&'static str> {
         match self {
-            GoEngine::Pebble => "pebble 1.1.5",
-            GoEngine::Goleveldb => "goleveldb 1.0.0",
-            GoEngine::Badger => "badger 4.9.6",
-            GoEngine::Bbolt => "bbolt 1.5.0",
-            GoEngine::Null => "null",
+            GoEngine::Pebble => Some("1.1.5"),
+            GoEngine::Goleveldb => Some("1.0.0"),
+            GoEngine::Badger => Some("4.9.6"),
+            GoEngine::Bbolt => Some("1.5.0"),
+            GoEngine::Null => None,
         }
     }
+
+    /// The module path in `go/go.mod`.
+    pub fn module(self) -> Option<&'static str> {
+        match self {
+            GoEngine::Pebble => Some("github.com/cockroachdb/pebble"),
+            GoEngine::Goleveldb => Some("github.com/syndtr/goleveldb"),
+            GoEngine::Badger => Some("github.com/dgraph-io/badger/v4"),
+            GoEngine::Bbolt => Some("go.etcd.io/bbolt"),
+            GoEngine::Null => None,
+        }
+    }
+}
+
+/// How ledgerbench reaches a Go engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bridge {
+    /// Linked into ledgerbench as a C archive: a call is a cgo transition,
+    /// and the Go runtime lives in the run's process and memory cgroup.
+    #[default]
+    InProcess,
+    /// Served by `ledgerbench-sidecar`, a process per store, one socket
+    /// round trip per call: kept to measure what that path costs
+    /// (`go-null-sidecar`).
+    Sidecar,
 }
 
 /// Settings of a Go engine; each engine reads the ones it has.
@@ -101,6 +128,8 @@ pub struct GoConfig {
     pub durability: Durability,
     /// Length of the value `null` answers a read with, bytes.
     pub value_bytes: u32,
+    /// In process (the default) or through the sidecar; results record it.
+    pub bridge: Bridge,
 }
 
 impl Default for GoConfig {
@@ -114,6 +143,7 @@ impl Default for GoConfig {
             max_concurrent_compactions: 0,
             durability: Durability::Process,
             value_bytes: 256,
+            bridge: Bridge::InProcess,
         }
     }
 }

@@ -1,12 +1,22 @@
-//! The pool of connections: requests from several threads are in flight together.
+//! The sidecar's pool of connections: requests from several threads are in
+//! flight together.
 
-use super::*;
+use std::time::Instant;
 
-needs_sidecar! {
+use ledgerbench_core::{KvStore, Op};
+
+use crate::conn::op;
+use crate::{Bridge, GoConfig, GoEngine, SidecarStore};
+
+crate::needs_go! {
 #[test]
 fn requests_from_several_threads_are_in_flight_together() {
     let t = tempfile::tempdir().expect("tempdir");
-    let st = Go::open(&t.path().join("s"), &GoConfig::of(GoEngine::Null)).expect("open");
+    let cfg = GoConfig {
+        bridge: Bridge::Sidecar,
+        ..GoConfig::of(GoEngine::Null)
+    };
+    let st = SidecarStore::open(&t.path().join("s"), &cfg, "{}").expect("open");
     let hold_ms: u32 = 300;
     let threads = 4;
     let start = Instant::now();

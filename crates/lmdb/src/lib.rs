@@ -108,7 +108,7 @@ impl KvBackend for Lmdb {
         ledgerbench_core::ReadPath::Mmap
     }
 
-    fn version(_store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, _store_dir: &Path) -> Option<String> {
         Some(engine_version())
     }
 

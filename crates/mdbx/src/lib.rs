@@ -170,7 +170,7 @@ impl KvBackend for Mdbx {
         quiet_notices();
     }
 
-    fn version(_store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, _store_dir: &Path) -> Option<String> {
         Some(engine_version())
     }
 

@@ -115,7 +115,7 @@ impl KvBackend for Mem {
         ledgerbench_core::ReadPath::Memory
     }
 
-    fn version(_store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, _store_dir: &Path) -> Option<String> {
         Some(env!("CARGO_PKG_VERSION").to_string())
     }
 

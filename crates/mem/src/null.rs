@@ -78,7 +78,7 @@ impl KvBackend for Null {
         ledgerbench_core::ReadPath::None
     }
 
-    fn version(_store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, _store_dir: &Path) -> Option<String> {
         Some(env!("CARGO_PKG_VERSION").to_string())
     }
 }

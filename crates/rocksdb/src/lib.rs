@@ -124,7 +124,7 @@ impl KvBackend for Rocks {
         matches!(c.compaction, Compaction::Fifo { .. })
     }
 
-    fn version(store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, store_dir: &Path) -> Option<String> {
         engine_version(store_dir)
     }
 

@@ -103,7 +103,7 @@ impl KvBackend for Partitioned {
 
     crate::base_config_backend!(PartitionedConfig);
 
-    fn version(store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, store_dir: &Path) -> Option<String> {
         crate::engine_version(&part_dir(store_dir, 0))
     }
 

@@ -74,7 +74,7 @@ impl KvBackend for Sharded {
 
     crate::base_config_backend!(ShardedConfig);
 
-    fn version(store_dir: &Path) -> Option<String> {
+    fn version(_cfg: &Self::Config, store_dir: &Path) -> Option<String> {
         crate::engine_version(store_dir)
     }
 

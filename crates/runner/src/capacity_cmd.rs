@@ -293,7 +293,8 @@ fn one_probe(
             store.close()?;
             Ok(p?)
         });
-    // An engine in a sidecar is killed alone; the harness sees its error.
+    // An engine in a sidecar (bridge = "sidecar") is killed alone; the
+    // harness sees its error.
     let oom_killed = guard
         .as_ref()
         .and_then(MemoryLimit::oom_kills)

@@ -1,5 +1,5 @@
 //! How a test that needs something beyond a normal user's machine (root,
-//! loop devices, memory cgroups, a tmpfs mount, the Go sidecar) is skipped
+//! loop devices, memory cgroups, a tmpfs mount, the Go engines) is skipped
 //! where that is missing, visibly.
 //!
 //! Such tests carry `#[ignore = "privileged: ..."]`, so a plain `cargo test`

@@ -1,7 +1,7 @@
-// Command ledgerbench-sidecar embeds the Go key-value engines (Pebble, LevelDB,
-// Badger, bbolt) and serves ledgerbench's operations on one store over its
-// Unix socket, so the Rust harness can drive them through the same KvStore
-// trait as the engines it links.
+// The sidecar: ledgerbench-sidecar serves one store's operations over a
+// Unix socket, the path every Go engine took before they were linked in
+// process; kept so the cost of that path can be measured beside the
+// in-process one (the `bridge = "sidecar"` setting).
 //
 // Usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON SOCKET
 //
@@ -26,10 +26,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -51,62 +47,12 @@ const (
 	stError    = 2
 )
 
-// Config is the engine settings ledgerbench sends; each engine reads the
-// fields that apply to it.
-type Config struct {
-	CacheBytes       int64  `json:"cache_bytes"`
-	MemtableBytes    int64  `json:"memtable_bytes"`
-	L0CompactTrigger int    `json:"l0_compaction_trigger"`
-	L0StopTrigger    int    `json:"l0_stop_writes_trigger"`
-	Compactions      int    `json:"max_concurrent_compactions"`
-	Durability       string `json:"durability"`
-	ValueBytes       int    `json:"value_bytes"`
-}
-
-// Op is one put, delete or range delete of a batch. A range delete
-// removes Key (included) to Value (excluded); only Pebble is sent them (the
-// harness expands them to deletes for the others).
-type Op struct {
-	Del   bool
-	Range bool
-	Key   []byte
-	Value []byte
-}
-
-// Engine is what every embedded engine provides.
-type Engine interface {
-	Write(ops []Op) error
-	// Get returns the value, or nil and no error when absent.
-	Get(key []byte) ([]byte, bool, error)
-	// Scan visits up to limit entries from start; more reports whether the
-	// store has entries after the last one visited.
-	Scan(start []byte, limit int, visit func(k, v []byte)) (more bool, err error)
-	Flush() error
-	Compact() error
-	Stats() (map[string]any, error)
-	Close() error
-}
-
-func open(engine, dir string, cfg Config) (Engine, error) {
-	switch engine {
-	case "pebble":
-		return openPebble(dir, cfg)
-	case "goleveldb":
-		return openLevelDB(dir, cfg)
-	case "badger":
-		return openBadger(dir, cfg)
-	case "bbolt":
-		return openBolt(dir, cfg)
-	case "null":
-		return &nullEngine{valueBytes: cfg.ValueBytes}, nil
-	}
-	return nil, fmt.Errorf("unknown engine %q; accepted: pebble, goleveldb, badger, bbolt, null", engine)
-}
-
 type conn struct {
 	in  *bufio.Reader
 	out *bufio.Writer
 	buf []byte
+	// val holds the value of a GET; it grows to the largest value read.
+	val []byte
 }
 
 func (c *conn) read() ([]byte, error) {
@@ -142,46 +88,17 @@ func (c *conn) fail(err error) error {
 	return c.reply(stError, []byte(err.Error()))
 }
 
-func u32(b []byte) (uint32, []byte, error) {
-	if len(b) < 4 {
-		return 0, nil, fmt.Errorf("truncated frame")
+// get reads key into c.val, growing it when the value is longer.
+func (c *conn) get(e Engine, key []byte) ([]byte, bool, error) {
+	n, found, err := e.Get(key, c.val[:cap(c.val)])
+	if err == nil && found && n > cap(c.val) {
+		c.val = make([]byte, n)
+		n, found, err = e.Get(key, c.val)
 	}
-	return binary.LittleEndian.Uint32(b), b[4:], nil
-}
-
-// decodeWrite reads a batch: u32 count, then per op a tag byte (0 put,
-// 1 delete, 2 range delete), u32 key length, key, and for a put (a range
-// delete) u32 value (end key) length, value (end key).
-// Keys and values are copied: the frame buffer is reused.
-func decodeWrite(b []byte) ([]Op, error) {
-	n, b, err := u32(b)
-	if err != nil {
-		return nil, err
+	if err != nil || !found {
+		return nil, false, err
 	}
-	ops := make([]Op, 0, n)
-	for i := uint32(0); i < n; i++ {
-		if len(b) < 1 {
-			return nil, fmt.Errorf("truncated batch")
-		}
-		tag := b[0]
-		b = b[1:]
-		var kl uint32
-		if kl, b, err = u32(b); err != nil || uint32(len(b)) < kl {
-			return nil, fmt.Errorf("truncated key")
-		}
-		op := Op{Del: tag == 1, Range: tag == 2, Key: append([]byte(nil), b[:kl]...)}
-		b = b[kl:]
-		if !op.Del {
-			var vl uint32
-			if vl, b, err = u32(b); err != nil || uint32(len(b)) < vl {
-				return nil, fmt.Errorf("truncated value")
-			}
-			op.Value = append([]byte(nil), b[:vl]...)
-			b = b[vl:]
-		}
-		ops = append(ops, op)
-	}
-	return ops, nil
+	return c.val[:n], true, nil
 }
 
 // connBuf is the buffer per connection and direction: large frames bypass
@@ -214,20 +131,9 @@ func serve(e Engine, c *conn) error {
 			}
 			err = c.reply(stOK)
 		case opWrite:
-			ops, derr := decodeWrite(body)
-			if derr == nil && !rangesFit(e, ops) {
-				derr = fmt.Errorf("a range delete sent to an engine without one (the harness expands them)")
-			}
-			if derr == nil {
-				derr = e.Write(ops)
-			}
-			if derr != nil {
-				err = c.fail(derr)
-			} else {
-				err = c.reply(stOK)
-			}
+			err = result(c, write(e, body))
 		case opGet:
-			v, found, gerr := e.Get(body)
+			v, found, gerr := c.get(e, body)
 			switch {
 			case gerr != nil:
 				err = c.fail(gerr)
@@ -237,7 +143,7 @@ func serve(e Engine, c *conn) error {
 				err = c.reply(stOK, v)
 			}
 		case opGetMany:
-			out, gerr := getMany(e, body)
+			out, gerr := c.getMany(e, body)
 			if gerr != nil {
 				err = c.fail(gerr)
 			} else {
@@ -251,16 +157,7 @@ func serve(e Engine, c *conn) error {
 			}
 			// Entries: u32 key length, key, u32 value length, value; then a
 			// byte saying whether more follow.
-			var out []byte
-			var l [4]byte
-			more, serr := e.Scan(append([]byte(nil), start...), int(limit), func(k, v []byte) {
-				binary.LittleEndian.PutUint32(l[:], uint32(len(k)))
-				out = append(out, l[:]...)
-				out = append(out, k...)
-				binary.LittleEndian.PutUint32(l[:], uint32(len(v)))
-				out = append(out, l[:]...)
-				out = append(out, v...)
-			})
+			out, _, more, serr := scanPage(e, append([]byte(nil), start...), int(limit), 1<<30, nil)
 			if serr != nil {
 				err = c.fail(serr)
 				break
@@ -304,7 +201,7 @@ func serve(e Engine, c *conn) error {
 // and the value. One round trip for many reads: the crash checker reads
 // thousands of keys a cycle, and each pipe round trip costs more than a
 // read. Any read's error fails the whole request.
-func getMany(e Engine, b []byte) ([]byte, error) {
+func (c *conn) getMany(e Engine, b []byte) ([]byte, error) {
 	n, b, err := u32(b)
 	if err != nil {
 		return nil, err
@@ -319,7 +216,7 @@ func getMany(e Engine, b []byte) ([]byte, error) {
 		if uint32(len(b)) < kl {
 			return nil, fmt.Errorf("get-many: key %d overruns the request", i)
 		}
-		v, found, gerr := e.Get(b[:kl])
+		v, found, gerr := c.get(e, b[:kl])
 		b = b[kl:]
 		if gerr != nil {
 			return nil, gerr
@@ -336,24 +233,6 @@ func getMany(e Engine, b []byte) ([]byte, error) {
 	return out, nil
 }
 
-// rangesFit reports whether e takes every op: only Pebble has range deletes.
-func rangesFit(e Engine, ops []Op) bool {
-	if _, ok := e.(*pebbleEngine); ok {
-		return true
-	}
-	for _, op := range ops {
-		if op.Range {
-			return false
-		}
-	}
-	return true
-}
-
-func locked(err error) bool {
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "lock") || strings.Contains(s, "resource temporarily unavailable")
-}
-
 func result(c *conn, err error) error {
 	if err != nil {
 		return c.fail(err)
@@ -361,50 +240,8 @@ func result(c *conn, err error) error {
 	return c.reply(stOK)
 }
 
-// cgroupMemoryLimit is the memory limit of the cgroup this process is in
-// (v1 or v2), or 0 when there is none.
-func cgroupMemoryLimit() int64 {
-	self, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(self), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		var file string
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			file = filepath.Join("/sys/fs/cgroup", parts[2], "memory.max")
-		case strings.Contains(","+parts[1]+",", ",memory,"):
-			file = filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.limit_in_bytes")
-		default:
-			continue
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		// "max" (v2) or a page-rounded huge number (v1) mean no limit.
-		if err == nil && n > 0 && n < 1<<50 {
-			return n
-		}
-	}
-	return 0
-}
-
 func main() {
-	// Go's collector lets the heap grow to twice what is live before it
-	// runs; inside a memory cgroup that heap reaches the limit and the
-	// process spins in the kernel's reclaim instead of collecting (Badger
-	// under 512 MiB made no progress for minutes without this, and loaded
-	// in 2.2 s with it). A soft limit of three quarters of the cgroup's, as
-	// Go advises for containers, makes it collect first.
-	if limit := cgroupMemoryLimit(); limit > 0 {
-		debug.SetMemoryLimit(limit / 4 * 3)
-	}
+	setMemoryLimit()
 	out := &conn{out: bufio.NewWriterSize(os.Stdout, connBuf)}
 	if len(os.Args) != 5 {
 		out.fail(fmt.Errorf("usage: ledgerbench-sidecar ENGINE DIR CONFIG_JSON SOCKET"))

@@ -65,32 +65,26 @@ func (e *pebbleEngine) Write(ops []Op) error {
 	return b.Commit(e.sync)
 }
 
-func (e *pebbleEngine) Get(key []byte) ([]byte, bool, error) {
+func (e *pebbleEngine) Get(key, dst []byte) (int, bool, error) {
 	v, closer, err := e.db.Get(key)
 	if err == pebble.ErrNotFound {
-		return nil, false, nil
+		return 0, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return 0, false, err
 	}
-	out := append([]byte(nil), v...)
-	return out, true, closer.Close()
+	copy(dst, v)
+	return len(v), true, closer.Close()
 }
 
-func (e *pebbleEngine) Scan(start []byte, limit int, visit func(k, v []byte)) (bool, error) {
+func (e *pebbleEngine) Scan(start []byte, visit func(k, v []byte) bool) error {
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: start})
 	if err != nil {
-		return false, err
+		return err
 	}
-	n := 0
-	for valid := it.First(); valid; valid = it.Next() {
-		if n == limit {
-			return true, it.Close()
-		}
-		visit(it.Key(), it.Value())
-		n++
+	for valid := it.First(); valid && visit(it.Key(), it.Value()); valid = it.Next() {
 	}
-	return false, it.Close()
+	return it.Close()
 }
 
 func (e *pebbleEngine) Flush() error { return e.db.Flush() }

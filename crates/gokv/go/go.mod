@@ -1,4 +1,4 @@
-module github.com/ledgerbench/ledgerbench/sidecar
+module github.com/ledgerbench/ledgerbench/gokv
 
 go 1.26
 
@@ -46,3 +46,7 @@ require (
 	golang.org/x/text v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
+
+// DataDog/zstd bundles zstd C sources that clash with RocksDB's when linked
+// into ledgerbench: a pure-Go stand-in (zstdshim/zstd.go says more).
+replace github.com/DataDog/zstd => ./zstdshim

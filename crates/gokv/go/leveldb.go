@@ -40,26 +40,23 @@ func (e *levelEngine) Write(ops []Op) error {
 	return e.db.Write(b, e.wo)
 }
 
-func (e *levelEngine) Get(key []byte) ([]byte, bool, error) {
+// Get copies the value goleveldb returns (it allocates one per read; its
+// API has no other).
+func (e *levelEngine) Get(key, dst []byte) (int, bool, error) {
 	v, err := e.db.Get(key, nil)
 	if err == errors.ErrNotFound {
-		return nil, false, nil
+		return 0, false, nil
 	}
-	return v, err == nil, err
+	copy(dst, v)
+	return len(v), err == nil, err
 }
 
-func (e *levelEngine) Scan(start []byte, limit int, visit func(k, v []byte)) (bool, error) {
+func (e *levelEngine) Scan(start []byte, visit func(k, v []byte) bool) error {
 	it := e.db.NewIterator(&util.Range{Start: start}, nil)
 	defer it.Release()
-	n := 0
-	for it.Next() {
-		if n == limit {
-			return true, nil
-		}
-		visit(it.Key(), it.Value())
-		n++
+	for it.Next() && visit(it.Key(), it.Value()) {
 	}
-	return false, it.Error()
+	return it.Error()
 }
 
 // syncKey is written and deleted in one synced batch by Flush: goleveldb

@@ -57,38 +57,32 @@ func (e *boltEngine) Write(ops []Op) error {
 	})
 }
 
-func (e *boltEngine) Get(key []byte) ([]byte, bool, error) {
-	var out []byte
-	found := false
+func (e *boltEngine) Get(key, dst []byte) (int, bool, error) {
+	n, found := 0, false
 	err := e.db.View(func(tx *bolt.Tx) error {
+		// The value is bbolt's mmap, valid inside the transaction only.
 		if v := tx.Bucket(bucket).Get(key); v != nil {
-			out = append([]byte(nil), v...)
-			found = true
+			n, found = len(v), true
+			copy(dst, v)
 		}
 		return nil
 	})
-	return out, found, err
+	return n, found, err
 }
 
-func (e *boltEngine) Scan(start []byte, limit int, visit func(k, v []byte)) (bool, error) {
-	more := false
-	err := e.db.View(func(tx *bolt.Tx) error {
+func (e *boltEngine) Scan(start []byte, visit func(k, v []byte) bool) error {
+	return e.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
-		n := 0
 		for k, v := c.Seek(start); k != nil; k, v = c.Next() {
 			if bytes.Compare(k, start) < 0 {
 				continue
 			}
-			if n == limit {
-				more = true
+			if !visit(k, v) {
 				return nil
 			}
-			visit(k, v)
-			n++
 		}
 		return nil
 	})
-	return more, err
 }
 
 func (e *boltEngine) Flush() error { return e.db.Sync() }

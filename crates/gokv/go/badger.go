@@ -55,47 +55,42 @@ func (e *badgerEngine) Write(ops []Op) error {
 	})
 }
 
-func (e *badgerEngine) Get(key []byte) ([]byte, bool, error) {
-	var out []byte
+func (e *badgerEngine) Get(key, dst []byte) (int, bool, error) {
+	n := 0
 	err := e.db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(key)
 		if err != nil {
 			return err
 		}
-		out, err = it.ValueCopy(nil)
-		return err
+		// Value, not ValueCopy: the value is copied once, into dst.
+		return it.Value(func(v []byte) error {
+			n = len(v)
+			copy(dst, v)
+			return nil
+		})
 	})
-	if err == badger.ErrKeyNotFound {
-		return nil, false, nil
+	if err == badger.ErrKeyNotFound || err == badger.ErrEmptyKey {
+		return 0, false, nil
 	}
-	if err == badger.ErrEmptyKey {
-		return nil, false, nil
-	}
-	return out, err == nil, err
+	return n, err == nil, err
 }
 
-func (e *badgerEngine) Scan(start []byte, limit int, visit func(k, v []byte)) (bool, error) {
-	more := false
-	err := e.db.View(func(txn *badger.Txn) error {
+func (e *badgerEngine) Scan(start []byte, visit func(k, v []byte) bool) error {
+	return e.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.DefaultIteratorOptions)
 		defer it.Close()
-		n := 0
 		for it.Seek(start); it.Valid(); it.Next() {
-			if n == limit {
-				more = true
-				return nil
-			}
 			item := it.Item()
 			v, err := item.ValueCopy(nil)
 			if err != nil {
 				return err
 			}
-			visit(item.Key(), v)
-			n++
+			if !visit(item.Key(), v) {
+				return nil
+			}
 		}
 		return nil
 	})
-	return more, err
 }
 
 // Flush syncs the value log and the memtables' write-ahead files; Badger
