@@ -1,6 +1,8 @@
 //! Builds the Go engines (`go/` in this crate) with the Go toolchain when
-//! there is one, twice: as a C archive linked into ledgerbench (the default
-//! path, `Bridge::InProcess`) and as the `ledgerbench-sidecar` program (the
+//! there is one, twice: as a shared library ledgerbench loads into its own
+//! process the first time a Go store opens (the default path,
+//! `Bridge::InProcess`; loaded then, not linked, so a run of other engines
+//! carries no Go runtime), and as the `ledgerbench-sidecar` program (the
 //! socket path kept for measuring it). Without Go, or when the build fails,
 //! the crate still builds and the Go backends report why they are
 //! unavailable.
@@ -15,14 +17,14 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=LEDGERBENCH_GO");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("out dir"));
-    let archive = out_dir.join("libledgerbenchgo.a");
+    let library = out_dir.join("libledgerbenchgo.so");
     let sidecar = out_dir.join("ledgerbench-sidecar");
     // netgo, osusergo: no cgo DNS or user lookups (the engines' modules
-    // import net for their metrics exporters), so the archive needs no
-    // library beyond libc and pthreads.
-    let archive_args = [
+    // import net for their metrics exporters), so the library needs no
+    // other library beyond libc and pthreads.
+    let library_args = [
         "build",
-        "-buildmode=c-archive",
+        "-buildmode=c-shared",
         "-tags",
         "netgo,osusergo",
         "-trimpath",
@@ -30,7 +32,7 @@ fn main() {
         "-o",
     ];
     let sidecar_args = ["build", "-trimpath", "-buildvcs=false", "-o"];
-    let (go, built) = first_go_that_builds(&root, &archive_args, &archive);
+    let (go, built) = first_go_that_builds(&root, &library_args, &library);
     let built = built.and_then(|o| {
         if o.status.success() {
             go_build(&go, &root, &sidecar_args, &sidecar)
@@ -46,8 +48,10 @@ fn main() {
     let required =
         std::env::var("LEDGERBENCH_REQUIRE_PRIVILEGED").is_ok_and(|v| !v.is_empty() && v != "0");
     if ok {
-        println!("cargo:rustc-link-search=native={}", out_dir.display());
-        println!("cargo:rustc-link-lib=static=ledgerbenchgo");
+        println!(
+            "cargo:rustc-env=LEDGERBENCH_GO_LIB_BUILT={}",
+            library.display()
+        );
         println!(
             "cargo:rustc-env=LEDGERBENCH_SIDECAR_BUILT={}",
             sidecar.display()
@@ -55,11 +59,6 @@ fn main() {
         return;
     }
     rerun_when_go_appears();
-    if required {
-        // Fails the link, loudly, instead of skipping the Go tests.
-        println!("cargo:rustc-link-lib=static=ledgerbenchgo");
-    }
-    println!("cargo:rustc-cfg=ledgerbench_no_go");
     let why = match built {
         Ok(o) => format!(
             "`go build` of crates/gokv/go failed: {}",
@@ -69,6 +68,12 @@ fn main() {
             "no Go toolchain to build the Go engines ({go}: {e}); install Go 1.26 (scripts/setup.sh does) and rebuild"
         ),
     };
+    // Where skips must fail, a build without the Go engines fails too.
+    assert!(
+        !required,
+        "LEDGERBENCH_REQUIRE_PRIVILEGED is set and the Go engines are unavailable: {why}"
+    );
+    println!("cargo:rustc-cfg=ledgerbench_no_go");
     println!("cargo:warning=the Go engines are unavailable: {why}");
     println!("cargo:rustc-env=LEDGERBENCH_GO_UNAVAILABLE={why}");
 }

@@ -4,15 +4,18 @@
 //! library. Backends depend on it, never the other way round, so the driver,
 //! workloads and reports build without compiling RocksDB or MDBX.
 
+mod attributed;
 mod batch;
 mod error;
 pub mod fsutil;
+pub mod heap;
 pub mod quantile;
 pub mod ranges;
 mod stats;
 mod store;
 mod tuning;
 
+pub use attributed::Attributed;
 pub use batch::{Batch, BatchOp, Len};
 pub use error::{Error, Op, Result};
 pub use ranges::RangeDelete;

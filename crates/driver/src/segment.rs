@@ -385,6 +385,8 @@ pub fn memory_now() -> Option<MemoryRecord> {
     use ledgerbench_meter::{cgroup, memory};
     let peak = memory::take_heap_peak();
     let heap = memory::heap_bytes();
+    let engine_peak = memory::take_engine_heap_peak();
+    let engine_heap = memory::engine_heap_bytes();
     // Freed heap stays resident in malloc's arenas until trimmed; without
     // this the anonymous RSS (and so the engine's share) would count
     // memory nobody holds. Outside every timed span.
@@ -395,6 +397,8 @@ pub fn memory_now() -> Option<MemoryRecord> {
     let rec = MemoryRecord {
         harness_heap_peak_bytes: peak,
         harness_heap_bytes: heap,
+        engine_heap_peak_bytes: engine_peak,
+        engine_heap_bytes: engine_heap,
         rss_anon_bytes: rss.map(|r| r.anon),
         rss_file_bytes: rss.map(|r| r.file),
         // Allocated heap not yet touched is not resident: when the heap

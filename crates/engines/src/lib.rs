@@ -41,9 +41,12 @@ macro_rules! engines {
             /// Every directory in it is then synced (see
             /// [`ledgerbench_core::fsutil::sync_dirs`]).
             pub fn open(&self, dir: &Path) -> ledgerbench_core::Result<Box<dyn KvStore>> {
-                let store = match &self.config {
+                // Inside an engine scope, as every call on the store is:
+                // the counting allocator puts a Rust engine's heap in the
+                // engine's column, not the harness's.
+                let store = ledgerbench_core::Attributed::open(|| match &self.config {
                     $(EngineConfig::$variant(c) => <$backend>::open_boxed(dir, c),)*
-                }?;
+                })?;
                 ledgerbench_core::fsutil::sync_dirs(dir).map_err(|source| {
                     ledgerbench_core::Error::Io {
                         engine: store.engine(),

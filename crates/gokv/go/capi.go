@@ -1,4 +1,4 @@
-// The C ABI ledgerbench links (go build -buildmode=c-archive): a store is
+// The C ABI ledgerbench loads (go build -buildmode=c-shared): a store is
 // a handle, bytes cross as pointer and length without a copy on the way
 // in, values and scan pages are copied into the caller's buffer, and an
 // error comes back as a C string the caller frees (NULL: success).

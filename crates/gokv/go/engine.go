@@ -1,6 +1,6 @@
 // Package main holds ledgerbench's Go engines (Pebble, goleveldb, Badger,
 // bbolt and a null engine) behind one Engine interface, reached two ways:
-// linked into ledgerbench as a C archive (capi.go, the default: a call
+// loaded into ledgerbench as a shared library (capi.go, the default: a call
 // costs a cgo transition) or served over a socket by the sidecar program
 // (main.go: kept to measure what that path costs).
 package main

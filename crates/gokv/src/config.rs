@@ -91,7 +91,8 @@ impl GoEngine {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bridge {
-    /// Linked into ledgerbench as a C archive: a call is a cgo transition,
+    /// Loaded into ledgerbench's process as a shared library at the first
+    /// Go open: a call is a cgo transition,
     /// and the Go runtime lives in the run's process and memory cgroup.
     #[default]
     InProcess,

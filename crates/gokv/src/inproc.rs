@@ -1,9 +1,9 @@
-//! A Go engine linked into ledgerbench: the engines of `go/` built as a C
-//! archive (`go build -buildmode=c-archive`), called through the small C
-//! ABI of `go/capi.go`. A call costs a cgo transition, not a socket round
-//! trip; the Go runtime runs inside this process, so the process meters
-//! (CPU, RSS) and the run's memory cgroup see the engine's work, and a
-//! kill -9 or a power cut ends it with everything else.
+//! A Go engine in ledgerbench's process: the engines of `go/` built as a
+//! shared library ([`crate::golib`], loaded at the first Go open), called
+//! through the small C ABI of `go/capi.go`. A call costs a cgo transition,
+//! not a socket round trip; the Go runtime runs inside this process, so the
+//! process meters (CPU, RSS) and the run's memory cgroup see the engine's
+//! work, and a kill -9 or a power cut ends it with everything else.
 //!
 //! The Go runtime keeps its own defaults for `GOMAXPROCS` (the CPUs this
 //! process may use, cgroup quotas included): the Rust threads that call in
@@ -14,6 +14,8 @@
 //! stats (`extra.go_maxprocs`, `extra.go_memory_limit_bytes`).
 
 use std::ffi::{CStr, c_char, c_int};
+
+use crate::golib::{GoLib, lib};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -21,43 +23,6 @@ use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvStore, Op, Res
 
 use crate::GoEngine;
 use crate::wire::{self, SCAN_PAGE};
-
-unsafe extern "C" {
-    fn lbgo_open(
-        engine: *const c_char,
-        elen: usize,
-        dir: *const c_char,
-        dlen: usize,
-        config: *const c_char,
-        clen: usize,
-        out: *mut usize,
-    ) -> *mut c_char;
-    fn lbgo_close(h: usize) -> *mut c_char;
-    fn lbgo_get(
-        h: usize,
-        key: *const c_char,
-        klen: usize,
-        buf: *mut c_char,
-        cap: usize,
-        vlen: *mut i64,
-    ) -> *mut c_char;
-    fn lbgo_write(h: usize, batch: *const c_char, len: usize) -> *mut c_char;
-    #[allow(clippy::too_many_arguments)]
-    fn lbgo_scan(
-        h: usize,
-        start: *const c_char,
-        slen: usize,
-        limit: usize,
-        buf: *mut c_char,
-        cap: usize,
-        used: *mut usize,
-        count: *mut usize,
-        more: *mut c_int,
-    ) -> *mut c_char;
-    fn lbgo_flush(h: usize) -> *mut c_char;
-    fn lbgo_compact(h: usize) -> *mut c_char;
-    fn lbgo_stats(h: usize, buf: *mut c_char, cap: usize, len: *mut usize) -> *mut c_char;
-}
 
 /// The error a call returned (a C string the Go side allocated), freed.
 fn taken(err: *mut c_char) -> Option<String> {
@@ -79,6 +44,7 @@ const SCAN_BYTES: usize = 1 << 20;
 
 /// A Go engine's store in this process.
 pub struct InProcStore {
+    go: &'static GoLib,
     /// The Go side's handle; 0 once closed.
     handle: usize,
     engine: GoEngine,
@@ -92,12 +58,16 @@ impl InProcStore {
     pub(crate) fn open(dir: &Path, engine: GoEngine, config_json: &str) -> Result<Self> {
         let db = dir.join("db");
         let name = engine.name();
+        let go = lib().map_err(|why| Error::Config {
+            engine: name,
+            message: format!("the Go engines are unavailable: {why}"),
+        })?;
         let db_bytes = db.as_os_str().as_encoded_bytes();
         let mut handle = 0usize;
         // SAFETY: every pointer is valid for its length during the call;
         // the Go side copies what it keeps.
         let err = unsafe {
-            lbgo_open(
+            (go.open)(
                 name.as_ptr().cast(),
                 name.len(),
                 db_bytes.as_ptr().cast(),
@@ -116,6 +86,7 @@ impl InProcStore {
             ));
         }
         Ok(Self {
+            go,
             handle,
             engine,
             path: dir.to_path_buf(),
@@ -162,7 +133,7 @@ impl InProcStore {
             // SAFETY: `from` is valid for its length, `page` for its
             // capacity; the Go side writes at most that much.
             let err = unsafe {
-                lbgo_scan(
+                (self.go.scan)(
                     self.handle,
                     from.as_ptr().cast(),
                     from.len(),
@@ -206,7 +177,7 @@ impl KvStore for InProcStore {
             // SAFETY: `key` is valid for its length and `out` for its
             // capacity; the Go side writes into `out` only a value that fits.
             let err = unsafe {
-                lbgo_get(
+                (self.go.get)(
                     self.handle,
                     key.as_ptr().cast(),
                     key.len(),
@@ -241,7 +212,7 @@ impl KvStore for InProcStore {
         let r = wire::encode_batch(self.engine, &self.path, &batch, &mut buf).and_then(|()| {
             // SAFETY: `buf` is valid for its length during the call; every
             // engine copies what it keeps before its commit returns.
-            let err = unsafe { lbgo_write(self.handle, buf.as_ptr().cast(), buf.len()) };
+            let err = unsafe { (self.go.write)(self.handle, buf.as_ptr().cast(), buf.len()) };
             self.check(Op::Write, err)
         });
         self.bufs
@@ -270,7 +241,7 @@ impl KvStore for InProcStore {
 
     fn flush(&self) -> Result<()> {
         // SAFETY: a live handle.
-        let err = unsafe { lbgo_flush(self.handle) };
+        let err = unsafe { (self.go.flush)(self.handle) };
         self.check(Op::Flush, err)
     }
 
@@ -282,7 +253,7 @@ impl KvStore for InProcStore {
             });
         }
         // SAFETY: a live handle.
-        let err = unsafe { lbgo_compact(self.handle) };
+        let err = unsafe { (self.go.compact)(self.handle) };
         self.check(Op::Compact, err)
     }
 
@@ -293,7 +264,7 @@ impl KvStore for InProcStore {
             // SAFETY: `buf` is valid for its capacity; the Go side writes
             // the JSON only when it fits.
             let err = unsafe {
-                lbgo_stats(
+                (self.go.stats)(
                     self.handle,
                     buf.as_mut_ptr().cast(),
                     buf.capacity(),
@@ -319,7 +290,7 @@ impl KvStore for InProcStore {
     fn close(mut self: Box<Self>) -> Result<()> {
         let h = std::mem::take(&mut self.handle);
         // SAFETY: a live handle, freed by the call.
-        let err = unsafe { lbgo_close(h) };
+        let err = unsafe { (self.go.close)(h) };
         self.check(Op::Close, err)
     }
 }
@@ -330,7 +301,7 @@ impl Drop for InProcStore {
     fn drop(&mut self) {
         if self.handle != 0 {
             // SAFETY: a live handle, freed by the call.
-            let _ = taken(unsafe { lbgo_close(self.handle) });
+            let _ = taken(unsafe { (self.go.close)(self.handle) });
         }
     }
 }

@@ -2,8 +2,9 @@
 //! which keeps nothing), from one Go package (`go/` in this crate) reached
 //! two ways, chosen by [`GoConfig::bridge`] and recorded with every run:
 //!
-//! - in process (the default): the package built as a C archive and
-//!   linked into ledgerbench; a call is a cgo transition (see [`inproc`]);
+//! - in process (the default): the package built as a shared library and
+//!   loaded into ledgerbench's process at the first Go open; a call is a
+//!   cgo transition (see [`inproc`]);
 //! - through `ledgerbench-sidecar`, one process per store and a socket
 //!   round trip per call: kept so the cost of that path can be measured
 //!   beside the other (`go-null-sidecar`, or `--set NAME.bridge="sidecar"`).
@@ -13,13 +14,14 @@
 
 mod config;
 mod conn;
-#[cfg(not(ledgerbench_no_go))]
+mod golib;
 pub mod inproc;
 mod sidecar;
 mod sidecar_store;
 mod wire;
 
 pub use config::{Bridge, GoConfig, GoEngine};
+pub use golib::library_path;
 pub use sidecar::{NoSidecar, go_unavailable, sidecar};
 pub use sidecar_store::SidecarStore;
 
@@ -108,10 +110,7 @@ impl KvBackend for Go {
         })?;
         match cfg.bridge {
             Bridge::Sidecar => Ok(Box::new(SidecarStore::open(dir, cfg, &config)?)),
-            #[cfg(not(ledgerbench_no_go))]
             Bridge::InProcess => Ok(Box::new(inproc::InProcStore::open(dir, engine, &config)?)),
-            #[cfg(ledgerbench_no_go)]
-            Bridge::InProcess => unreachable!("go_unavailable() said why above"),
         }
     }
 }

@@ -5,50 +5,32 @@
 //! page cache, so "peak RSS 537 MiB inside a 320 MiB limit" is not a broken
 //! limit; the split shows it.
 //!
-//! The counting allocator sees only Rust allocations. Engines written in C
-//! or C++ (RocksDB, LMDB, MDBX) allocate with `malloc` and are not counted,
-//! which is the point: what it counts is the harness (generators, buffers,
-//! histograms), plus the small Rust side of the engine bindings.
+//! The counting allocator sees only Rust allocations, and says whose each
+//! is: the harness's (generators, buffers, histograms) or a Rust engine's
+//! (redb, fjall, and the Rust side of every binding), by the thread and the
+//! engine call it is made in. Engines written in C or C++ (RocksDB, LMDB,
+//! MDBX) allocate with `malloc` and Go's with Go's runtime: neither is
+//! counted here (Go's heap is in each Go store's counters).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use ledgerbench_core::heap::{self, Owner};
 use serde::{Deserialize, Serialize};
 
-static CURRENT: AtomicU64 = AtomicU64::new(0);
-static PEAK: AtomicU64 = AtomicU64::new(0);
-static INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// The system allocator, counting live bytes and their peak. Install it in
-/// a binary with `#[global_allocator] static A: Counting = Counting;`.
+/// The system allocator, counting live bytes and their peak for the harness
+/// and for the Rust engines apart (whose they are: [`ledgerbench_core::heap`]).
+/// Install it in a binary with `#[global_allocator] static A: Counting =
+/// Counting;`.
 pub struct Counting;
 
-impl Counting {
-    fn grew(n: usize) {
-        let now = CURRENT.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-        // A plain load first: most allocations do not raise the peak, and
-        // a read keeps the line shared between the allocating threads.
-        if now > PEAK.load(Ordering::Relaxed) {
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        if !INSTALLED.load(Ordering::Relaxed) {
-            INSTALLED.store(true, Ordering::Relaxed);
-        }
-    }
-
-    fn shrank(n: usize) {
-        CURRENT.fetch_sub(n as u64, Ordering::Relaxed);
-    }
-}
-
 // SAFETY: every call goes to `System` unchanged; the counters are atomics
-// and never allocate.
+// and thread-locals without destructors, and never allocate.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is passed on to System as is.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            Self::grew(layout.size());
+            heap::grew(heap::owner(), layout.size());
         }
         p
     }
@@ -57,7 +39,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: as for alloc.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            Self::grew(layout.size());
+            heap::grew(heap::owner(), layout.size());
         }
         p
     }
@@ -65,36 +47,50 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` was allocated by System (through us) with `layout`.
         unsafe { System.dealloc(ptr, layout) };
-        Self::shrank(layout.size());
+        heap::shrank(heap::owner(), layout.size());
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as for dealloc; System keeps the contents.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            Self::shrank(layout.size());
-            Self::grew(new_size);
+            let who = heap::owner();
+            heap::shrank(who, layout.size());
+            heap::grew(who, new_size);
         }
         p
     }
 }
 
-/// Live bytes of Rust heap now; absent when [`Counting`] is not the global
-/// allocator (then nothing is counted, and 0 would be a lie).
+/// Live bytes of the harness's Rust heap now; absent when [`Counting`] is
+/// not the global allocator (then nothing is counted, and 0 would be a lie).
 pub fn heap_bytes() -> Option<u64> {
-    INSTALLED
-        .load(Ordering::Relaxed)
-        .then(|| CURRENT.load(Ordering::Relaxed))
+    heap::live(Owner::Harness)
 }
 
-/// The highest live heap since the last call (or the start), and starts a
-/// new window at the current level; absent when not counting.
+/// The harness's highest live heap since the last call (or the start), and
+/// starts a new window at the current level; absent when not counting.
 pub fn take_heap_peak() -> Option<u64> {
-    if !INSTALLED.load(Ordering::Relaxed) {
-        return None;
-    }
-    let now = CURRENT.load(Ordering::Relaxed);
-    Some(PEAK.swap(now, Ordering::Relaxed).max(now))
+    heap::take_peak(Owner::Harness)
+}
+
+/// Live bytes of the Rust engines' heap (redb, fjall, the Rust side of the
+/// bindings); absent when not counting.
+pub fn engine_heap_bytes() -> Option<u64> {
+    heap::live(Owner::Engine)
+}
+
+/// The Rust engines' highest live heap since the last call, as
+/// [`take_heap_peak`] is the harness's.
+pub fn take_engine_heap_peak() -> Option<u64> {
+    heap::take_peak(Owner::Engine)
+}
+
+/// Starts new peak windows for both owners: at the start of a backend's
+/// run, so no peak carries from the run before.
+pub fn reset_peaks() {
+    let _ = take_heap_peak();
+    let _ = take_engine_heap_peak();
 }
 
 /// Resident memory of this process by kind (`/proc/self/status`), bytes.

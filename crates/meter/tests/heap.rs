@@ -7,6 +7,7 @@ static A: Counting = Counting;
 
 #[test]
 fn live_heap_and_its_peak_follow_allocations() {
+    ledgerbench_core::heap::mark_harness_thread();
     let before = heap_bytes().expect("counting is installed");
     take_heap_peak();
     let big = vec![7u8; 8 << 20];
@@ -24,4 +25,62 @@ fn live_heap_and_its_peak_follow_allocations() {
     let mut v: Vec<u8> = Vec::with_capacity(1 << 20);
     v.reserve_exact(4 << 20);
     assert!(heap_bytes().expect("counting") >= after + (4 << 20));
+}
+
+#[test]
+fn an_engine_call_s_allocations_are_the_engine_s_and_a_handed_over_buffer_the_harness_s() {
+    use ledgerbench_core::heap::{EngineScope, HarnessScope, adopt, mark_harness_thread};
+    use ledgerbench_meter::memory::{engine_heap_bytes, take_engine_heap_peak};
+    // libtest names its threads after the tests: say this one is the harness.
+    mark_harness_thread();
+    let (h0, e0) = (
+        heap_bytes().expect("counting"),
+        engine_heap_bytes().expect("counting"),
+    );
+    take_engine_heap_peak();
+    let kept = {
+        let _e = EngineScope::new();
+        let kept = vec![1u8; 16 << 20];
+        // A visitor inside the call is the harness's code again.
+        {
+            let _h = HarnessScope::new();
+            let visitor = vec![2u8; 4 << 20];
+            assert!(heap_bytes().expect("counting") >= h0 + (4 << 20));
+            drop(visitor);
+        }
+        kept
+    };
+    let (h1, e1) = (
+        heap_bytes().expect("counting"),
+        engine_heap_bytes().expect("counting"),
+    );
+    assert!(e1 >= e0 + (16 << 20), "engine {e0} -> {e1}");
+    assert!(
+        h1 < h0 + (1 << 20),
+        "harness {h0} -> {h1}: the engine's 16 MiB counted as the harness's"
+    );
+    assert!(take_engine_heap_peak().expect("counting") >= e0 + (16 << 20));
+    // Handed over: freeing it is the harness's, and both counts return.
+    adopt(kept.capacity());
+    drop(kept);
+    let (h2, e2) = (
+        heap_bytes().expect("counting"),
+        engine_heap_bytes().expect("counting"),
+    );
+    assert!(e2 < e0 + (1 << 20), "engine {e0} -> {e2}");
+    assert!(h2 < h0 + (1 << 20), "harness {h0} -> {h2}");
+    // A thread named by an engine library is the engine's.
+    let e3 = engine_heap_bytes().expect("counting");
+    let v = std::thread::Builder::new()
+        .name("engine:worker".into())
+        .spawn(|| {
+            let v = vec![3u8; 8 << 20];
+            let live = engine_heap_bytes().expect("counting");
+            drop(v);
+            live
+        })
+        .expect("spawn")
+        .join()
+        .expect("join");
+    assert!(v >= e3 + (8 << 20) - (64 << 10), "{e3} -> {v}");
 }

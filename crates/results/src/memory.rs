@@ -7,14 +7,23 @@ use serde::{Deserialize, Serialize};
 /// cannot be measured (no counting allocator, no Linux split, no cgroup).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryRecord {
-    /// Highest live Rust heap during the batch: the harness (generators,
-    /// in-flight chunks, histograms) and the Rust side of engine bindings;
-    /// C/C++ engine allocations are not in it.
+    /// Highest live heap of the harness during the batch (generators,
+    /// in-flight chunks, histograms); what the engines allocate, in Rust or
+    /// otherwise, is not in it (results before 2026-11-27 counted the Rust
+    /// engines' heap here too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_heap_peak_bytes: Option<u64>,
-    /// Live Rust heap at the end of the batch.
+    /// Live heap of the harness at the end of the batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_heap_bytes: Option<u64>,
+    /// Highest live Rust heap of the engines during the batch: redb's and
+    /// fjall's own, and the Rust side of every binding (C, C++ and Go
+    /// engines allocate elsewhere: their heap is in `engine_anon_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_heap_peak_bytes: Option<u64>,
+    /// Live Rust heap of the engines at the end of the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_heap_bytes: Option<u64>,
     /// Anonymous resident memory of the process at the end (`RssAnon`):
     /// every heap, stacks and engine caches.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -212,6 +212,8 @@ pub fn run_on_stores(
         run.device_meter = Some(placed.meter.clone());
         let stores: Vec<&dyn KvStore> = opened.iter().map(|s| &**s).collect();
         let devs = placed.devices();
+        // No heap peak carries over from the backend that ran before.
+        ledgerbench_meter::memory::reset_peaks();
         let usage0 = Usage::now();
         let err = body(&stores, &devs);
         run.usage = Some(Usage::now().since(&usage0));
