@@ -5,9 +5,16 @@ use ledgerbench_meter::memory::{Counting, heap_bytes, take_heap_peak};
 #[global_allocator]
 static A: Counting = Counting;
 
+/// The counts are the process's: the checks run one after the other, on a
+/// thread marked as the harness's (libtest names its threads after tests).
 #[test]
-fn live_heap_and_its_peak_follow_allocations() {
+fn the_counting_allocator_counts_whose_heap_is_whose() {
     ledgerbench_core::heap::mark_harness_thread();
+    live_heap_and_its_peak_follow_allocations();
+    an_engine_call_s_allocations_are_the_engine_s_and_a_handed_over_buffer_the_harness_s();
+}
+
+fn live_heap_and_its_peak_follow_allocations() {
     let before = heap_bytes().expect("counting is installed");
     take_heap_peak();
     let big = vec![7u8; 8 << 20];
@@ -27,12 +34,9 @@ fn live_heap_and_its_peak_follow_allocations() {
     assert!(heap_bytes().expect("counting") >= after + (4 << 20));
 }
 
-#[test]
 fn an_engine_call_s_allocations_are_the_engine_s_and_a_handed_over_buffer_the_harness_s() {
-    use ledgerbench_core::heap::{EngineScope, HarnessScope, adopt, mark_harness_thread};
+    use ledgerbench_core::heap::{EngineScope, HarnessScope, adopt};
     use ledgerbench_meter::memory::{engine_heap_bytes, take_engine_heap_peak};
-    // libtest names its threads after the tests: say this one is the harness.
-    mark_harness_thread();
     let (h0, e0) = (
         heap_bytes().expect("counting"),
         engine_heap_bytes().expect("counting"),
