@@ -44,7 +44,7 @@ echo "build-dbbench: building db_bench $version in $work (long: RocksDB's whole 
 # DEBUG_LEVEL=0: the release build (-O2, NDEBUG); PORTABLE=1 as the crate
 # builds by default (no -march=native); no compression libraries (without
 # Snappy a parameter goes unused, so warnings are not errors).
-(cd "$work" && DEBUG_LEVEL=0 PORTABLE=1 DISABLE_WARNING_AS_ERROR=1 ROCKSDB_DISABLE_SNAPPY=1 ROCKSDB_DISABLE_LZ4=1 \
+(cd "$work" && DEBUG_LEVEL=0 PORTABLE=1 DISABLE_WARNING_AS_ERROR=1 ALLOW_BUILD_PARAMETER_CHANGE=1 ROCKSDB_DISABLE_SNAPPY=1 ROCKSDB_DISABLE_LZ4=1 \
     ROCKSDB_DISABLE_ZSTD=1 ROCKSDB_DISABLE_ZLIB=1 ROCKSDB_DISABLE_BZIP=1 \
     ROCKSDB_DISABLE_JEMALLOC=1 ROCKSDB_DISABLE_TCMALLOC=1 ROCKSDB_DISABLE_LIBURING=1 \
     make -j"$(nproc)" db_bench > "$work/build.log" 2>&1) || {
