@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvStore, Op, Result};
 
 use crate::GoEngine;
-use crate::wire::{self, SCAN_PAGE};
+use crate::wire::{self, FIRST_PAGE, SCAN_PAGE};
 
 /// The error a call returned (a C string the Go side allocated), freed.
 fn taken(err: *mut c_char) -> Option<String> {
@@ -125,8 +125,9 @@ impl InProcStore {
         )
     }
 
-    /// One page of entries from `from` into `page`: whether more follow.
-    fn scan_page(&self, from: &[u8], page: &mut Vec<u8>) -> Result<bool> {
+    /// One page of at most `limit` entries from `from` into `page`:
+    /// whether more follow.
+    fn scan_page(&self, from: &[u8], limit: u32, page: &mut Vec<u8>) -> Result<bool> {
         loop {
             let (mut used, mut count, mut more) = (0usize, 0usize, 0 as c_int);
             page.clear();
@@ -137,7 +138,7 @@ impl InProcStore {
                     self.handle,
                     from.as_ptr().cast(),
                     from.len(),
-                    SCAN_PAGE as usize,
+                    limit as usize,
                     page.as_mut_ptr().cast(),
                     page.capacity(),
                     &mut used,
@@ -225,8 +226,10 @@ impl KvStore for InProcStore {
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
         let mut from = start.to_vec();
         let mut page = Vec::with_capacity(SCAN_BYTES);
+        let mut limit = FIRST_PAGE;
         loop {
-            let more = self.scan_page(&from, &mut page)?;
+            let more = self.scan_page(&from, limit, &mut page)?;
+            limit = (limit * 2).min(SCAN_PAGE);
             match wire::visit_page(&page, visit, || self.garbled())? {
                 Some(Some(k)) if more => {
                     // The next page starts just after the last key.

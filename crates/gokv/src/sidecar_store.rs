@@ -12,7 +12,7 @@ use std::time::Instant;
 use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvStore, Op, Result};
 
 use crate::conn::{Conn, NOT_FOUND, Process, op};
-use crate::wire::{self, SCAN_PAGE, put_u32, take_u32};
+use crate::wire::{self, FIRST_PAGE, SCAN_PAGE, put_u32, take_u32};
 use crate::{GoConfig, GoEngine};
 
 /// A store served by one sidecar process.
@@ -159,11 +159,12 @@ impl KvStore for SidecarStore {
 
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
         let mut from = start.to_vec();
+        let mut limit = FIRST_PAGE;
         loop {
             // One page per request; the next starts just after its last key.
             let more = self.with(Op::Iterate, |c| {
                 c.begin(op::SCAN);
-                put_u32(&mut c.req, SCAN_PAGE as usize);
+                put_u32(&mut c.req, limit as usize);
                 c.req.extend_from_slice(&from);
                 c.call(Op::Iterate)?;
                 let (&more, page) = c
@@ -183,6 +184,7 @@ impl KvStore for SidecarStore {
             if !more {
                 return Ok(());
             }
+            limit = (limit * 2).min(SCAN_PAGE);
         }
     }
 

@@ -125,5 +125,9 @@ pub(crate) fn capabilities(engine: GoEngine) -> Capabilities {
     }
 }
 
-/// Entries fetched per scan request.
+/// Entries of a scan's first page: a seek that reads one entry (db_bench's
+/// seekrandom) must not make the engine copy 256. Each next page is twice
+/// the one before, up to [`SCAN_PAGE`].
+pub(crate) const FIRST_PAGE: u32 = 4;
+/// The most entries fetched per scan request.
 pub(crate) const SCAN_PAGE: u32 = 256;
