@@ -8,6 +8,38 @@ use std::process::{Command, Stdio};
 mod common;
 use common::{assert_no_devices_under, first_run, ledgerbench, leftovers_of, stderr, usable};
 
+/// `ledgerbench run crash` of `backends` at `levels` with the kill and
+/// power-cut kinds into `c/` in `dir`; its output (a success) and results.
+fn crash_run(
+    dir: &Path,
+    backends: &str,
+    levels: &str,
+    cycles: &str,
+    batches: &str,
+) -> (std::process::Output, serde_json::Value) {
+    let o = ledgerbench(
+        &[
+            "run",
+            "crash",
+            "--backends",
+            backends,
+            "--durability",
+            levels,
+            "--cycles",
+            cycles,
+            "--batches-per-cycle",
+            batches,
+            "--out",
+            "c",
+        ],
+        dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = serde_json::from_slice(&std::fs::read(dir.join("c/results.json")).expect("results"))
+        .expect("json");
+    (o, r)
+}
+
 #[test]
 #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
 fn the_reference_engine_keeps_every_promise_through_kills_and_power_cuts() {
@@ -15,27 +47,7 @@ fn the_reference_engine_keeps_every_promise_through_kills_and_power_cuts() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    let o = ledgerbench(
-        &[
-            "run",
-            "crash",
-            "--backends",
-            "mem",
-            "--durability",
-            "none,process,power",
-            "--cycles",
-            "4",
-            "--batches-per-cycle",
-            "12",
-            "--out",
-            "c",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(t.path().join("c/results.json")).expect("results"))
-            .expect("json");
+    let (o, r) = crash_run(t.path(), "mem", "none,process,power", "4", "12");
     let runs = r["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 6, "3 levels x 2 kinds");
     for run in runs {
@@ -69,31 +81,11 @@ fn the_go_engines_in_process_keep_their_promises_through_kills_and_power_cuts() 
     if !usable() {
         return;
     }
-    // Linked in, a Go engine dies with the worker under kill -9 and a power
-    // cut, as the engines linked from C and Rust do; Pebble and bbolt sync
-    // every commit at `power`, so nothing acknowledged may be lost.
+    // In process, a Go engine dies with the worker under kill -9 and a
+    // power cut, as the engines linked from C and Rust do; Pebble and bbolt
+    // sync every commit at `power`, so nothing acknowledged may be lost.
     let t = tempfile::tempdir().expect("tempdir");
-    let o = ledgerbench(
-        &[
-            "run",
-            "crash",
-            "--backends",
-            "pebble,bbolt",
-            "--durability",
-            "power",
-            "--cycles",
-            "3",
-            "--batches-per-cycle",
-            "8",
-            "--out",
-            "c",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(t.path().join("c/results.json")).expect("results"))
-            .expect("json");
+    let (_, r) = crash_run(t.path(), "pebble,bbolt", "power", "3", "8");
     let runs = r["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 4, "2 engines x 2 kinds");
     for run in runs {
