@@ -464,3 +464,49 @@ fn dropping_the_page_cache_is_said_once() {
         .count();
     assert_eq!(said, 1, "{}", stderr(&o));
 }
+
+#[test]
+fn a_micro_run_without_devices_keeps_its_results_not_its_stores() {
+    // Its stores go in the run directory; a finished run removes them, as
+    // every other workload's, so a results folder holds no engine data.
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "run",
+            "micro",
+            "--num",
+            "2000",
+            "--backends",
+            "mem,lmdb",
+            "--benchmarks",
+            "fillrandom,readrandom",
+            "--device",
+            "none",
+            "--out",
+            "m",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("m/results.json"));
+    assert_eq!(r["runs"].as_array().map(Vec::len), Some(2), "{r}");
+    let left: Vec<_> = walk(&t.path().join("m/stores"));
+    assert!(left.is_empty(), "stores left behind: {left:?}");
+}
+
+/// Every file below `dir` (none when it is absent).
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            if e.path().is_dir() {
+                walk(&e.path())
+            } else {
+                vec![e.path()]
+            }
+        })
+        .collect()
+}

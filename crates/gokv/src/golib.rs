@@ -46,12 +46,16 @@ pub(crate) struct GoLib {
     pub stats: StatsFn,
 }
 
+/// Why the Go engines cannot load when [`library_path`] finds nothing.
+pub(crate) const MISSING: &str = "libledgerbenchgo.so is not beside the ledgerbench binary and the one this build made is gone: copy it from the build (target/release/build/ledgerbench-gokv-*/out/) beside the binary or name it with LEDGERBENCH_GO_LIB (when that is set, only the file it names is tried), or rebuild (cargo build --release --workspace)";
+
 /// Where the library is: `$LEDGERBENCH_GO_LIB`, else `libledgerbenchgo.so`
 /// beside the running program (an installed ledgerbench), else the one
 /// this crate's build made.
 pub fn library_path() -> Option<PathBuf> {
+    // A path the user names is the only one tried.
     if let Some(p) = std::env::var_os("LEDGERBENCH_GO_LIB") {
-        return Some(PathBuf::from(p));
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
     let beside = std::env::current_exe()
         .ok()
@@ -81,12 +85,7 @@ fn dl_error() -> String {
 }
 
 fn load() -> Result<GoLib, String> {
-    let path = library_path().ok_or_else(|| {
-        "libledgerbenchgo.so is not beside the ledgerbench binary and the one this build made is gone: \
-         copy it from the build (target/release/build/ledgerbench-gokv-*/out/) beside the binary, \
-         name it with LEDGERBENCH_GO_LIB, or rebuild (cargo build --release --workspace)"
-            .to_string()
-    })?;
+    let path = library_path().ok_or_else(|| MISSING.to_string())?;
     let c = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| format!("{}: a path with a NUL byte", path.display()))?;
     // SAFETY: a NUL-terminated path; the library's constructors start the

@@ -17,13 +17,18 @@ impl std::fmt::Display for NoSidecar {
 
 impl std::error::Error for NoSidecar {}
 
-/// Why the Go engines cannot run in this build (Go was missing or its
-/// build failed), or `None` when they are linked in.
+/// Why the Go engines cannot run (Go was missing or its build failed when
+/// this was built, or their library is not where [`crate::library_path`]
+/// looks), or `None`.
 pub fn go_unavailable() -> Option<&'static str> {
     if cfg!(ledgerbench_no_go) {
         return Some(
             option_env!("LEDGERBENCH_GO_UNAVAILABLE").unwrap_or("the Go engines did not build"),
         );
+    }
+    // Looked for, not loaded: loading starts a Go runtime.
+    if crate::library_path().is_none() {
+        return Some(crate::golib::MISSING);
     }
     None
 }

@@ -227,12 +227,18 @@ pub fn run_on_stores(
                 .get_or_insert(format!("closing store `{name}`: {e}"));
         }
     }
-    // Unmounts and removes the private devices (after the stores closed).
-    let dirs = placed.unmount();
     if let Some(g) = &limit {
         run.memory_peak_bytes = g.max_usage().ok();
     }
     drop(limit);
+    release_stores(place, placed, rundir);
+}
+
+/// After a run's stores closed: unmounts and removes the private devices
+/// and, unless the run keeps its stores, removes the store directories it
+/// made in the run directory, so a results folder holds results, not data.
+pub fn release_stores(place: &Placement, placed: Placed, rundir: &RunDir) {
+    let dirs = placed.unmount();
     if !place.keep_stores && place.device_size.is_none() {
         for d in &dirs {
             if let Err(e) = rundir.remove_store_dir(d) {

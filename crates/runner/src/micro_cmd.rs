@@ -145,8 +145,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.finish(&out, &summary, failed)
 }
 
-/// Every benchmark on one backend; a fill starts a new store in a new
-/// directory (the old one is ledgerbench's and goes first).
+/// Every benchmark on one backend, on stores placed for it and released
+/// after, whatever the benchmarks returned.
 fn one(
     spec: &crate::registry::BackendSpec,
     cfg: &MicroConfig,
@@ -157,6 +157,19 @@ fn one(
     let placed = harness::place_stores(place, &spec.name, &["micro".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
     let base = placed.dirs[0].clone();
+    let r = benchmarks(spec, cfg, &base, run);
+    harness::release_stores(place, placed, rundir);
+    r
+}
+
+/// The benchmarks in order in `base`; a fill starts a new store in a new
+/// directory (the old one is ledgerbench's and goes first).
+fn benchmarks(
+    spec: &crate::registry::BackendSpec,
+    cfg: &MicroConfig,
+    base: &std::path::Path,
+    run: &mut MicroRun,
+) -> anyhow::Result<()> {
     let mut view = ProgressView::new(&spec.name);
     let mut generation = 0;
     let dir_of = |g: u32| base.join(format!("db{g}"));
