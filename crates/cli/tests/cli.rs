@@ -490,6 +490,18 @@ fn a_micro_run_without_devices_keeps_its_results_not_its_stores() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = read_json(&t.path().join("m/results.json"));
     assert_eq!(r["runs"].as_array().map(Vec::len), Some(2), "{r}");
+    // LMDB's version is recorded per run and where the report's engines
+    // column reads it.
+    let v = r["runs"][1]["engine_version"]
+        .as_str()
+        .expect("lmdb's version");
+    let versions = &r["env"]["engine_versions"];
+    assert!(
+        versions
+            .as_object()
+            .is_some_and(|m| m.values().any(|x| x == v)),
+        "{versions}"
+    );
     let left: Vec<_> = walk(&t.path().join("m/stores"));
     assert!(left.is_empty(), "stores left behind: {left:?}");
 }

@@ -72,7 +72,7 @@ func open(engine, dir string, cfg Config) (Engine, error) {
 	case "bbolt":
 		e, err = openBolt(dir, cfg)
 	case "null":
-		return &nullEngine{valueBytes: cfg.ValueBytes}, nil
+		return newNull(cfg.ValueBytes), nil
 	default:
 		return nil, fmt.Errorf("unknown engine %q; accepted: pebble, goleveldb, badger, bbolt, null", engine)
 	}

@@ -12,14 +12,14 @@ fn null(bridge: Bridge) -> GoConfig {
     }
 }
 
-/// go-null's answer to any read: 256 bytes derived from the key, not what
+/// go-null's answer to any read: 256 bytes made at open, marked with the key, not what
 /// was written.
-fn reads_regenerated(st: &dyn KvStore) -> Vec<u8> {
+fn reads_null_value(st: &dyn KvStore) -> Vec<u8> {
     let mut b = Batch::new();
     b.put(b"k", b"v");
     st.write(&b).expect("write");
     let v = st.get(b"k").expect("get").expect("null answers every read");
-    assert_eq!(v.len(), 256, "a regenerated value, not the one written");
+    assert_eq!(v.len(), 256, "the null's value, not the one written");
     assert_ne!(v, b"v");
     assert!(st.capabilities().discards_writes);
     v
@@ -30,7 +30,7 @@ ledgerbench_gokv::needs_go! {
 fn the_sidecar_reports_its_socket_cost_and_null_keeps_nothing() {
     let t = tempfile::tempdir().expect("tempdir");
     let st = Go::open_boxed(&t.path().join("s"), &null(Bridge::Sidecar)).expect("open");
-    reads_regenerated(&*st);
+    reads_null_value(&*st);
     let s = st.stats().expect("stats");
     let rtt = s.extra["sidecar_rtt_ns"];
     let per_mib = s.extra["sidecar_ns_per_mib"];
@@ -51,7 +51,7 @@ fn in_process_null_answers_the_same_values_as_the_sidecar_and_reports_the_go_run
     let t = tempfile::tempdir().expect("tempdir");
     let inproc = Go::open_boxed(&t.path().join("a"), &null(Bridge::InProcess)).expect("open");
     let side = Go::open_boxed(&t.path().join("b"), &null(Bridge::Sidecar)).expect("open");
-    assert_eq!(reads_regenerated(&*inproc), reads_regenerated(&*side), "one engine, two bridges");
+    assert_eq!(reads_null_value(&*inproc), reads_null_value(&*side), "one engine, two bridges");
     let s = inproc.stats().expect("stats");
     assert!(!s.extra.contains_key("sidecar_rtt_ns"));
     let procs = s.extra["go_maxprocs"];

@@ -110,6 +110,10 @@ pub struct MicroRun {
     pub backend: String,
     /// The backend's typed config.
     pub config: serde_json::Value,
+    /// The engine library's version, as the store reported it (absent
+    /// where it cannot tell, and in results from before 2026-11-27).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
     /// Each benchmark run, in order.
     pub benchmarks: Vec<MicroBench>,
     /// Why the backend stopped early.

@@ -130,10 +130,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut run = MicroRun {
             backend: spec.name.clone(),
             config: serde_json::to_value(&spec.config)?,
+            engine_version: None,
             benchmarks: Vec::new(),
             error: None,
         };
-        if let Err(e) = one(spec, &cfg, &rundir, &place, &mut run) {
+        let versions = &mut results.header.env.engine_versions;
+        if let Err(e) = one(spec, &cfg, &rundir, &place, &mut run, versions) {
             ledgerbench_core::note!("[{}] failed: {e:#}", spec.name);
             run.error = Some(format!("{e:#}"));
             failed = true;
@@ -153,11 +155,12 @@ fn one(
     rundir: &RunDir,
     place: &Placement,
     run: &mut MicroRun,
+    versions: &mut std::collections::BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     let placed = harness::place_stores(place, &spec.name, &["micro".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
     let base = placed.dirs[0].clone();
-    let r = benchmarks(spec, cfg, &base, run);
+    let r = benchmarks(spec, cfg, &base, run, versions);
     harness::release_stores(place, placed, rundir);
     r
 }
@@ -169,11 +172,18 @@ fn benchmarks(
     cfg: &MicroConfig,
     base: &std::path::Path,
     run: &mut MicroRun,
+    versions: &mut std::collections::BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     let mut view = ProgressView::new(&spec.name);
     let mut generation = 0;
     let dir_of = |g: u32| base.join(format!("db{g}"));
     let mut store = spec.open(&dir_of(generation))?;
+    // As every other run records it: the report's engines column reads
+    // the header's map.
+    run.engine_version = spec.engine_version(&dir_of(generation));
+    if let Some(v) = &run.engine_version {
+        versions.insert(store.engine().to_string(), v.clone());
+    }
     for (i, name) in cfg.benchmarks.iter().enumerate() {
         if micro::fresh(name) && i > 0 {
             store.close()?;
