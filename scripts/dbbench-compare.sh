@@ -7,14 +7,15 @@
 # at the device), and ledgerbench / db_bench.
 #
 #   scripts/dbbench-compare.sh [KEYS] [LIMIT] [READS] [IO]
-#   scripts/dbbench-compare.sh throughput [NUM] [THREADS]
+#   scripts/dbbench-compare.sh throughput [NUM] [THREADS] [OUT]
 #
 # `throughput` runs db_bench's fillrandom, overwrite and readrandom (16-byte
-# keys, 100-byte values, one put a commit, --reads = NUM per thread) in
-# db_bench and in `ledgerbench run micro` on rocksdb-leveled with the same
-# options, each on its own loop device, and prints ops/s of each and
-# ledgerbench / db_bench: what the Rust binding, RocksDB 11.8 (bundled)
-# against 7.8 (db_bench's) and the harness cost together.
+# keys, 100-byte values, one put a commit, NUM writes or reads per thread)
+# in db_bench 11.8.1 built from the sources the rocksdb backends link
+# (scripts/build-dbbench.sh) and in `ledgerbench run micro` on
+# rocksdb-leveled with the same options, each on its own loop device, and
+# prints ops/s of each and ledgerbench / db_bench: what the Rust binding
+# and the harness cost (scripts/dbbench-throughput.sh).
 #     KEYS   keys loaded (default 20000000: the IO-per-GET study's shape)
 #     LIMIT  memory cgroup of the reads (default 256MiB)
 #     READS  random existing keys read (default 20000)

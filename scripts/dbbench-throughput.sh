@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A benchmark, not a test: `scripts/dbbench-compare.sh throughput [NUM] [THREADS]`.
 # db_bench's fillrandom, overwrite and readrandom in RocksDB's own db_bench
-# (rocksdb-tools, RocksDB 7.8) and in `ledgerbench run micro` on
-# rocksdb-leveled (the rocksdb crate's bundled RocksDB 11.8) at
+# built from the very RocksDB the rocksdb backends link (11.8.1, from the
+# librocksdb-sys crate's sources: scripts/build-dbbench.sh, built once and
+# cached) and in `ledgerbench run micro` on rocksdb-leveled at
 # --engine-memory 128MiB, durability `process`, with every option the
-# backend sets given to db_bench (and 11.8's defaults where 7.8's differ);
-# each tool on its own ext4 image on a loop device. Prints ops/s of each
-# and ledgerbench / db_bench. Needs root (loop devices).
+# backend sets given to db_bench; each tool on its own ext4 image on a loop
+# device; THREADS threads in every benchmark of both, each writing or
+# reading NUM. Prints ops/s of each and ledgerbench / db_bench: what the
+# Rust binding and the harness cost. Needs root (loop devices).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUM=${1:-1000000}
@@ -14,13 +16,25 @@ THREADS=${2:-1}
 [[ $EUID -eq 0 ]] || { echo "dbbench-throughput: needs root (loop devices)" >&2; exit 2; }
 [[ "$NUM" =~ ^[0-9]+$ && "$NUM" -gt 0 ]] || { echo "dbbench-throughput: NUM is a positive count, not $NUM" >&2; exit 2; }
 [[ "$THREADS" =~ ^[0-9]+$ && "$THREADS" -gt 0 ]] || { echo "dbbench-throughput: THREADS is a positive count, not $THREADS" >&2; exit 2; }
-if ! command -v db_bench > /dev/null; then
-    echo "dbbench-throughput: installing rocksdb-tools (db_bench)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rocksdb-tools > /dev/null
+# $LEDGERBENCH_DB_BENCH names another db_bench (Debian's rocksdb-tools is
+# RocksDB 7.8: a comparison with it measures two RocksDB versions too).
+DB_BENCH=${LEDGERBENCH_DB_BENCH:-$(scripts/build-dbbench.sh)}
+# $LEDGERBENCH_BIN names a ledgerbench binary (a published run's copy of a
+# clean commit's build); by default the workspace's, built first.
+if [[ -n "${LEDGERBENCH_BIN:-}" ]]; then
+    BIN=$LEDGERBENCH_BIN
+else
+    cargo build --release --workspace --locked --quiet
+    source scripts/bin.sh
+    BIN="$(ledgerbench_bin)"
 fi
-cargo build --release --workspace --locked --quiet
-source scripts/bin.sh
-BIN="$(ledgerbench_bin)"
+# OUT (optional): a new directory that keeps both tools' logs and
+# ledgerbench's results.
+OUT=${3:-}
+if [[ -n "$OUT" ]]; then
+    [[ ! -e "$OUT" ]] || { echo "dbbench-throughput: $OUT exists; name a new directory" >&2; exit 2; }
+    mkdir -p "$OUT"
+fi
 
 work=$(mktemp -d /var/tmp/ledgerbench-dbbench.XXXXXX)
 dev=""
@@ -32,8 +46,8 @@ cleanup() {
 trap cleanup EXIT
 
 # rocksdb-leveled at --engine-memory 128MiB (crates/rocksdb: scale_memory
-# and RocksConfig::default) and the RocksDB 11.8 defaults it leaves unset
-# where db_bench 7.8's differ. Not mappable: format_version 7 (7.8 writes 5).
+# and RocksConfig::default), spelled out for db_bench, whose own defaults
+# differ from the library's in places.
 DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="$THREADS"
     --batch_size=1 --compression_type=none --compaction_style=0 --disable_auto_compactions=0
     --write_buffer_size=$(((128 << 20) / 6)) --max_write_buffer_number=6
@@ -44,18 +58,17 @@ DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="
     --hard_pending_compaction_bytes_limit=274877906944 --disable_wal=0 --sync=0 --use_fsync=0
     --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=0 --seed=42)
 
-echo "== db_bench $(db_bench --version 2> /dev/null | head -1 || true): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS"
-truncate -s $((NUM * 116 * 6 + (1 << 30))) "$work/img"
+echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS"
+truncate -s $((NUM * 116 * (6 + 2 * THREADS) + (1 << 30))) "$work/img"
 dev=$(losetup --find --show --direct-io=on "$work/img")
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
 mkdir "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
-# Fills run on one thread in both tools; reads on THREADS.
-db_bench "${DBB_OPTS[@]}" --threads=1 --db="$work/mnt/db" --benchmarks=fillrandom,overwrite > "$work/dbb-write.log" 2>&1
+"$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks=fillrandom,overwrite > "$work/dbb-write.log" 2>&1
 # db_bench seeds each benchmark's threads from --seed and a count of the
 # threads it made so far in this process: a second process started with the
 # same seed would read the very keys fillrandom wrote, in its order (all
 # found), where ledgerbench reads an independent random sequence.
-db_bench "${DBB_OPTS[@]}" --seed=1042 --db="$work/mnt/db" --use_existing_db=1 --benchmarks=readrandom > "$work/dbb-read.log" 2>&1
+"$DB_BENCH" "${DBB_OPTS[@]}" --seed=1042 --db="$work/mnt/db" --use_existing_db=1 --benchmarks=readrandom > "$work/dbb-read.log" 2>&1
 umount "$work/mnt"; losetup -d "$dev"; dev=""
 grep -hE "^(fillrandom|overwrite|readrandom) " "$work/dbb-write.log" "$work/dbb-read.log"
 # db_bench 7.8 prints `N ops/sec S seconds ...;`, later versions `N ops/sec;`.
@@ -69,9 +82,15 @@ kv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; p
 grep -E "^\[rocksdb-leveled\] (fillrandom|overwrite|readrandom) " "$work/kv.log" || true
 
 echo
-echo "| --num $NUM, --threads $THREADS (reads) | db_bench ops/s | ledgerbench ops/s | ledgerbench / db_bench |"
+echo "| --num $NUM, --threads $THREADS | db_bench ops/s | ledgerbench ops/s | ledgerbench / db_bench |"
 echo "|---|---:|---:|---:|"
 for b in fillrandom overwrite readrandom; do
     d=$(dbb "$b"); k=$(kv "$b")
     awk -v b="$b" -v d="$d" -v k="$k" 'BEGIN{ printf "| %s | %.0f | %.0f | %s |\n", b, d, k, (d > 0 ? sprintf("%.3f", k / d) : "n/a") }'
 done
+if [[ -n "$OUT" ]]; then
+    cp "$work"/dbb-write.log "$work"/dbb-read.log "$work"/kv.log "$OUT"/
+    cp -r "$work/kv" "$OUT/ledgerbench"
+    rm -rf "$OUT/ledgerbench/stores"
+    echo "kept in $OUT"
+fi

@@ -75,20 +75,18 @@ pub fn run(
     let mut background = None;
     let (done, threads, reads) = match name {
         "fillseq" => (vec![write(cfg, store, seed, Pick::Seq, false)?], 1, false),
-        "fillrandom" | "overwrite" => (
-            vec![write(cfg, store, seed, Pick::Random, false)?],
-            1,
-            false,
-        ),
-        "deleterandom" => (vec![write(cfg, store, seed, Pick::Random, true)?], 1, false),
+        "fillrandom" | "overwrite" | "deleterandom" => {
+            let delete = name == "deleterandom";
+            let done = on_threads(cfg.threads, |t| {
+                write(cfg, store, thread_seed(seed, t), Pick::Random, delete)
+            })?;
+            (done, cfg.threads, false)
+        }
         "readseq" => (vec![read_seq(cfg, store)?], 1, true),
         "readrandom" | "seekrandom" => {
             let seek = name == "seekrandom";
-            let done = std::thread::scope(|s| {
-                let hs: Vec<_> = (0..cfg.threads)
-                    .map(|t| s.spawn(move || read_random(cfg, store, stream(seed, 1, t), seek)))
-                    .collect();
-                hs.into_iter().map(join).collect::<Result<Vec<_>, _>>()
+            let done = on_threads(cfg.threads, |t| {
+                read_random(cfg, store, stream(seed, 1, t), seek)
             })?;
             (done, cfg.threads, true)
         }
@@ -143,6 +141,24 @@ pub fn run(
     })
 }
 
+/// `f(t)` on threads `0..n` at once; what each did, in order.
+fn on_threads<F>(n: u64, f: F) -> Result<Vec<Done>, DriverError>
+where
+    F: Fn(u64) -> Result<Done, DriverError> + Sync,
+{
+    std::thread::scope(|s| {
+        let f = &f;
+        let hs: Vec<_> = (0..n).map(|t| s.spawn(move || f(t))).collect();
+        hs.into_iter().map(join).collect()
+    })
+}
+
+/// Writer `t`'s seed: the benchmark's own for the first, so a one-thread
+/// run writes what it wrote before writes took threads.
+fn thread_seed(seed: u64, t: u64) -> u64 {
+    if t == 0 { seed } else { stream(seed, 3, t) }
+}
+
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T, DriverError>>) -> Result<T, DriverError> {
     h.join()
         .map_err(|_| DriverError::Generator("a benchmark thread panicked".into()))?
@@ -153,7 +169,8 @@ enum Pick {
     Random,
 }
 
-/// `num` puts (or deletes) in commits of `batch_size`.
+/// `num` puts (or deletes) in commits of `batch_size` (one writer's share:
+/// db_bench's writers write `num` each).
 fn write(
     cfg: &MicroConfig,
     store: &dyn KvStore,

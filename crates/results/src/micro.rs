@@ -33,7 +33,8 @@ pub struct MicroConfig {
     pub key_size: usize,
     /// Value bytes (`--value_size`).
     pub value_size: usize,
-    /// Reading threads (`--threads`); writes run on one.
+    /// Threads of every benchmark but fillseq and readseq (`--threads`),
+    /// each doing `num` writes or `reads` reads, as db_bench's do.
     pub threads: u64,
     /// Puts per commit (`--batch_size`).
     pub batch_size: u64,

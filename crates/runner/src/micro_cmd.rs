@@ -35,8 +35,9 @@ pub struct Args {
     /// Value bytes.
     #[arg(long, default_value_t = 100)]
     value_size: usize,
-    /// Reading threads of readrandom, seekrandom and readwhilewriting
-    /// (whose writer is one more thread); writes run on one.
+    /// Threads of every benchmark but fillseq and readseq, each writing
+    /// --num or reading --reads, as db_bench's threads do
+    /// (readwhilewriting's writer is one more thread).
     #[arg(long, default_value_t = 1)]
     threads: u64,
     /// Puts per commit.
@@ -98,13 +99,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(","),
     };
-    // Every fill's data plus the engines' space amplification and a
-    // readwhilewriting writer's overwrites.
+    // Every fill's data plus the engines' space amplification, and the
+    // overwrites of every writer (logs and tables not compacted yet).
     let logical = cfg.num * (cfg.key_size + cfg.value_size) as u64;
     let place = Placement {
         memory_limit: None,
         harness_allowance: 0,
-        device_size: args.place.size(logical * 4 + (1 << 30))?,
+        device_size: args.place.size(logical * (3 + cfg.threads) + (1 << 30))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
     };
