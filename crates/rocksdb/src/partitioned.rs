@@ -19,7 +19,7 @@ use ledgerbench_core::{
 };
 use rocksdb::{
     ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, DEFAULT_COLUMN_FAMILY_NAME, Options,
-    WriteBatch, WriteOptions,
+    ReadOptions, WriteBatch, WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 
@@ -84,6 +84,8 @@ pub struct PartitionedStore {
     /// 8), a cost that would otherwise grow with the partitions.
     opts: Options,
     write_opts: WriteOptions,
+    // Built once (see RocksStore's).
+    read_opts: ReadOptions,
     /// Oldest first; the last one takes writes.
     parts: RwLock<Vec<Part>>,
     flushes: AtomicU32,
@@ -127,6 +129,7 @@ impl KvBackend for Partitioned {
             cfg: cfg.clone(),
             opts,
             write_opts,
+            read_opts: ReadOptions::default(),
             parts: RwLock::new(Vec::new()),
             flushes: AtomicU32::new(0),
             probes: AtomicU64::new(0),
@@ -227,13 +230,16 @@ impl KvStore for PartitionedStore {
         let mut found = false;
         for p in parts.iter().rev() {
             probes += 1;
-            if let Some(v) = p.db.get_pinned(key).map_err(|e| self.err(Op::Get, e))? {
+            if let Some(v) =
+                p.db.get_pinned_opt(key, &self.read_opts)
+                    .map_err(|e| self.err(Op::Get, e))?
+            {
                 out.extend_from_slice(&v);
                 found = true;
                 break;
             }
             if p.marks.load(Ordering::Relaxed) {
-                let gone = p.db.get_pinned_cf(p.deleted(), key);
+                let gone = p.db.get_pinned_cf_opt(p.deleted(), key, &self.read_opts);
                 if gone.map_err(|e| self.err(Op::Get, e))?.is_some() {
                     break;
                 }
@@ -308,7 +314,7 @@ impl KvStore for PartitionedStore {
                 .iter()
                 .filter(|p| p.marks.load(Ordering::Relaxed))
             {
-                let mark = p.db.get_pinned_cf(p.deleted(), &key);
+                let mark = p.db.get_pinned_cf_opt(p.deleted(), &key, &self.read_opts);
                 if mark.map_err(|e| self.err(Op::Iterate, e))?.is_some() {
                     hidden = true;
                     break;

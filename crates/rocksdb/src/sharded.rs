@@ -15,7 +15,7 @@ use ledgerbench_core::{
 };
 use rocksdb::{
     ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
-    FlushOptions, Options, WriteBatch, WriteOptions,
+    FlushOptions, Options, ReadOptions, WriteBatch, WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +57,8 @@ pub struct ShardedStore {
     opts: Options,
     cfg: ShardedConfig,
     write_opts: WriteOptions,
+    // Built once (see RocksStore's).
+    read_opts: ReadOptions,
     path: PathBuf,
     /// Each shard's family name, made once: a GET or a put looks its
     /// family up by name, and formatting it there would allocate per key.
@@ -110,6 +112,7 @@ impl KvBackend for Sharded {
             opts,
             cfg: cfg.clone(),
             write_opts,
+            read_opts: ReadOptions::default(),
             path: dir.to_path_buf(),
             names,
         })
@@ -156,7 +159,7 @@ impl KvStore for ShardedStore {
 
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let cf = self.cf(self.shard_of(key));
-        let v = self.db.get_pinned_cf(cf, key);
+        let v = self.db.get_pinned_cf_opt(cf, key, &self.read_opts);
         Ok(copy_found(v.map_err(|e| self.err(Op::Get, e))?, out))
     }
 
