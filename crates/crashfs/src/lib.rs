@@ -66,19 +66,41 @@ pub struct Mounted {
     scratch: PathBuf,
 }
 
+/// Why this process cannot mount the crash filesystem.
+#[derive(Debug)]
+pub enum Unavailable {
+    /// Mounting FUSE here needs root.
+    NotRoot,
+    /// `/dev/fuse` did not open.
+    NoFuse(io::Error),
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unavailable::NotRoot => write!(f, "mounting the crash filesystem needs root"),
+            Unavailable::NoFuse(e) => {
+                write!(f, "/dev/fuse: {e} (install fuse3, or load the fuse module)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
 /// Whether this process can mount FUSE filesystems (`/dev/fuse` opens and
 /// we are root); the reason when it cannot.
-pub fn available() -> Result<(), String> {
+pub fn available() -> Result<(), Unavailable> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("mounting the crash filesystem needs root".into());
+        return Err(Unavailable::NotRoot);
     }
     std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/fuse")
         .map(drop)
-        .map_err(|e| format!("/dev/fuse: {e} (install fuse3, or load the fuse module)"))
+        .map_err(Unavailable::NoFuse)
 }
 
 impl Mounted {

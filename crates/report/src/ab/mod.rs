@@ -25,7 +25,7 @@ use ledgerbench_core::quantile;
 use serde::Serialize;
 
 mod noise;
-pub use noise::{NoiseTarget, noise_pct, over_target};
+pub use noise::{NoiseError, NoiseTarget, noise_pct, over_target};
 
 /// Which side a run was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -17,21 +17,46 @@ pub struct NoiseTarget {
     pub pct: f64,
 }
 
-impl std::str::FromStr for NoiseTarget {
-    type Err = String;
+/// What is wrong with a `--noise-target`.
+#[derive(Debug, thiserror::Error)]
+pub enum NoiseError {
+    /// Not `METRIC=PCT` with a percentage above 0.
+    #[error("`{given}`: {why}, e.g. summary.batch_secs=2.5")]
+    Malformed {
+        /// The text given.
+        given: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// No judged timing has the metric's name.
+    #[error(
+        "--noise-target {metric}={pct}: no judged timing matches `{metric}` (judged: {judged})"
+    )]
+    NoMatch {
+        /// The target's metric.
+        metric: String,
+        /// The target's percentage.
+        pct: f64,
+        /// The metrics judged, comma-separated.
+        judged: String,
+    },
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (metric, pct) = s
-            .rsplit_once('=')
-            .ok_or_else(|| format!("`{s}`: give METRIC=PCT, e.g. summary.batch_secs=2.5"))?;
+impl std::str::FromStr for NoiseTarget {
+    type Err = NoiseError;
+
+    fn from_str(s: &str) -> Result<Self, NoiseError> {
+        let bad = |why| NoiseError::Malformed {
+            given: s.to_string(),
+            why,
+        };
+        let (metric, pct) = s.rsplit_once('=').ok_or_else(|| bad("give METRIC=PCT"))?;
         let pct: f64 = pct
             .trim_end_matches('%')
             .parse()
-            .map_err(|_| format!("`{s}`: `{pct}` is not a percentage, e.g. 2.5"))?;
+            .map_err(|_| bad("the part after `=` is not a percentage"))?;
         if metric.is_empty() || !(pct > 0.0 && pct.is_finite()) {
-            return Err(format!(
-                "`{s}`: give a metric and a percentage above 0, e.g. summary.batch_secs=2.5"
-            ));
+            return Err(bad("give a metric and a percentage above 0"));
         }
         Ok(NoiseTarget {
             metric: metric.to_string(),
@@ -86,19 +111,17 @@ const NOISE_ALPHA: f64 = 0.01;
 pub fn over_target(
     metrics: &[(String, Series)],
     targets: &[NoiseTarget],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, NoiseError> {
     let mut over = Vec::new();
     for t in targets {
         let named: Vec<_> = metrics.iter().filter(|(k, _)| t.names(k)).collect();
         if named.is_empty() {
             let judged: Vec<&str> = metrics.iter().map(|(k, _)| k.as_str()).collect();
-            return Err(format!(
-                "--noise-target {}={}: no judged timing matches `{}` (judged: {})",
-                t.metric,
-                t.pct,
-                t.metric,
-                judged.join(", ")
-            ));
+            return Err(NoiseError::NoMatch {
+                metric: t.metric.clone(),
+                pct: t.pct,
+                judged: judged.join(", "),
+            });
         }
         for (key, runs) in named {
             match noise_pct(runs) {
