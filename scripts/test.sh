@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: format check, clippy with warnings denied, every test.
+# The whole test suite: format check, clippy with warnings denied, the
+# house rules (scripts/rules.py), every test.
 # Everything builds in the release profile, the same one benchmarks use, so
 # RocksDB's C++ (about 14 minutes on 2 cores) compiles once, not once per
 # profile; --workspace everywhere keeps the feature set, and so the build, identical.
@@ -7,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
+python3 scripts/rules.py
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
 # Tests that need root (loop devices, memory cgroups, tmpfs mounts) are
 # marked ignored, so a plain `cargo test` lists them with the reason; as

@@ -108,7 +108,6 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
         .filter(|&i| !durable[i] && recs[i].is_name_op())
         .collect();
     let mut keep = vec![false; recs.len()];
-    let mut torn: Option<(usize, u64)> = None;
     if fault != Fault::Lose {
         for &i in &data {
             keep[i] = rng.below(2) == 1;
@@ -118,27 +117,11 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
             keep[i] = true;
         }
     }
-    if fault == Fault::Torn {
-        // One kept write that spans a sector boundary, at random (the
-        // latest is most often an info log, which tells nothing); failing
-        // that, an unsynced one that does, kept torn.
-        let cuttable: Vec<usize> = data
-            .iter()
-            .copied()
-            .filter(|&i| matches!(recs[i], Rec::Write { off, redo, .. } if (off % 512) + redo.len > 512))
-            .collect();
-        let kept: Vec<usize> = cuttable.iter().copied().filter(|&i| keep[i]).collect();
-        let pool = if kept.is_empty() { &cuttable } else { &kept };
-        if !pool.is_empty() {
-            let i = pool[rng.below(pool.len() as u64) as usize];
-            if let Rec::Write { off, redo, .. } = &recs[i]
-                && let Some(c) = cut_point(*off, redo.len, rng)
-            {
-                keep[i] = true;
-                torn = Some((i, c));
-            }
-        }
-    }
+    let torn = if fault == Fault::Torn {
+        choose_torn(&recs, &data, &mut keep, rng)
+    } else {
+        None
+    };
     keep_whole_pages(&recs, &durable, &mut keep);
     let mut report = FsCrash {
         unsynced_writes: data.len() as u64,
@@ -178,6 +161,38 @@ pub(crate) fn play(s: &mut State, root: &Path, fault: Fault, rng: &mut Rng) -> i
         }
     }
     Ok(report)
+}
+
+/// The write a torn crash cuts, and where: one kept write that spans a
+/// sector boundary, at random (the latest is most often an info log,
+/// which tells nothing); failing that, an unsynced one that does, kept
+/// torn.
+fn choose_torn(
+    recs: &[Rec],
+    data: &[usize],
+    keep: &mut [bool],
+    rng: &mut Rng,
+) -> Option<(usize, u64)> {
+    let cuttable: Vec<usize> = data
+        .iter()
+        .copied()
+        .filter(
+            |&i| matches!(recs[i], Rec::Write { off, redo, .. } if (off % 512) + redo.len > 512),
+        )
+        .collect();
+    let kept: Vec<usize> = cuttable.iter().copied().filter(|&i| keep[i]).collect();
+    let pool = if kept.is_empty() { &cuttable } else { &kept };
+    if pool.is_empty() {
+        return None;
+    }
+    let i = pool[rng.below(pool.len() as u64) as usize];
+    if let Rec::Write { off, redo, .. } = &recs[i]
+        && let Some(c) = cut_point(*off, redo.len, rng)
+    {
+        keep[i] = true;
+        return Some((i, c));
+    }
+    None
 }
 
 /// A name change as a reader knows it, relative to the backing directory.

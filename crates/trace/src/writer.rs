@@ -6,6 +6,40 @@ use std::path::{Path, PathBuf};
 
 use crate::*;
 
+/// A put's value: its bytes, or the length and seed it is made from.
+fn put_value(buf: &mut Vec<u8>, value: ValueRef<'_>) {
+    match value {
+        ValueRef::Bytes(v) => {
+            buf.push(VALUE_BYTES);
+            put_bytes(buf, v);
+        }
+        ValueRef::Generated { len, seed } => {
+            buf.push(VALUE_GENERATED);
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(&seed.to_le_bytes());
+        }
+    }
+}
+
+/// What a GET expects to read.
+fn put_expect(buf: &mut Vec<u8>, expect: Expect) {
+    match expect {
+        Expect::Unchecked => buf.push(EXPECT_UNCHECKED),
+        Expect::Absent => buf.push(EXPECT_ABSENT),
+        Expect::Value { len, hash } => {
+            buf.push(EXPECT_VALUE);
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(&hash.to_le_bytes());
+        }
+        Expect::Present => buf.push(EXPECT_PRESENT),
+        Expect::Generated { len, seed } => {
+            buf.push(EXPECT_GENERATED);
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(&seed.to_le_bytes());
+        }
+    }
+}
+
 fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
     buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
     buf.extend_from_slice(b);
@@ -120,17 +154,7 @@ impl TraceWriter {
                 self.buf.push(TAG_PUT);
                 self.buf.push(self.check_store(store)?);
                 put_bytes(&mut self.buf, key);
-                match value {
-                    ValueRef::Bytes(v) => {
-                        self.buf.push(VALUE_BYTES);
-                        put_bytes(&mut self.buf, v);
-                    }
-                    ValueRef::Generated { len, seed } => {
-                        self.buf.push(VALUE_GENERATED);
-                        self.buf.extend_from_slice(&len.to_le_bytes());
-                        self.buf.extend_from_slice(&seed.to_le_bytes());
-                    }
-                }
+                put_value(&mut self.buf, value);
             }
             Op::Delete { store, key } => {
                 self.buf.push(TAG_DELETE);
@@ -147,21 +171,7 @@ impl TraceWriter {
                 self.buf.push(TAG_GET);
                 self.buf.push(self.check_store(store)?);
                 put_bytes(&mut self.buf, key);
-                match expect {
-                    Expect::Unchecked => self.buf.push(EXPECT_UNCHECKED),
-                    Expect::Absent => self.buf.push(EXPECT_ABSENT),
-                    Expect::Value { len, hash } => {
-                        self.buf.push(EXPECT_VALUE);
-                        self.buf.extend_from_slice(&len.to_le_bytes());
-                        self.buf.extend_from_slice(&hash.to_le_bytes());
-                    }
-                    Expect::Present => self.buf.push(EXPECT_PRESENT),
-                    Expect::Generated { len, seed } => {
-                        self.buf.push(EXPECT_GENERATED);
-                        self.buf.extend_from_slice(&len.to_le_bytes());
-                        self.buf.extend_from_slice(&seed.to_le_bytes());
-                    }
-                }
+                put_expect(&mut self.buf, expect);
             }
             Op::Scan {
                 store,

@@ -95,10 +95,10 @@ pub(super) fn verdict_row(c: &CapacityResults) -> String {
     )
 }
 
-/// The tables of one capacity search: the answer per backend, then every probe.
-pub fn capacity_summary(c: &CapacityResults) -> String {
+/// The search's heading and what it measured, as a paragraph.
+fn capacity_intro(c: &CapacityResults) -> String {
     let cfg = &c.config;
-    let mut s = format!(
+    format!(
         "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes. {}\n\n",
         cfg.rows.name(),
         cfg.value_bytes,
@@ -120,7 +120,12 @@ pub fn capacity_summary(c: &CapacityResults) -> String {
             ),
             (Some(_), None) => "ledgerbench's own batch (up to 16 MiB) counted against the limit: this search predates its allowance.".into(),
         },
-    );
+    )
+}
+
+/// The tables of one capacity search: the answer per backend, then every probe.
+pub fn capacity_summary(c: &CapacityResults) -> String {
+    let mut s = capacity_intro(c);
     let mut t = Table::new(&[
         "run",
         ">sustained rows/s",

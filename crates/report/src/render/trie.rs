@@ -60,10 +60,10 @@ fn cached_share(blocks: &[TrieBlock], level: usize) -> Option<f64> {
     (gets > 0).then(|| cached as f64 / gets as f64)
 }
 
-/// One trie results file: a row per backend and scheme.
-pub fn trie_summary(t: &TrieResults) -> String {
+/// The file's heading and how its figures were taken, as a paragraph.
+fn trie_intro(t: &TrieResults) -> String {
     let c = &t.config;
-    let mut md = format!(
+    format!(
         "# State trie: {} accounts, {} blocks of {} updates and {} reads ({}), memory limit {}\n\n\
          Averages over the second half of the blocks (the first half warms the cache after a cold start), \
          but for device write amplification and growth, which span every block (write amplification \
@@ -87,7 +87,11 @@ pub fn trie_summary(t: &TrieResults) -> String {
             Some(us) => format!("at most {us:.1} µs each in these runs"),
             None => "their cost was not measured in these runs".into(),
         }
-    );
+    )
+}
+
+/// A row per backend and scheme, over the steady half of the blocks.
+fn trie_table(t: &TrieResults) -> Table {
     let mut tab = Table::new(&[
         "backend",
         "scheme",
@@ -142,7 +146,13 @@ pub fn trie_summary(t: &TrieResults) -> String {
             check,
         ]);
     }
-    md.push_str(&tab.render());
+    tab
+}
+
+/// One trie results file: a row per backend and scheme.
+pub fn trie_summary(t: &TrieResults) -> String {
+    let mut md = trie_intro(t);
+    md.push_str(&trie_table(t).render());
     let errors: Vec<String> = t
         .runs
         .iter()

@@ -150,33 +150,25 @@ impl Supervisor<'_> {
             let (checked, read_bytes) = self.check(&job, &mut dev)?;
             // A checker stopped by the signal's arrival proves nothing.
             check_interrupt()?;
-            let c = Cycle {
-                cycle,
-                acked: dev.acked.clone(),
-                new_acks: w.acks,
-                during_compaction: w.compacting,
-                recovery_secs: checked.open_secs,
-                open_error: checked.open_error.clone(),
-                stores: checked.stores.clone(),
-                lost: 0,
-                lost_promised: 0,
-                reset: false,
-                first_read_secs: checked.first_read_secs,
-                recovery_read_bytes: read_bytes,
-                fs_crash: w.fs_crash,
-                commits_per_sec: w.commits_per_sec,
-            };
+            let c = cycle_of(cycle, w, &checked, read_bytes, dev.acked.clone());
             let c = self.judge(c, &checked, cell, &mut dev)?;
-            self.bar.set_message(format!(
-                "{} acked, {} lost ({} promised)",
-                run.cycles.iter().map(|c| c.new_acks).sum::<u64>() + c.new_acks,
-                run.cycles.iter().map(|c| c.lost).sum::<u64>() + c.lost,
-                run.cycles.iter().map(|c| c.lost_promised).sum::<u64>() + c.lost_promised,
-            ));
-            self.bar.inc(1);
+            self.show(run, &c);
             run.cycles.push(c);
         }
         Ok(())
+    }
+
+    /// The progress line after cycle `c`: the cell's acknowledgements and
+    /// losses so far.
+    fn show(&self, run: &CrashRun, c: &Cycle) {
+        let sum = |f: fn(&Cycle) -> u64| run.cycles.iter().map(f).sum::<u64>() + f(c);
+        self.bar.set_message(format!(
+            "{} acked, {} lost ({} promised)",
+            sum(|c| c.new_acks),
+            sum(|c| c.lost),
+            sum(|c| c.lost_promised),
+        ));
+        self.bar.inc(1);
     }
 
     /// Counts what a cycle lost (and what of that the level promised), and
@@ -230,73 +222,24 @@ impl Supervisor<'_> {
         let stdout = w.0.stdout.take().context("writer stdout")?;
         let mut lines = BufReader::new(stdout).lines();
         let (mut seen, mut compacting) = (0u64, None);
-        let acked = &mut dev.acked;
-        let mut note = |line: &str, seen: &mut u64, compacting: &mut Option<bool>| {
-            let Some(rest) = line.strip_prefix(ACK) else {
-                return;
-            };
-            let mut f = rest.split(' ');
-            let (Some(i), Some(b), c) = (f.next(), f.next(), f.next()) else {
-                return;
-            };
-            if let (Ok(i), Ok(b)) = (i.parse::<usize>(), b.parse::<u64>())
-                && i < acked.len()
-            {
-                acked[i] = acked[i].max(b + 1);
-                *seen += 1;
-                *compacting = match c {
-                    Some("1") => Some(true),
-                    Some("0") => Some(false),
-                    _ => None,
-                };
-            }
-        };
         let mut first_ack = None;
         while seen < target {
             match lines.next() {
                 // Every batch written: crash it idle.
                 Some(Ok(l)) if l == DONE => break,
                 Some(Ok(l)) => {
-                    note(&l, &mut seen, &mut compacting);
+                    note_ack(&l, &mut dev.acked, &mut seen, &mut compacting);
                     first_ack = first_ack.or((seen > 0).then(std::time::Instant::now));
                 }
-                _ => {
-                    // The writer ended by itself: an error, or the memory limit.
-                    let status = w.0.wait()?;
-                    let oom = limit.and_then(MemoryLimit::oom_kills).filter(|&n| n > 0);
-                    let tail = log_tail(log);
-                    if let (Some(n), Some(l)) = (oom, limit) {
-                        bail!(
-                            "the writer was killed by the memory limit of {} MiB ({n} OOM kills, peak {} MiB); raise --memory-limit. {tail}",
-                            l.limit() >> 20,
-                            l.max_usage().unwrap_or(0) >> 20
-                        );
-                    }
-                    bail!("the writer stopped before its crash ({status}): {tail}");
-                }
+                // The writer ended by itself: an error, or the memory limit.
+                _ => return Err(writer_stopped(&mut w.0, log, limit)),
             }
         }
         let commits_per_sec = first_ack
             .filter(|_| seen > 1)
             .map(|t| (seen - 1) as f64 / t.elapsed().as_secs_f64());
-        let cut = dev.crash_fs.as_ref().and_then(|c| c.mounted.as_ref());
-        match cut {
-            // On the crash filesystem the cut comes at a change, not at a
-            // time: a few changes past the target acknowledgement, so it
-            // lands anywhere in a commit's writes and syncs alike.
-            Some(m) => {
-                let per_ack = m.ops().div_ceil(seen.max(1));
-                m.cut_after(rng.below(2 * per_ack + 1));
-                // Until the cut, or until the writer stops changing
-                // anything (it finished its batches and idles).
-                let (mut last, mut since) = (m.ops(), std::time::Instant::now());
-                while !m.frozen() && since.elapsed() < Duration::from_millis(100) {
-                    std::thread::sleep(Duration::from_millis(1));
-                    if m.ops() != last {
-                        (last, since) = (m.ops(), std::time::Instant::now());
-                    }
-                }
-            }
+        match dev.crash_fs.as_ref().and_then(|c| c.mounted.as_ref()) {
+            Some(m) => cut_at_a_change(m, seen, rng),
             None => std::thread::sleep(jitter),
         }
         // The writer dies first, then the filesystem loses what it had not
@@ -310,7 +253,7 @@ impl Supervisor<'_> {
         }
         // Acknowledgements already in the pipe happened before the crash.
         for l in lines.map_while(Result::ok) {
-            note(&l, &mut seen, &mut compacting);
+            note_ack(&l, &mut dev.acked, &mut seen, &mut compacting);
         }
         // Its children too (a Go sidecar) must be gone before a power cut
         // remounts: their open files keep the filesystem busy.
@@ -384,5 +327,94 @@ impl Supervisor<'_> {
                 crate::harness::store_setup(spec, &s.name, version)
             })
             .collect()
+    }
+}
+
+/// Cycle `cycle` as written and checked, before it is judged.
+fn cycle_of(
+    cycle: u32,
+    w: Written,
+    checked: &Checked,
+    read_bytes: Option<u64>,
+    acked: Vec<u64>,
+) -> Cycle {
+    Cycle {
+        cycle,
+        acked,
+        new_acks: w.acks,
+        during_compaction: w.compacting,
+        recovery_secs: checked.open_secs,
+        open_error: checked.open_error.clone(),
+        stores: checked.stores.clone(),
+        lost: 0,
+        lost_promised: 0,
+        reset: false,
+        first_read_secs: checked.first_read_secs,
+        recovery_read_bytes: read_bytes,
+        fs_crash: w.fs_crash,
+        commits_per_sec: w.commits_per_sec,
+    }
+}
+
+/// Reads a writer's acknowledgement line (`ACK store batch compacting`)
+/// into `acked`, counting it in `seen`; other lines are ignored.
+fn note_ack(line: &str, acked: &mut [u64], seen: &mut u64, compacting: &mut Option<bool>) {
+    let Some(rest) = line.strip_prefix(ACK) else {
+        return;
+    };
+    let mut f = rest.split(' ');
+    let (Some(i), Some(b), c) = (f.next(), f.next(), f.next()) else {
+        return;
+    };
+    if let (Ok(i), Ok(b)) = (i.parse::<usize>(), b.parse::<u64>())
+        && i < acked.len()
+    {
+        acked[i] = acked[i].max(b + 1);
+        *seen += 1;
+        *compacting = match c {
+            Some("1") => Some(true),
+            Some("0") => Some(false),
+            _ => None,
+        };
+    }
+}
+
+/// Why a writer ended before its crash: the memory limit (its OOM kills
+/// and peak), or its own exit, with its log's last lines.
+fn writer_stopped(
+    child: &mut std::process::Child,
+    log: &std::path::Path,
+    limit: Option<&MemoryLimit>,
+) -> anyhow::Error {
+    let status = match child.wait() {
+        Ok(s) => s.to_string(),
+        Err(e) => return e.into(),
+    };
+    let oom = limit.and_then(MemoryLimit::oom_kills).filter(|&n| n > 0);
+    let tail = log_tail(log);
+    if let (Some(n), Some(l)) = (oom, limit) {
+        return anyhow::anyhow!(
+            "the writer was killed by the memory limit of {} MiB ({n} OOM kills, peak {} MiB); raise --memory-limit. {tail}",
+            l.limit() >> 20,
+            l.max_usage().unwrap_or(0) >> 20
+        );
+    }
+    anyhow::anyhow!("the writer stopped before its crash ({status}): {tail}")
+}
+
+/// On the crash filesystem the cut comes at a change, not at a time: a
+/// few changes past the target acknowledgement (`seen` of them made), so
+/// it lands anywhere in a commit's writes and syncs alike. Waits until the
+/// cut, or until the writer stops changing anything (it finished its
+/// batches and idles).
+fn cut_at_a_change(m: &ledgerbench_crashfs::Mounted, seen: u64, rng: &mut Rng) {
+    let per_ack = m.ops().div_ceil(seen.max(1));
+    m.cut_after(rng.below(2 * per_ack + 1));
+    let (mut last, mut since) = (m.ops(), std::time::Instant::now());
+    while !m.frozen() && since.elapsed() < Duration::from_millis(100) {
+        std::thread::sleep(Duration::from_millis(1));
+        if m.ops() != last {
+            (last, since) = (m.ops(), std::time::Instant::now());
+        }
     }
 }
