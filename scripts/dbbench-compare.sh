@@ -7,7 +7,7 @@
 # at the device), and ledgerbench / db_bench.
 #
 #   scripts/dbbench-compare.sh [KEYS] [LIMIT] [READS] [IO]
-#   scripts/dbbench-compare.sh throughput [NUM] [THREADS] [OUT]
+#   scripts/dbbench-compare.sh throughput [NUM] [THREADS] [OUT] [ROUNDS]
 #
 # `throughput` runs db_bench's fillrandom, overwrite and readrandom (16-byte
 # keys, 100-byte values, one put a commit, NUM writes or reads per thread)
@@ -15,7 +15,8 @@
 # (scripts/build-dbbench.sh) and in `ledgerbench run micro` on
 # rocksdb-leveled with the same options, each on its own loop device, and
 # prints ops/s of each and ledgerbench / db_bench: what the Rust binding
-# and the harness cost (scripts/dbbench-throughput.sh).
+# and the harness cost, as medians of ROUNDS alternating pairs of runs
+# (scripts/dbbench-throughput.sh).
 #     KEYS   keys loaded (default 20000000: the IO-per-GET study's shape)
 #     LIMIT  memory cgroup of the reads (default 256MiB)
 #     READS  random existing keys read (default 20000)

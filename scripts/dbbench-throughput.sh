@@ -29,8 +29,10 @@ else
     BIN="$(ledgerbench_bin)"
 fi
 # OUT (optional): a new directory that keeps both tools' logs and
-# ledgerbench's results.
+# ledgerbench's results; ROUNDS (default 3): pairs of runs, alternating.
 OUT=${3:-}
+ROUNDS=${4:-3}
+[[ "$ROUNDS" =~ ^[0-9]+$ && "$ROUNDS" -gt 0 ]] || { echo "dbbench-throughput: ROUNDS is a positive count, not $ROUNDS" >&2; exit 2; }
 if [[ -n "$OUT" ]]; then
     [[ ! -e "$OUT" ]] || { echo "dbbench-throughput: $OUT exists; name a new directory" >&2; exit 2; }
     mkdir -p "$OUT"
@@ -48,7 +50,8 @@ trap cleanup EXIT
 # rocksdb-leveled at --engine-memory 128MiB (crates/rocksdb: scale_memory
 # and RocksConfig::default), spelled out for db_bench, whose own defaults
 # differ from the library's in places; statistics on, as the backend keeps
-# them for its counters (a timer and a histogram record per operation).
+# them for its counters (a timer and a histogram record per operation);
+# an LRU block cache, the backend's (db_bench's default is HyperClockCache).
 DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="$THREADS"
     --batch_size=1 --compression_type=none --compaction_style=0 --disable_auto_compactions=0
     --write_buffer_size=$(((128 << 20) / 6)) --max_write_buffer_number=6
@@ -57,40 +60,57 @@ DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="
     --optimize_filters_for_memory=1 --level_compaction_dynamic_level_bytes=1
     --compaction_readahead_size=2097152 --enable_pipelined_write=0 --delayed_write_rate=16777216
     --hard_pending_compaction_bytes_limit=274877906944 --disable_wal=0 --sync=0 --use_fsync=0
-    --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=1 --seed=42)
+    --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=1 --cache_type=lru_cache --seed=42)
 
-echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS"
-truncate -s $((NUM * 116 * (6 + 2 * THREADS) + (1 << 30))) "$work/img"
-dev=$(losetup --find --show --direct-io=on "$work/img")
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
-mkdir "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
-# One process and one open store, as ledgerbench's run: the reads see
-# what the writes left (memtables, files, compactions under way), not a
-# store reopened. Within a process db_bench seeds each benchmark's threads
-# apart, so readrandom reads an independent random sequence.
-"$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks=fillrandom,overwrite,readrandom > "$work/dbb.log" 2>&1
-umount "$work/mnt"; losetup -d "$dev"; dev=""
-grep -hE "^(fillrandom|overwrite|readrandom) " "$work/dbb.log"
-# db_bench 7.8 prints `N ops/sec S seconds ...;`, later versions `N ops/sec;`.
-dbb() { grep -hE "^$1 " "$work/dbb.log" | awk '{for (i = 1; i < NF; i++) if ($(i + 1) ~ /^ops\/sec;?$/) print $i}'; }
-
-echo "== ledgerbench run micro (rocksdb-leveled)"
-"$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
-    --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --out "$work/kv" > "$work/kv.log" 2>&1 \
-    || { cat "$work/kv.log"; exit 2; }
-kv() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; print([b for b in r["benchmarks"] if b["name"]==sys.argv[2]][0]["ops_per_sec"])' "$work/kv/results.json" "$1"; }
-grep -E "^\[rocksdb-leveled\] (fillrandom|overwrite|readrandom) " "$work/kv.log" || true
+echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench $("$BIN" --version | cut -d' ' -f2): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds"
+# One round: db_bench, then ledgerbench, each on a new store and device.
+# Rounds alternate the two, so a drift of the machine (writeback, the
+# host) falls on both; a single pair of runs differs by 10-30% on reads
+# right after a write burst whichever tool runs them.
+for r in $(seq 1 "$ROUNDS"); do
+    rd="$work/round-$r"
+    mkdir -p "$rd"
+    truncate -s $(((NUM * 116 * (6 + 2 * THREADS) >> 20) + 1024))M "$work/img"
+    dev=$(losetup --find --show --direct-io=on "$work/img")
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
+    mkdir -p "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
+    # One process and one open store, as ledgerbench's run: the reads see
+    # what the writes left (memtables, files, compactions under way), not
+    # a store reopened. Within a process db_bench seeds each benchmark's
+    # threads apart, so readrandom reads an independent random sequence.
+    "$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks=fillrandom,overwrite,readrandom > "$rd/dbb.log" 2>&1
+    umount "$work/mnt"; losetup -d "$dev"; dev=""; rm -f "$work/img"
+    "$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
+        --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --out "$rd/ledgerbench" > "$rd/kv.log" 2>&1 \
+        || { cat "$rd/kv.log"; exit 2; }
+    echo "round $r:"
+    grep -hE "^(fillrandom|overwrite|readrandom) " "$rd/dbb.log" | sed 's/^/  db_bench    /'
+    grep -hE "^\[rocksdb-leveled\] (fillrandom|overwrite|readrandom) " "$rd/kv.log" | sed 's/^\[rocksdb-leveled\] /  ledgerbench /'
+done
 
 echo
-echo "| --num $NUM, --threads $THREADS | db_bench ops/s | ledgerbench ops/s | ledgerbench / db_bench |"
-echo "|---|---:|---:|---:|"
-for b in fillrandom overwrite readrandom; do
-    d=$(dbb "$b"); k=$(kv "$b")
-    awk -v b="$b" -v d="$d" -v k="$k" 'BEGIN{ printf "| %s | %.0f | %.0f | %s |\n", b, d, k, (d > 0 ? sprintf("%.3f", k / d) : "n/a") }'
-done
+# Medians over the rounds, and the spread of the per-round ratios.
+python3 - "$work" "$ROUNDS" "$NUM" "$THREADS" <<'PY'
+import json, re, statistics, sys
+work, rounds, num, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+print(f"| --num {num}, --threads {threads}, {rounds} rounds | db_bench ops/s (median) | ledgerbench ops/s (median) | ledgerbench / db_bench (median) | per round |")
+print("|---|---:|---:|---:|---|")
+for b in ["fillrandom", "overwrite", "readrandom"]:
+    d, k = [], []
+    for r in range(1, rounds + 1):
+        log = open(f"{work}/round-{r}/dbb.log").read()
+        d.append(float(re.search(rf"^{b} .*? ([0-9]+) ops/sec", log, re.M).group(1)))
+        runs = json.load(open(f"{work}/round-{r}/ledgerbench/results.json"))["runs"][0]["benchmarks"]
+        k.append([x for x in runs if x["name"] == b][0]["ops_per_sec"])
+    ratios = [x / y for x, y in zip(k, d)]
+    each = ", ".join(f"{x:.3f}" for x in ratios)
+    print(f"| {b} | {statistics.median(d):.0f} | {statistics.median(k):.0f} | {statistics.median(ratios):.3f} | {each} |")
+PY
 if [[ -n "$OUT" ]]; then
-    cp "$work"/dbb.log "$work"/kv.log "$OUT"/
-    cp -r "$work/kv" "$OUT/ledgerbench"
-    rm -rf "$OUT/ledgerbench/stores"
+    for r in $(seq 1 "$ROUNDS"); do
+        mkdir -p "$OUT/round-$r"
+        cp "$work/round-$r"/dbb.log "$work/round-$r"/kv.log "$OUT/round-$r"/
+        cp "$work/round-$r/ledgerbench/results.json" "$OUT/round-$r/"
+    done
     echo "kept in $OUT"
 fi
