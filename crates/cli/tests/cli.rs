@@ -199,6 +199,9 @@ fn point_reads_measure_every_backend_and_verify_values() {
     let r: serde_json::Value = read_json(&t.path().join("p/results.json"));
     let runs = r["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2);
+    // Both engines' versions, where the report's engines column reads them.
+    let versions = r["env"]["engine_versions"].as_object().map(|m| m.len());
+    assert_eq!(versions, Some(2), "{}", r["env"]);
     // Every measurement was also saved as a line the moment it was made.
     let lines = std::fs::read_to_string(t.path().join("p/measurements.jsonl")).expect("jsonl");
     let measured: usize = runs

@@ -178,7 +178,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             limit,
             fio_secs: args.fio_secs,
         };
-        if let Err(e) = one_backend(&spec, &cfg, &sweep, &rundir, &place, &mut run) {
+        let versions = &mut results.header.env.engine_versions;
+        if let Err(e) = one_backend(&spec, &cfg, &sweep, (&rundir, &place), &mut run, versions) {
             ledgerbench_core::note!("[{}] failed: {e:#}", spec.name);
             run.error = Some(format!("{e:#}"));
             failed = true;
@@ -228,9 +229,9 @@ fn one_backend(
     spec: &crate::registry::BackendSpec,
     cfg: &PointReadConfig,
     sweep: &Sweep<'_>,
-    rundir: &RunDir,
-    place: &Placement,
+    (rundir, place): (&RunDir, &Placement),
     run: &mut PointRun,
+    versions: &mut std::collections::BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     let placed = harness::place_stores(place, &spec.name, &["points".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
@@ -249,6 +250,10 @@ fn one_backend(
         };
     let before_load = device();
     let store = spec.open(&store_dir)?;
+    // Where the report's engines column reads it, as every run records it.
+    if let Some(v) = spec.engine_version(&store_dir) {
+        versions.insert(store.engine().to_string(), v);
+    }
     let usage0 = ledgerbench_meter::rusage::Usage::now();
     let mut view = ProgressView::new(&spec.name);
     let mut jsonl = JsonlSink::append(&rundir.path().join("measurements.jsonl"), &spec.name);
