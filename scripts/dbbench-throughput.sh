@@ -62,7 +62,7 @@ DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="
     --hard_pending_compaction_bytes_limit=274877906944 --disable_wal=0 --sync=0 --use_fsync=0
     --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=1 --cache_type=lru_cache --seed=42)
 
-echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench $("$BIN" --version | cut -d' ' -f2): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds"
+echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds"
 # One round: db_bench, then ledgerbench, each on a new store and device.
 # Rounds alternate the two, so a drift of the machine (writeback, the
 # host) falls on both; a single pair of runs differs by 10-30% on reads

@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvStore, Op, Result};
 
 use crate::GoEngine;
-use crate::wire::{self, FIRST_PAGE, SCAN_PAGE};
+use crate::wire::{self, FIRST_PAGE};
 
 /// The error a call returned (a C string the Go side allocated), freed.
 fn taken(err: *mut c_char) -> Option<String> {
@@ -229,7 +229,7 @@ impl KvStore for InProcStore {
         let mut limit = FIRST_PAGE;
         loop {
             let more = self.scan_page(&from, limit, &mut page)?;
-            limit = (limit * 2).min(SCAN_PAGE);
+            limit = wire::next_page(limit);
             match wire::visit_page(&page, visit, || self.garbled())? {
                 Some(Some(k)) if more => {
                     // The next page starts just after the last key.

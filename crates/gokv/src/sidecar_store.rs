@@ -12,7 +12,7 @@ use std::time::Instant;
 use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvStore, Op, Result};
 
 use crate::conn::{Conn, NOT_FOUND, Process, op};
-use crate::wire::{self, FIRST_PAGE, SCAN_PAGE, put_u32, take_u32};
+use crate::wire::{self, FIRST_PAGE, put_u32, take_u32};
 use crate::{GoConfig, GoEngine};
 
 /// A store served by one sidecar process.
@@ -184,7 +184,7 @@ impl KvStore for SidecarStore {
             if !more {
                 return Ok(());
             }
-            limit = (limit * 2).min(SCAN_PAGE);
+            limit = wire::next_page(limit);
         }
     }
 

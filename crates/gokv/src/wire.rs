@@ -130,4 +130,9 @@ pub(crate) fn capabilities(engine: GoEngine) -> Capabilities {
 /// the one before, up to [`SCAN_PAGE`].
 pub(crate) const FIRST_PAGE: u32 = 4;
 /// The most entries fetched per scan request.
-pub(crate) const SCAN_PAGE: u32 = 256;
+const SCAN_PAGE: u32 = 256;
+
+/// The page after one of `limit` entries: twice as many, at most [`SCAN_PAGE`].
+pub(crate) fn next_page(limit: u32) -> u32 {
+    (limit * 2).min(SCAN_PAGE)
+}

@@ -197,11 +197,9 @@ pub fn run_on_stores(
                 break;
             }
         }
-        let version = spec.engine_version(dir);
-        if let (Some(v), Some(s)) = (&version, opened.last()) {
-            env.engine_versions
-                .insert(s.engine().to_string(), v.clone());
-        }
+        let version = opened
+            .last()
+            .and_then(|s| record_version(spec, dir, &**s, &mut env.engine_versions));
         let mut setup = store_setup(spec, name, version);
         let caps = opened.last().map(|s| s.capabilities());
         setup.writers = caps.and_then(|c| c.writers);
@@ -232,6 +230,20 @@ pub fn run_on_stores(
     }
     drop(limit);
     release_stores(place, placed, rundir);
+}
+
+/// The engine version of `store`, which `spec` opened in `dir`, also put
+/// in `versions` (a results header's map, which the report's engines
+/// column reads) under the store's engine.
+pub fn record_version(
+    spec: &crate::registry::BackendSpec,
+    dir: &std::path::Path,
+    store: &dyn KvStore,
+    versions: &mut std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let v = spec.engine_version(dir)?;
+    versions.insert(store.engine().to_string(), v.clone());
+    Some(v)
 }
 
 /// After a run's stores closed: unmounts and removes the private devices

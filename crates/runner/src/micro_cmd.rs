@@ -179,12 +179,7 @@ fn benchmarks(
     let mut generation = 0;
     let dir_of = |g: u32| base.join(format!("db{g}"));
     let mut store = spec.open(&dir_of(generation))?;
-    // As every other run records it: the report's engines column reads
-    // the header's map.
-    run.engine_version = spec.engine_version(&dir_of(generation));
-    if let Some(v) = &run.engine_version {
-        versions.insert(store.engine().to_string(), v.clone());
-    }
+    run.engine_version = harness::record_version(spec, &dir_of(generation), &*store, versions);
     for (i, name) in cfg.benchmarks.iter().enumerate() {
         if micro::fresh(name) && i > 0 {
             store.close()?;

@@ -250,10 +250,7 @@ fn one_backend(
         };
     let before_load = device();
     let store = spec.open(&store_dir)?;
-    // Where the report's engines column reads it, as every run records it.
-    if let Some(v) = spec.engine_version(&store_dir) {
-        versions.insert(store.engine().to_string(), v);
-    }
+    harness::record_version(spec, &store_dir, &*store, versions);
     let usage0 = ledgerbench_meter::rusage::Usage::now();
     let mut view = ProgressView::new(&spec.name);
     let mut jsonl = JsonlSink::append(&rundir.path().join("measurements.jsonl"), &spec.name);
