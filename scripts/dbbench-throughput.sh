@@ -29,9 +29,10 @@ else
     BIN="$(ledgerbench_bin)"
 fi
 # OUT (optional): a new directory that keeps both tools' logs and
-# ledgerbench's results; ROUNDS (default 3): pairs of runs, alternating.
+# ledgerbench's results; ROUNDS (default 4): pairs of runs, each tool first
+# in every other round.
 OUT=${3:-}
-ROUNDS=${4:-3}
+ROUNDS=${4:-4}
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$ROUNDS" -gt 0 ]] || { echo "dbbench-throughput: ROUNDS is a positive count, not $ROUNDS" >&2; exit 2; }
 if [[ -n "$OUT" ]]; then
     [[ ! -e "$OUT" ]] || { echo "dbbench-throughput: $OUT exists; name a new directory" >&2; exit 2; }
@@ -63,13 +64,13 @@ DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="
     --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=1 --cache_type=lru_cache --seed=42)
 
 echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds"
-# One round: db_bench, then ledgerbench, each on a new store and device.
-# Rounds alternate the two, so a drift of the machine (writeback, the
-# host) falls on both; a single pair of runs differs by 10-30% on reads
-# right after a write burst whichever tool runs them.
-for r in $(seq 1 "$ROUNDS"); do
-    rd="$work/round-$r"
-    mkdir -p "$rd"
+# One round: both tools, each on a new store and device; odd rounds run
+# db_bench first, even rounds ledgerbench first, so whatever the first run
+# leaves the second (writeback, the host's caches) falls on each tool
+# alike. A single pair of runs differs by 10-30% on reads right after a
+# write burst whichever tool runs them: use at least 4 rounds.
+dbbench_round() {
+    local rd=$1
     truncate -s $(((NUM * 116 * (6 + 2 * THREADS) >> 20) + 1024))M "$work/img"
     dev=$(losetup --find --show --direct-io=on "$work/img")
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
@@ -80,9 +81,21 @@ for r in $(seq 1 "$ROUNDS"); do
     # threads apart, so readrandom reads an independent random sequence.
     "$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks=fillrandom,overwrite,readrandom > "$rd/dbb.log" 2>&1
     umount "$work/mnt"; losetup -d "$dev"; dev=""; rm -f "$work/img"
+}
+ledgerbench_round() {
+    local rd=$1
     "$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
         --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --out "$rd/ledgerbench" > "$rd/kv.log" 2>&1 \
         || { cat "$rd/kv.log"; exit 2; }
+}
+for r in $(seq 1 "$ROUNDS"); do
+    rd="$work/round-$r"
+    mkdir -p "$rd"
+    if (( r % 2 == 1 )); then
+        dbbench_round "$rd"; ledgerbench_round "$rd"
+    else
+        ledgerbench_round "$rd"; dbbench_round "$rd"
+    fi
     echo "round $r:"
     grep -hE "^(fillrandom|overwrite|readrandom) " "$rd/dbb.log" | sed 's/^/  db_bench    /'
     grep -hE "^\[rocksdb-leveled\] (fillrandom|overwrite|readrandom) " "$rd/kv.log" | sed 's/^\[rocksdb-leveled\] /  ledgerbench /'

@@ -58,9 +58,9 @@ enum Command {
         after_long_help = "Example:\n  ledgerbench record stellar --preset quick --out quick.kvtrace\n\nGuide: docs/src/workloads.md"
     )]
     Record(replay_cmd::RecordArgs),
-    /// Import real ledgers into a trace file (galexie: Stellar data-lake files).
+    /// Import real data into a trace file (galexie: Stellar data-lake files; rocksdb-trace: a RocksDB query trace).
     #[command(
-        after_long_help = "Example:\n  ledgerbench import galexie fixtures/stellar-pubnet --out real.kvtrace\n\nGuide: docs/src/workloads.md"
+        after_long_help = "Examples:\n  ledgerbench import galexie fixtures/stellar-pubnet --out real.kvtrace\n  ledgerbench import rocksdb-trace fixtures/rocksdb-trace/6-mixgraph.trace --scan-length 10 --out mixgraph.kvtrace\n\nGuide: docs/src/own-workload.md"
     )]
     Import(import_cmd::ImportArgs),
     /// Print real files' distributions beside the synthetic generator's.
@@ -330,8 +330,14 @@ fn list(json: bool) -> anyhow::Result<()> {
             .filter_map(|n| registry::BackendSpec::by_name(n).ok())
             .map(|s| (s.name.clone(), s.call_path().name().into()))
             .collect();
+        // The null references answer without keeping what they are given:
+        // nothing to compare an engine's content with.
+        let references: Vec<&str> = registry::names()
+            .filter(|n| registry::BackendSpec::by_name(n).is_ok_and(|s| s.discards_writes()))
+            .collect();
         let v = serde_json::json!({
             "backends": registry::names().collect::<Vec<_>>(),
+            "discard_writes": references,
             "call_paths": paths,
             "default_backends": registry::DEFAULT_BACKENDS,
             "presets": presets,

@@ -253,6 +253,8 @@ pub fn summarize_stores(
                 write_amp_device: device_bytes.map(|e| e as f64 / logical.max(1) as f64),
                 space_amp: end.disk.allocated_bytes as f64 / base.max(1) as f64,
                 live_bytes,
+                final_entries: None,
+                content_sha256: None,
                 latency: hists.get(i).map(OpHists::latency).unwrap_or_default(),
             },
         );

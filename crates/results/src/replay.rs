@@ -53,6 +53,17 @@ pub struct OpsSummary {
     /// Scans.
     #[serde(default)]
     pub scans: u64,
+    /// Gets that found their key (the others found it absent); absent in
+    /// older results. Equal on every engine for one stream run by one thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gets_found: Option<u64>,
+    /// The values those gets returned, as a wrapping sum of their hashes
+    /// (hex): equal between engines whose gets returned the same values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gets_digest: Option<String>,
+    /// Entries the scans visited in all; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scanned: Option<u64>,
     /// Gets whose result differed from the trace's expectation (must be 0).
     pub mismatches: u64,
     /// Commits.

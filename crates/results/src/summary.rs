@@ -139,6 +139,14 @@ pub struct StoreSummary {
     /// deletes or overwrites.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_bytes: Option<u64>,
+    /// Entries in the store at the end, counted by the same scan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_entries: Option<u64>,
+    /// SHA-256 (hex) of the store's content at the end, in key order, each
+    /// key and value preceded by its length as a little-endian u32: equal on
+    /// every engine that ran the same stream to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_sha256: Option<String>,
     /// Latency of each operation kind on this store during ingestion.
     #[serde(default)]
     pub latency: OpLatency,

@@ -101,6 +101,10 @@ pub struct RocksConfig {
     /// blob files that compaction does not rewrite; `None` keeps every
     /// value in the SSTs.
     pub blob: Option<Blob>,
+    /// Record RocksDB's own query trace of each store into
+    /// `DIR/<store>.trace` (for `ledgerbench import rocksdb-trace`); `None`
+    /// traces nothing. The plain RocksDB backends only.
+    pub trace_dir: Option<std::path::PathBuf>,
 }
 
 /// BlobDB settings (RocksDB's integrated blob files).
@@ -157,6 +161,7 @@ impl Default for RocksConfig {
             level_compaction_dynamic_level_bytes: None,
             cache_index_and_filter_blocks: false,
             blob: None,
+            trace_dir: None,
         }
     }
 }

@@ -52,6 +52,8 @@ macro_rules! base_config_backend {
 }
 pub(crate) use base_config_backend;
 
+mod trace;
+
 pub use config::{Blob, Compaction, Compression, RocksConfig};
 pub use partitioned::{Partitioned, PartitionedConfig, PartitionedStore};
 pub use sharded::{Sharded, ShardedConfig, ShardedStore};
@@ -74,6 +76,8 @@ pub struct RocksStore {
     // and free RocksDB's ReadOptions every call.
     read_opts: ReadOptions,
     path: PathBuf,
+    /// The file RocksDB traces this store's queries into, when asked.
+    trace: Option<PathBuf>,
 }
 
 impl KvBackend for Rocks {
@@ -145,7 +149,16 @@ impl KvBackend for Rocks {
         fsutil::claim_store_dir(ENGINE, dir)?;
         let opts = cfg.options_with(None);
         let db = DB::open(&opts, dir).map_err(|e| engine_err(Op::Open, dir, e))?;
+        let trace = match &cfg.trace_dir {
+            Some(t) => {
+                let file = trace::file_for(t, dir);
+                trace::start(&db, &file)?;
+                Some(file)
+            }
+            None => None,
+        };
         Ok(RocksStore {
+            trace,
             db,
             opts,
             write_opts: cfg.write_options(),
@@ -258,6 +271,9 @@ impl KvStore for RocksStore {
     fn close(self: Box<Self>) -> Result<()> {
         // Flush so a reopen does not replay the WAL, and so disable_wal stores keep their data.
         self.db.flush().map_err(|e| self.err(Op::Close, e))?;
+        if let Some(file) = &self.trace {
+            trace::end(&self.db, file)?;
+        }
         drop(self);
         Ok(())
     }

@@ -16,6 +16,9 @@ pub enum ImportFormat {
     /// Stellar ledgers: SEP-54 data-lake files (.xdr.zst) or base64
     /// LedgerCloseMeta line files.
     Galexie,
+    /// RocksDB query traces (`DB::StartTrace`, db_bench --trace_file;
+    /// trace format 0.1 or 0.2).
+    RocksdbTrace,
 }
 
 /// Options of `ledgerbench import`.
@@ -24,8 +27,9 @@ pub struct ImportArgs {
     /// Source format.
     #[arg(value_name = "FORMAT", value_enum)]
     format: ImportFormat,
-    /// Files or directories (searched for .xdr.zst / .xdr.zstd lake files, .txt / .b64
-    /// base64 line files and .config.json).
+    /// galexie: files or directories (searched for .xdr.zst / .xdr.zstd lake
+    /// files, .txt / .b64 base64 line files and .config.json);
+    /// rocksdb-trace: trace files, one stream in the order given.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Trace file to create (never overwritten).
@@ -46,6 +50,8 @@ pub struct ImportArgs {
     /// zstd level of stored ledgers and records.
     #[arg(long, default_value_t = 3)]
     zstd_level: i32,
+    #[command(flatten)]
+    rocks: crate::import_rocks::RocksArgs,
 }
 
 /// Options of `ledgerbench calibrate`.
@@ -91,7 +97,24 @@ fn files_and_passphrase(
 
 /// Runs `ledgerbench import`.
 pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let ImportFormat::Galexie = args.format;
+    if let ImportFormat::RocksdbTrace = args.format {
+        if args.passphrase.is_some()
+            || args.commit_ledgers != 1
+            || args.batch_ledgers != 1
+            || args.no_compact
+            || args.zstd_level != 3
+        {
+            bail!(
+                "--passphrase, --commit-ledgers, --batch-ledgers, --no-compact and --zstd-level are galexie's; a RocksDB trace takes --cf, --scan-length, --merge-as-put, --seek-for-prev-forward, --allow-missing-end, --hash-keys, --drop-values and --mark-every"
+            );
+        }
+        return crate::import_rocks::import(&args.paths, &args.out, &args.rocks);
+    }
+    if args.rocks.any() {
+        bail!(
+            "--cf, --scan-length, --merge-as-put, --seek-for-prev-forward, --allow-missing-end, --hash-keys, --drop-values and --mark-every are for `import rocksdb-trace`"
+        );
+    }
     let (files, passphrase) = files_and_passphrase(&args.paths, args.passphrase)?;
     let cfg = ImportConfig {
         passphrase,

@@ -22,6 +22,7 @@ pub mod fanout_cmd;
 pub mod flags;
 pub mod harness;
 pub mod import_cmd;
+pub mod import_rocks;
 pub mod micro_cmd;
 pub mod observe;
 pub mod output;

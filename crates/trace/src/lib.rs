@@ -17,6 +17,7 @@
 
 pub mod queue;
 mod reader;
+pub mod rocks;
 pub mod split;
 mod writer;
 
@@ -42,6 +43,8 @@ pub(crate) const TAG_COMPACT: u8 = 6;
 pub(crate) const TAG_MARK: u8 = 7;
 pub(crate) const TAG_SCAN: u8 = 8;
 pub(crate) const TAG_DELETE_RANGE: u8 = 9;
+pub(crate) const TAG_SCAN_END: u8 = 10;
+pub(crate) const TAG_AT: u8 = 11;
 pub(crate) const TAG_END: u8 = 0xff;
 
 pub(crate) const VALUE_BYTES: u8 = 0;
@@ -176,12 +179,15 @@ pub enum Op<'a> {
         /// What it must return.
         expect: Expect,
     },
-    /// Visit up to `limit` entries in key order from `start`.
+    /// Visit up to `limit` entries in key order from `start`, stopping
+    /// before `end` unless it is empty.
     Scan {
         /// Store index.
         store: u8,
         /// First key (inclusive).
         start: &'a [u8],
+        /// First key not visited (exclusive); empty: no bound.
+        end: &'a [u8],
         /// Entries to visit at most.
         limit: u32,
     },
@@ -199,6 +205,13 @@ pub enum Op<'a> {
     Compact {
         /// Store index, or all.
         store: Option<u8>,
+    },
+    /// When the operations that follow were recorded: microseconds since
+    /// the trace began (a replay at the recorded pace waits for it; one as
+    /// fast as the engine goes ignores it).
+    At {
+        /// Microseconds since the start of the recording.
+        micros: u64,
     },
     /// End of a segment (a batch, a phase): meters take their readings here.
     Mark {

@@ -18,6 +18,11 @@ pub enum OwnedOp {
     Get(u8, Vec<u8>, Expect),
     /// A scan from a key, of at most this many entries.
     Scan(u8, Vec<u8>, u32),
+    /// A scan from a key (first) to before another (second), of at most
+    /// this many entries.
+    ScanTo(u8, Vec<u8>, Vec<u8>, u32),
+    /// When the operations that follow were recorded (see [`Op::At`]).
+    At(u64),
     /// Commit pending writes (sync or not).
     Commit(bool),
     /// Flush a store, or all.
@@ -59,8 +64,16 @@ impl OwnedOp {
             OwnedOp::Scan(s, k, n) => Op::Scan {
                 store: *s,
                 start: k,
+                end: &[],
                 limit: *n,
             },
+            OwnedOp::ScanTo(s, k, e, n) => Op::Scan {
+                store: *s,
+                start: k,
+                end: e,
+                limit: *n,
+            },
+            OwnedOp::At(micros) => Op::At { micros: *micros },
             OwnedOp::Commit(sync) => Op::Commit { sync: *sync },
             OwnedOp::Flush(s) => Op::Flush { store: *s },
             OwnedOp::Compact(s) => Op::Compact { store: *s },
@@ -91,8 +104,16 @@ impl From<&Op<'_>> for OwnedOp {
             Op::Scan {
                 store,
                 start,
+                end: [],
                 limit,
             } => OwnedOp::Scan(store, start.to_vec(), limit),
+            Op::Scan {
+                store,
+                start,
+                end,
+                limit,
+            } => OwnedOp::ScanTo(store, start.to_vec(), end.to_vec(), limit),
+            Op::At { micros } => OwnedOp::At(micros),
             Op::Commit { sync } => OwnedOp::Commit(sync),
             Op::Flush { store } => OwnedOp::Flush(store),
             Op::Compact { store } => OwnedOp::Compact(store),

@@ -238,11 +238,17 @@ impl<R: Read> TraceReader<R> {
                     };
                     ParsedOp::Get(s, key, expect)
                 }
-                TAG_SCAN => {
+                TAG_SCAN | TAG_SCAN_END => {
                     let s = store(&mut c)?;
                     let start = c.bytes()?;
-                    ParsedOp::Scan(s, start, c.u32()?)
+                    let end = if tag == TAG_SCAN_END {
+                        c.bytes()?
+                    } else {
+                        0..0
+                    };
+                    ParsedOp::Scan(s, start, end, c.u32()?)
                 }
+                TAG_AT => ParsedOp::At(c.u64()?),
                 TAG_COMMIT => ParsedOp::Commit(match c.u8()? {
                     0 => false,
                     1 => true,
@@ -303,11 +309,13 @@ impl<R: Read> TraceReader<R> {
                 key: &self.buf[k],
                 expect,
             },
-            ParsedOp::Scan(store, r, limit) => Op::Scan {
+            ParsedOp::Scan(store, r, e, limit) => Op::Scan {
                 store,
                 start: &self.buf[r],
+                end: &self.buf[e],
                 limit,
             },
+            ParsedOp::At(micros) => Op::At { micros },
             ParsedOp::Commit(sync) => Op::Commit { sync },
             ParsedOp::Flush(store) => Op::Flush { store },
             ParsedOp::Compact(store) => Op::Compact { store },
@@ -345,7 +353,8 @@ enum ParsedOp {
     Delete(u8, std::ops::Range<usize>),
     DeleteRange(u8, std::ops::Range<usize>, std::ops::Range<usize>),
     Get(u8, std::ops::Range<usize>, Expect),
-    Scan(u8, std::ops::Range<usize>, u32),
+    Scan(u8, std::ops::Range<usize>, std::ops::Range<usize>, u32),
+    At(u64),
     Commit(bool),
     Flush(Option<u8>),
     Compact(Option<u8>),

@@ -91,7 +91,8 @@ impl<S: OpSource> Refill for Split<S> {
                 Op::Get { key, .. } => group.unwrap_or_else(|| ours(key, thread, threads)),
                 Op::Scan { start, .. } => group.unwrap_or_else(|| ours(start, thread, threads)),
                 Op::Flush { .. } | Op::Compact { .. } => thread == 0,
-                Op::Mark { .. } => true,
+                // Every thread keeps the clock, to pace its own share.
+                Op::Mark { .. } | Op::At { .. } => true,
             };
             if keep {
                 let mark = matches!(op, Op::Mark { .. });

@@ -176,12 +176,25 @@ impl TraceWriter {
             Op::Scan {
                 store,
                 start,
+                end,
                 limit,
             } => {
-                self.buf.push(TAG_SCAN);
+                // An unbounded scan keeps the tag traces had before bounds.
+                self.buf.push(if end.is_empty() {
+                    TAG_SCAN
+                } else {
+                    TAG_SCAN_END
+                });
                 self.buf.push(self.check_store(store)?);
                 put_bytes(&mut self.buf, start);
+                if !end.is_empty() {
+                    put_bytes(&mut self.buf, end);
+                }
                 self.buf.extend_from_slice(&limit.to_le_bytes());
+            }
+            Op::At { micros } => {
+                self.buf.push(TAG_AT);
+                self.buf.extend_from_slice(&micros.to_le_bytes());
             }
             Op::Commit { sync } => {
                 self.buf.push(TAG_COMMIT);

@@ -62,8 +62,16 @@ fn ops() -> Vec<Op<'static>> {
         Op::Scan {
             store: 1,
             start: b"a",
+            end: &[],
             limit: 10,
         },
+        Op::Scan {
+            store: 1,
+            start: b"b",
+            end: b"c",
+            limit: 7,
+        },
+        Op::At { micros: 1_234_567 },
         Op::Flush { store: None },
         Op::Compact { store: Some(1) },
         Op::Mark { label: "batch 1" },
@@ -76,7 +84,7 @@ fn write(dir: &tempfile::TempDir) -> Vec<u8> {
     for op in ops() {
         w.write(&op).expect("write");
     }
-    assert_eq!(w.finish().expect("finish"), 15, "header + 13 ops + end");
+    assert_eq!(w.finish().expect("finish"), 17, "header + 15 ops + end");
     let bytes = std::fs::read(&p).expect("read back");
     // The fuzz corpus's seed is this file: refresh it with the variable set.
     if std::env::var_os("LEDGERBENCH_WRITE_FUZZ_CORPUS").is_some() {
@@ -165,7 +173,7 @@ fn an_unfinished_trace_leaves_nothing_and_a_finished_one_appears_whole() {
 fn every_truncation_is_an_error_with_an_offset() {
     let t = tempfile::tempdir().expect("tempdir");
     let full = write(&t);
-    assert_eq!(read_all(&full).expect("full file"), 13);
+    assert_eq!(read_all(&full).expect("full file"), 15);
     for cut in 0..full.len() {
         let e = read_all(&full[..cut]).expect_err("truncated file must fail");
         let msg = e.to_string();

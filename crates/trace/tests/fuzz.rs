@@ -53,8 +53,16 @@ fn trace_reader() {
             Op::Scan {
                 store: 1,
                 start: b"a",
+                end: &[],
                 limit: 10,
             },
+            Op::Scan {
+                store: 1,
+                start: b"b",
+                end: b"c",
+                limit: 7,
+            },
+            Op::At { micros: 1_234_567 },
             Op::Flush { store: None },
             Op::Compact { store: Some(1) },
             Op::Mark { label: "batch 1" },
@@ -81,6 +89,88 @@ fn trace_reader() {
             }
         }
     });
+    eprintln!("{r}");
+    assert!(
+        r.accepted > 0,
+        "no input was read whole: the seeds are broken"
+    );
+}
+
+#[path = "rocks/enc.rs"]
+#[allow(dead_code)]
+mod enc;
+
+/// A RocksDB trace of every record kind, in format 0.2 or 0.1.
+fn rocks_seed(v1: bool) -> Vec<u8> {
+    let mut t = enc::header(if v1 { "0.1" } else { "0.2" }, 5);
+    let b = enc::Batch::new()
+        .put(0, b"key", b"value")
+        .put(3, b"other", b"v")
+        .delete(0, b"gone")
+        .single_delete(3, b"once")
+        .delete_range(0, b"a", b"c")
+        .merge(0, b"m", b"+1")
+        .timed_put(0, b"t", b"tv", 7)
+        .log_data(b"blob")
+        .bytes(None);
+    if v1 {
+        enc::record(&mut t, 6, 3, &b);
+        enc::v1_cf_key(&mut t, 7, 4, 0, b"key");
+        enc::v1_cf_key(&mut t, 8, 5, 3, b"o");
+    } else {
+        enc::write(&mut t, 6, &b);
+        enc::get(&mut t, 7, 0, b"key");
+        enc::multiget(&mut t, 8, &[(0, b"key"), (3, b"other")]);
+        enc::seek(&mut t, 9, false, 0, b"k", b"a", b"z");
+        enc::seek(&mut t, 10, true, 3, b"p", b"", b"q");
+    }
+    enc::end(&mut t, 11);
+    t
+}
+
+#[test]
+fn rocksdb_trace_reader() {
+    use ledgerbench_trace::rocks::batch::Entries;
+    use ledgerbench_trace::rocks::{Record, RocksTraceReader};
+    let seeds = vec![rocks_seed(false), rocks_seed(true)];
+    let r = fuzz(
+        "rocksdb-trace-reader",
+        &seeds,
+        Budget::from_env(),
+        |bytes| {
+            let Ok(mut reader) = RocksTraceReader::new(Cursor::new(bytes), "fuzz".into()) else {
+                return false;
+            };
+            loop {
+                match reader.next_record() {
+                    Ok(Some(Record::Write { batch, .. })) => {
+                        let Ok(mut e) = Entries::new(batch) else {
+                            return false;
+                        };
+                        loop {
+                            match e.next_entry() {
+                                Ok(Some(_)) => {}
+                                Ok(None) => break,
+                                Err(b) => {
+                                    assert!(b.at <= batch.len() && !b.what.is_empty());
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                    Ok(Some(Record::MultiGet { keys, .. })) => {
+                        assert!(keys.iter().count() == keys.len() && !keys.is_empty());
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => return true,
+                    Err(e) => {
+                        assert!(e.to_string().contains("byte offset"));
+                        return false;
+                    }
+                }
+            }
+        },
+    );
     eprintln!("{r}");
     assert!(
         r.accepted > 0,

@@ -25,6 +25,11 @@ pub(super) struct Counts {
     pub(super) deletes: u64,
     pub(super) range_deletes: u64,
     pub(super) gets: u64,
+    pub(super) found: u64,
+    /// Wrapping sum of the found values' hashes: equal between two runs
+    /// whose gets returned the same values, in any order.
+    pub(super) found_digest: u64,
+    pub(super) scanned: u64,
     pub(super) mismatches: u64,
     pub(super) commits: u64,
     pub(super) scans: u64,
@@ -36,6 +41,9 @@ impl Counts {
         self.deletes += o.deletes;
         self.range_deletes += o.range_deletes;
         self.gets += o.gets;
+        self.found += o.found;
+        self.found_digest = self.found_digest.wrapping_add(o.found_digest);
+        self.scanned += o.scanned;
         self.mismatches += o.mismatches;
         self.commits += o.commits;
         self.scans += o.scans;
@@ -161,6 +169,11 @@ impl<'a> Applier<'a> {
                 if let Some(due) = self.due {
                     record(&mut self.hists[i].get_corrected, end.duration_since(due));
                 }
+                if found {
+                    self.counts.found += 1;
+                    let h = ledgerbench_trace::value_hash(&self.got);
+                    self.counts.found_digest = self.counts.found_digest.wrapping_add(h);
+                }
                 if !expect.check(found.then_some(self.got.as_slice()), &mut self.scratch) {
                     self.counts.mismatches += 1;
                 }
@@ -172,17 +185,24 @@ impl<'a> Applier<'a> {
             Op::Scan {
                 store,
                 start,
+                end,
                 limit,
             } => {
                 let i = store as usize;
                 let t = Instant::now();
                 let mut left = limit;
+                let mut seen = 0u64;
                 stores[i]
-                    .scan(start, &mut |_, _| {
+                    .scan(start, &mut |k, _| {
+                        if !end.is_empty() && k >= end {
+                            return false;
+                        }
+                        seen += 1;
                         left = left.saturating_sub(1);
                         left > 0
                     })
                     .map_err(self.err(i))?;
+                self.counts.scanned += seen;
                 record(&mut self.hists[i].scan, t.elapsed());
                 self.counts.scans += 1;
                 self.seg_ops += 1;
@@ -236,6 +256,9 @@ impl<'a> Applier<'a> {
                 }
             }
             Op::Mark { label } => return Ok(Some(label.to_string())),
+            // The recorded time paces nothing yet: a replay runs as fast as
+            // the engine goes.
+            Op::At { .. } => {}
         }
         Ok(None)
     }

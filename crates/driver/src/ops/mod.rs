@@ -133,18 +133,28 @@ fn finish(
     });
     // Deletes and overwrites make bytes written a poor base for space
     // amplification: count the live bytes with a full scan, outside the timings.
-    let mut live = None;
+    let mut content = None;
     match result {
         Err(e) => out.error = Some(e),
-        Ok(()) => match live_bytes(stores, names) {
-            Ok(l) => live = Some(l),
+        Ok(()) => match final_content(stores, names) {
+            Ok(c) => content = Some(c),
             Err(e) => out.error = Some(e),
         },
     }
+    let live: Option<Vec<u64>> = content
+        .as_ref()
+        .map(|c| c.iter().map(|c| c.bytes).collect());
     let segs: Vec<&[StoreBatch]> = out.segments.iter().map(|s| s.stores.as_slice()).collect();
     let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
-    if let Some((stores, total)) = summarize_stores(names, &segs, &process, hists, live.as_deref())
+    if let Some((mut stores, total)) =
+        summarize_stores(names, &segs, &process, hists, live.as_deref())
     {
+        for (name, c) in names.iter().zip(content.iter().flatten()) {
+            if let Some(s) = stores.get_mut(name) {
+                s.final_entries = Some(c.entries);
+                s.content_sha256 = Some(c.sha256.clone());
+            }
+        }
         let ops = counts.puts + counts.deletes + counts.range_deletes + counts.gets + counts.scans;
         out.summary = Some(OpsSummary {
             segments: out.segments.len() as u32,
@@ -152,6 +162,9 @@ fn finish(
             deletes: counts.deletes,
             range_deletes: counts.range_deletes,
             gets: counts.gets,
+            gets_found: Some(counts.found),
+            gets_digest: Some(format!("{:016x}", counts.found_digest)),
+            scanned: Some(counts.scanned),
             scans: counts.scans,
             mismatches: counts.mismatches,
             commits: counts.commits,
@@ -166,22 +179,42 @@ fn finish(
     }
 }
 
-/// Key + value bytes of every entry of each store.
-fn live_bytes(stores: &[&dyn KvStore], names: &[String]) -> Result<Vec<u64>, DriverError> {
+/// A store's content at the end of a run.
+struct Content {
+    bytes: u64,
+    entries: u64,
+    sha256: String,
+}
+
+/// Key + value bytes, entries and a digest of each store's content, by one
+/// full scan after the run (outside the timings).
+fn final_content(stores: &[&dyn KvStore], names: &[String]) -> Result<Vec<Content>, DriverError> {
+    use sha2::Digest;
     stores
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let mut n = 0u64;
+            let (mut bytes, mut entries) = (0u64, 0u64);
+            let mut h = sha2::Sha256::new();
             s.scan(b"", &mut |k, v| {
-                n += (k.len() + v.len()) as u64;
+                bytes += (k.len() + v.len()) as u64;
+                entries += 1;
+                for part in [k, v] {
+                    h.update((part.len() as u32).to_le_bytes());
+                    h.update(part);
+                }
                 true
             })
             .map_err(|source| DriverError::Store {
                 store: names.get(i).cloned().unwrap_or_default(),
                 source,
             })?;
-            Ok(n)
+            let sha256 = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            Ok(Content {
+                bytes,
+                entries,
+                sha256,
+            })
         })
         .collect()
 }

@@ -141,7 +141,55 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     }
     run_phase_table(&mut s, runs);
     store_table(&mut s, runs);
+    content_table(&mut s, runs);
     s
+}
+
+/// What each run's reads found and what it left in its stores: the same
+/// on every engine that ran the same stream (found gets may differ between
+/// thread counts, as threads interleave reads and writes differently).
+fn content_table(s: &mut String, runs: &[(String, &BackendRun)]) {
+    let rows: Vec<(&String, &ledgerbench_results::OpsSummary)> = runs
+        .iter()
+        .filter_map(|(l, r)| Some((l, r.replay.as_ref()?.summary.as_ref()?)))
+        .collect();
+    let Some((first, reference)) = rows
+        .iter()
+        .find(|(_, x)| x.stores.values().any(|st| st.content_sha256.is_some()))
+    else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\nWhat each run found and left: gets that found their key, a digest of the values they returned, entries its scans visited, and each store's entries and content digest at the end (SHA-256 over keys and values in key order, first 16 hex digits), compared with `{first}`.\n\n| run | gets found | values found (digest) | entries scanned | store | entries at the end | content SHA-256 | same as {first} |\n|---|---:|---|---:|---|---:|---|---|"
+    );
+    let num = |v: Option<u64>| v.map_or("n/a".into(), |n| n.to_string());
+    for (label, x) in &rows {
+        for (store, st) in &x.stores {
+            let same = match (
+                &st.content_sha256,
+                reference
+                    .stores
+                    .get(store)
+                    .and_then(|r| r.content_sha256.as_ref()),
+            ) {
+                (Some(a), Some(b)) if a == b => "yes",
+                (Some(_), Some(_)) => "**no**",
+                _ => "n/a",
+            };
+            let _ = writeln!(
+                s,
+                "| {label} | {} | {} | {} | {store} | {} | {} | {same} |",
+                num(x.gets_found),
+                x.gets_digest.as_deref().unwrap_or("n/a"),
+                num(x.scanned),
+                num(st.final_entries),
+                st.content_sha256
+                    .as_deref()
+                    .map_or("n/a", |h| &h[..h.len().min(16)]),
+            );
+        }
+    }
 }
 
 /// After the load: the run phase's throughput and latency per run.

@@ -92,6 +92,7 @@ impl Model {
             Op::Flush { .. } => "flush",
             Op::Compact { .. } => "compact",
             Op::Mark { .. } => "mark",
+            Op::At { .. } => "at",
         };
         *self.counts.entry(kind).or_insert(0) += 1;
         kind
