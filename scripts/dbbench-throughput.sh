@@ -69,24 +69,36 @@ echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_B
 # leaves the second (writeback, the host's caches) falls on each tool
 # alike. A single pair of runs differs by 10-30% on reads right after a
 # write burst whichever tool runs them: use at least 4 rounds.
-dbbench_round() {
-    local rd=$1
+# Both tools on one device setup: a new ext4 image of the same size on a
+# loop device (direct IO to the image), made here; ledgerbench writes there
+# with --device none rather than making a device of its own.
+new_fs() {
     truncate -s $(((NUM * 116 * (6 + 2 * THREADS) >> 20) + 1024))M "$work/img"
     dev=$(losetup --find --show --direct-io=on "$work/img")
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
     mkdir -p "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
+}
+drop_fs() {
+    umount "$work/mnt"; losetup -d "$dev"; dev=""; rm -f "$work/img"
+}
+dbbench_round() {
+    local rd=$1
+    new_fs
     # One process and one open store, as ledgerbench's run: the reads see
     # what the writes left (memtables, files, compactions under way), not
     # a store reopened. Within a process db_bench seeds each benchmark's
     # threads apart, so readrandom reads an independent random sequence.
     "$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks=fillrandom,overwrite,readrandom > "$rd/dbb.log" 2>&1
-    umount "$work/mnt"; losetup -d "$dev"; dev=""; rm -f "$work/img"
+    drop_fs
 }
 ledgerbench_round() {
     local rd=$1
+    new_fs
     "$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
-        --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --out "$rd/ledgerbench" > "$rd/kv.log" 2>&1 \
+        --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --device none --out "$work/mnt/ledgerbench" > "$rd/kv.log" 2>&1 \
         || { cat "$rd/kv.log"; exit 2; }
+    mkdir -p "$rd/ledgerbench" && cp "$work/mnt/ledgerbench/results.json" "$rd/ledgerbench/"
+    drop_fs
 }
 for r in $(seq 1 "$ROUNDS"); do
     rd="$work/round-$r"
