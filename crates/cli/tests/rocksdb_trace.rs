@@ -56,6 +56,27 @@ fn expected() -> (u64, String) {
     (pairs.len() as u64, hex)
 }
 
+/// `run replay TRACE` on `backends` (durability none, no devices) into
+/// `r/`, its results.
+fn replay(cwd: &Path, trace: &str, backends: &str) -> serde_json::Value {
+    let args = [
+        "run",
+        "replay",
+        trace,
+        "--backends",
+        backends,
+        "--durability",
+        "none",
+        "--device",
+        "none",
+        "--out",
+        "r",
+    ];
+    let o = ledgerbench(&args, cwd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    read_json(&cwd.join("r/results.json"))
+}
+
 fn engines(cwd: &Path) -> String {
     let o = ledgerbench(&["list", "--json"], cwd);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("list --json");
@@ -91,25 +112,8 @@ fn db_bench_traces_replay_to_db_bench_content_on_every_engine() {
         assert!(s[kind].as_u64().unwrap_or(0) > 0, "no {kind}: {s}");
     }
     let backends = engines(t.path());
-    let o = ledgerbench(
-        &[
-            "run",
-            "replay",
-            "db.kvtrace",
-            "--backends",
-            &backends,
-            "--durability",
-            "none",
-            "--device",
-            "none",
-            "--out",
-            "r",
-        ],
-        t.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let r = replay(t.path(), "db.kvtrace", &backends);
     let (entries, digest) = expected();
-    let r = read_json(&t.path().join("r/results.json"));
     let runs = r["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), backends.split(',').count());
     let found = &runs[0]["replay"]["summary"]["gets_found"];
@@ -300,17 +304,7 @@ fn hashed_keys_and_dropped_values_keep_the_shape_and_hide_the_content() {
             );
         }
     }
-    let mut args = vec![
-        "run",
-        "replay",
-        "p.kvtrace",
-        "--backends",
-        "mem,lmdb,rocksdb-leveled",
-    ];
-    args.extend(["--durability", "none", "--device", "none", "--out", "r"]);
-    let o = ledgerbench(&args, t.path());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r = read_json(&t.path().join("r/results.json"));
+    let r = replay(t.path(), "p.kvtrace", "mem,lmdb,rocksdb-leveled");
     let runs = r["runs"].as_array().expect("runs");
     let (entries, digest) = expected();
     for run in runs {
@@ -348,24 +342,11 @@ fn gets_find_what_db_bench_found() {
     args.extend(["--out", "four.kvtrace"]);
     let o = ledgerbench(&args, t.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ledgerbench(
-        &[
-            "run",
-            "replay",
-            "four.kvtrace",
-            "--backends",
-            "lmdb,rocksdb-leveled,pebble,fjall",
-            "--durability",
-            "none",
-            "--device",
-            "none",
-            "--out",
-            "r",
-        ],
+    let r = replay(
         t.path(),
+        "four.kvtrace",
+        "lmdb,rocksdb-leveled,pebble,fjall",
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r = read_json(&t.path().join("r/results.json"));
     for run in r["runs"].as_array().expect("runs") {
         assert_eq!(
             run["replay"]["summary"]["gets_found"], found,

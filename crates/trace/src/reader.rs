@@ -21,13 +21,19 @@ pub struct TraceReader<R: Read = BufReader<File>> {
 impl TraceReader {
     /// Opens `path` and reads its header.
     pub fn open(path: &Path) -> Result<Self, TraceError> {
-        let p = path.display().to_string();
-        let file = File::open(path).map_err(|source| TraceError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        TraceReader::new(BufReader::with_capacity(1 << 20, file), p)
+        let (file, p) = open_buffered(path)?;
+        TraceReader::new(file, p)
     }
+}
+
+/// `path` opened for reading with a 1 MiB buffer, and its name for errors.
+pub(crate) fn open_buffered(path: &Path) -> Result<(BufReader<File>, String), TraceError> {
+    let p = path.display().to_string();
+    let file = File::open(path).map_err(|source| TraceError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    Ok((BufReader::with_capacity(1 << 20, file), p))
 }
 
 impl<R: Read> TraceReader<R> {

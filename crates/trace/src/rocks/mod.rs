@@ -143,12 +143,8 @@ pub struct RocksTraceReader<R: Read = BufReader<File>> {
 impl RocksTraceReader {
     /// Opens `path` and reads its header record.
     pub fn open(path: &Path) -> Result<Self, TraceError> {
-        let p = path.display().to_string();
-        let file = File::open(path).map_err(|source| TraceError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        RocksTraceReader::new(BufReader::with_capacity(1 << 20, file), p)
+        let (file, p) = crate::reader::open_buffered(path)?;
+        RocksTraceReader::new(file, p)
     }
 }
 
