@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use ledgerbench_trace::rocks::import::RocksImport;
 use ledgerbench_trace::rocks::privacy::Privacy;
-use ledgerbench_trace::rocks::survey::ImportOptions;
+use ledgerbench_trace::rocks::survey::{CfNames, ImportOptions};
 
 /// Options of `ledgerbench import rocksdb-trace`.
 #[derive(clap::Args, Debug, Default)]
@@ -99,7 +99,7 @@ fn secret() -> anyhow::Result<String> {
 }
 
 /// `--cf` values into names by id, every id and name once.
-pub fn parse_cf_names(values: &[String]) -> anyhow::Result<BTreeMap<u32, String>> {
+pub fn parse_cf_names(values: &[String]) -> anyhow::Result<CfNames> {
     let mut names = BTreeMap::new();
     for pair in values.iter().flat_map(|v| v.split(',')) {
         let Some((id, name)) = pair.split_once('=') else {

@@ -156,7 +156,10 @@ impl<'a> Entries<'a> {
         Ok(Some(e))
     }
 
-    /// Reads one entry; long match, one arm per tag group of RocksDB's.
+    /// Reads one entry.
+    ///
+    /// Long because one arm per group of RocksDB's entry tags, in
+    /// `ReadRecordFromWriteBatch`'s order, so the two read side by side.
     fn entry(&mut self) -> Result<Entry<'a>, (usize, String)> {
         let at = self.c.pos;
         let tag = self.c.b[at];

@@ -188,6 +188,8 @@ impl RocksImport {
 
     /// Reads the next record, from the next file when one ends, and sets
     /// up what it hands out; false after the last file.
+    ///
+    /// Long because one arm per record kind, each setting up what it hands out.
     fn read_record(&mut self) -> Result<bool, TraceError> {
         let start = self.origin;
         while !self.reader.advance()? {

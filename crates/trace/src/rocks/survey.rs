@@ -12,13 +12,16 @@ use super::batch::{BadBatch, Entries, Entry};
 use super::{Record, RocksTraceReader, SeekKind};
 use crate::TraceError;
 
+/// Store names by column family id.
+pub type CfNames = BTreeMap<u32, String>;
+
 /// How records without an engine-neutral meaning are mapped, and how the
 /// trace is cut into segments.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportOptions {
     /// Store names by column family id; an id not named is `cf<ID>`
     /// (`default` for 0).
-    pub cf_names: BTreeMap<u32, String>,
+    pub cf_names: CfNames,
     /// Entries a Seek visits (not traced); `None` refuses Seek records.
     pub scan_length: Option<u32>,
     /// A Merge operand becomes a put of the operand as the value.
