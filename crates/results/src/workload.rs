@@ -49,6 +49,10 @@ pub struct OpsConfig {
     /// Operations per second of a paced stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_rate: Option<f64>,
+    /// A replay paced by the trace's recorded times, this many times faster
+    /// (`--speed`); absent: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
     /// The trace file replayed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,

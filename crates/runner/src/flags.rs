@@ -114,3 +114,29 @@ impl DeviceArgs {
         harness::device_size(self.device, self.device_size.as_deref(), default)
     }
 }
+
+/// Parses `--threads 1,4,8`: counts from 1 to [`MAX_THREADS`], each once.
+pub fn parse_threads(list: &str) -> anyhow::Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    for part in list.split(',') {
+        let n: u64 = part.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
+                "--threads `{list}`: `{part}` is not a number of threads; give e.g. 1,4,8"
+            )
+        })?;
+        if !(1..=MAX_THREADS).contains(&n) {
+            anyhow::bail!(
+                "--threads `{list}`: {n} is out of range; give 1 to {MAX_THREADS} threads"
+            );
+        }
+        if out.contains(&n) {
+            anyhow::bail!("--threads `{list}`: {n} is given twice");
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// Client threads a run takes at most: past this the harness's threads,
+/// not the engine, decide what is measured on any machine kvbench targets.
+pub const MAX_THREADS: u64 = 256;

@@ -108,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..PointReadConfig::default()
     };
     cfg.validate().map_err(anyhow::Error::msg)?;
-    let threads = crate::replay_cmd::parse_threads(&args.threads)?;
+    let threads = crate::flags::parse_threads(&args.threads)?;
     let limit = args.limit.bytes()?;
     let states = cache_states(&args.cache, limit)?;
     let place = Placement {

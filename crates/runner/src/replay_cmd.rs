@@ -53,6 +53,12 @@ pub struct ReplayArgs {
     /// key), every mark a barrier for all threads.
     #[arg(long, value_name = "N,...", default_value = "1")]
     threads: String,
+    /// Pace the replay by the trace's recorded times (a RocksDB trace's
+    /// import keeps them): 1 is the recorded pace, 10 ten times faster, and
+    /// gets are also timed from when their record was due (`get
+    /// corrected`); default: as fast as each engine goes.
+    #[arg(long, value_name = "X")]
+    speed: Option<f64>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -212,30 +218,6 @@ pub fn parse_params(params: &[String]) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::to_value(t)?)
 }
 
-/// Parses `--threads 1,4,8`: counts from 1 to [`MAX_THREADS`], each once.
-pub fn parse_threads(list: &str) -> anyhow::Result<Vec<u64>> {
-    let mut out: Vec<u64> = Vec::new();
-    for part in list.split(',') {
-        let n: u64 = part.trim().parse().map_err(|_| {
-            anyhow::anyhow!(
-                "--threads `{list}`: `{part}` is not a number of threads; give e.g. 1,4,8"
-            )
-        })?;
-        if !(1..=MAX_THREADS).contains(&n) {
-            bail!("--threads `{list}`: {n} is out of range; give 1 to {MAX_THREADS} threads");
-        }
-        if out.contains(&n) {
-            bail!("--threads `{list}`: {n} is given twice");
-        }
-        out.push(n);
-    }
-    Ok(out)
-}
-
-/// Client threads a run takes at most: past this the harness's threads,
-/// not the engine, decide what is measured on any machine kvbench targets.
-pub const MAX_THREADS: u64 = 256;
-
 /// Runs `ledgerbench run replay`.
 pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     // Read the header first: a foreign or damaged file fails before anything is created.
@@ -243,13 +225,24 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let trace_bytes = fs::metadata(&args.trace)
         .with_context(|| format!("reading {}", args.trace.display()))?
         .len();
-    let threads = parse_threads(&args.threads)?;
+    let threads = crate::flags::parse_threads(&args.threads)?;
     let trace = args.trace.clone();
+    let speed = match args.speed {
+        // Bounded: past a million times the recording, no trace's times
+        // pace anything a machine can keep.
+        Some(s) if !(s.is_finite() && s > 0.0 && s <= 1e6) => {
+            bail!(
+                "--speed {s}: give a speed-up above 0 and at most 1,000,000 (1 is the recorded pace)"
+            )
+        }
+        s => s,
+    };
     let config = OpsConfig {
         workload: None,
         workers: None,
         threads: threads.clone(),
         op_rate: None,
+        speed,
         trace: Some(args.trace.display().to_string()),
         trace_bytes: Some(trace_bytes),
         header: header.clone(),
@@ -263,7 +256,10 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         &|stores, devs, progress, n| {
             if n == 1 {
                 let mut src = TraceReader::open(&trace)?;
-                return Ok(ops::replay(&mut src, stores, devs, progress));
+                return Ok(match speed {
+                    Some(s) => ops::replay_recorded(&mut src, stores, devs, progress, s),
+                    None => ops::replay(&mut src, stores, devs, progress),
+                });
             }
             let sources = (0..n)
                 .map(|t| -> anyhow::Result<Box<dyn OpSource + Send>> {
@@ -271,7 +267,13 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                     Ok(Box::new(Queued::new(split)))
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            Ok(ops::replay_threads(sources, (stores, devs), progress, None))
+            let pacing = ops::Pacing { rate: None, speed };
+            Ok(ops::replay_threads(
+                sources,
+                (stores, devs),
+                progress,
+                pacing,
+            ))
         },
     )
 }
@@ -297,7 +299,7 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
     }
     let params = parse_params(&args.params)?;
     let seed = args.seed;
-    let threads = parse_threads(&args.threads)?;
+    let threads = crate::flags::parse_threads(&args.threads)?;
     // Settings are checked (and the header made) before anything is created.
     let header = ledgerbench_workloads::by_name(name, seed, params.clone())
         .map_err(anyhow::Error::msg)?
@@ -320,6 +322,7 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
         workers: None,
         threads: threads.clone(),
         op_rate: args.op_rate,
+        speed: None,
         trace: None,
         trace_bytes: None,
         header: header.clone(),
@@ -342,7 +345,16 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
             {
                 return Ok(ops::replay_paced(&mut **src, stores, devs, progress, pace));
             }
-            Ok(ops::replay_threads(sources, (stores, devs), progress, pace))
+            let pacing = ops::Pacing {
+                rate: pace,
+                speed: None,
+            };
+            Ok(ops::replay_threads(
+                sources,
+                (stores, devs),
+                progress,
+                pacing,
+            ))
         },
     )
 }

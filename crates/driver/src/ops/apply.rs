@@ -68,6 +68,10 @@ pub(super) struct Applier<'a> {
     pub(super) got: Vec<u8>,
     /// When the operation being applied was due (paced runs).
     pub(super) due: Option<Instant>,
+    /// Pacing by recorded times: when the replay started and the speed-up.
+    pub(super) clock: Option<(Instant, f64)>,
+    /// When the last recorded time said the operations after it were due.
+    pub(super) recorded_due: Option<Instant>,
     /// Per store, the writer's turn when threads share an engine that takes
     /// one writer at a time (empty with one thread): taking it here, not
     /// inside the engine, is what lets the wait be timed apart.
@@ -95,8 +99,16 @@ impl<'a> Applier<'a> {
             scratch: Vec::new(),
             got: Vec::new(),
             due: None,
+            clock: None,
+            recorded_due: None,
             turns: &[],
         }
+    }
+
+    /// Paced by recorded times `speed` times faster, from now, when given.
+    pub(super) fn with_clock(mut self, speed: Option<f64>) -> Self {
+        self.clock = speed.map(|s| (Instant::now(), s));
+        self
     }
 
     /// The error of store `i`; builds its name only when there is an error,
@@ -166,7 +178,7 @@ impl<'a> Applier<'a> {
                     .map_err(self.err(i))?;
                 let end = Instant::now();
                 record(&mut self.hists[i].get, end.duration_since(t));
-                if let Some(due) = self.due {
+                if let Some(due) = self.due.or(self.recorded_due) {
                     record(&mut self.hists[i].get_corrected, end.duration_since(due));
                 }
                 if found {
@@ -256,9 +268,19 @@ impl<'a> Applier<'a> {
                 }
             }
             Op::Mark { label } => return Ok(Some(label.to_string())),
-            // The recorded time paces nothing yet: a replay runs as fast as
-            // the engine goes.
-            Op::At { .. } => {}
+            // Paced by the recording: wait until the record's time, scaled;
+            // a closed-loop replay ignores it.
+            Op::At { micros } => {
+                if let Some((start, speed)) = self.clock {
+                    let due =
+                        start + std::time::Duration::from_secs_f64(micros as f64 / 1e6 / speed);
+                    let now = Instant::now();
+                    if due > now {
+                        std::thread::sleep(due - now);
+                    }
+                    self.recorded_due = Some(due);
+                }
+            }
         }
         Ok(None)
     }
@@ -273,7 +295,11 @@ pub(super) type Targets<'a> = (
 );
 
 /// Applies `src`'s operations to the stores, a segment per mark, tallying
-/// latencies per store and counts; paced open loop when `pace` is given.
+/// latencies per store and counts; paced open loop at a fixed rate or by
+/// the recorded times when `pacing` says so.
+///
+/// Long because one loop in the order it runs: pull, pace, apply, and at
+/// each mark the segment's meters.
 pub(super) fn run_ops(
     src: &mut dyn OpSource,
     (names, stores, devices): Targets<'_>,
@@ -281,13 +307,15 @@ pub(super) fn run_ops(
     segments: &mut Vec<SegmentRecord>,
     (hists, counts): (&mut Vec<OpHists>, &mut Counts),
     counters: &Counters,
-    pace: Option<super::Pace>,
+    pacing: super::Pacing,
 ) -> Result<(), DriverError> {
     let mut meter = SegmentMeter::new(names, stores, devices)?;
-    let mut a = Applier::new(stores, names, counters, meter.fresh());
+    let mut a = Applier::new(stores, names, counters, meter.fresh()).with_clock(pacing.speed);
     let mut seg_start = Instant::now();
     let fixed = |p: super::Pace| Schedule::new(p.ops_per_sec, Arrival::Fixed, Rng::new(0));
-    let mut schedule = pace.and_then(|p| p.after_mark.is_none().then(|| fixed(p)));
+    let mut schedule = pacing
+        .rate
+        .and_then(|p| p.after_mark.is_none().then(|| fixed(p)));
     let result = loop {
         let mark = match a.pull(src) {
             Err(e) => break Err(e),
@@ -313,7 +341,7 @@ pub(super) fn run_ops(
             }
         };
         let at_end = mark == "end";
-        if let Some(p) = pace
+        if let Some(p) = pacing.rate
             && p.after_mark == Some(mark.as_str())
         {
             schedule = Some(fixed(p));

@@ -64,6 +64,37 @@ pub struct Pace {
     pub after_mark: Option<&'static str>,
 }
 
+/// How a replay is paced: at a fixed rate (`rate`), by the trace's
+/// recorded times (`speed`: 1 is the recorded pace, 10 ten times faster),
+/// or neither (closed loop, as fast as the engine goes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pacing {
+    /// A fixed schedule of operations per second.
+    pub rate: Option<Pace>,
+    /// The recorded times ([`ledgerbench_trace::Op::At`]) divided by this.
+    pub speed: Option<f64>,
+}
+
+/// [`replay`] paced by the trace's recorded times, `speed` times faster;
+/// gets are also timed from when their record was due.
+pub fn replay_recorded(
+    src: &mut dyn OpSource,
+    stores: &[&dyn KvStore],
+    devices: &[Option<&Device>],
+    observer: &mut dyn Observer,
+    speed: f64,
+) -> OpsOutcome {
+    replay_with(
+        src,
+        (stores, devices),
+        observer,
+        Pacing {
+            rate: None,
+            speed: Some(speed),
+        },
+    )
+}
+
 /// [`replay`], open loop at `pace` when given.
 pub fn replay_paced(
     src: &mut dyn OpSource,
@@ -71,6 +102,23 @@ pub fn replay_paced(
     devices: &[Option<&Device>],
     observer: &mut dyn Observer,
     pace: Option<Pace>,
+) -> OpsOutcome {
+    replay_with(
+        src,
+        (stores, devices),
+        observer,
+        Pacing {
+            rate: pace,
+            speed: None,
+        },
+    )
+}
+
+fn replay_with(
+    src: &mut dyn OpSource,
+    (stores, devices): (&[&dyn KvStore], &[Option<&Device>]),
+    observer: &mut dyn Observer,
+    pacing: Pacing,
 ) -> OpsOutcome {
     let mut out = OpsOutcome::default();
     let names = src.header().stores.clone();
@@ -99,7 +147,7 @@ pub fn replay_paced(
             &mut out.segments,
             (&mut hists, &mut counts),
             &counters,
-            pace,
+            pacing,
         );
         done.store(true, Ordering::Relaxed);
         out.samples = sampler.join().unwrap_or_default();

@@ -17,7 +17,7 @@ use ledgerbench_meter::rusage::Usage;
 use ledgerbench_rng::{Rng, stream};
 
 use super::apply::{Applier, Counts};
-use super::{OpsOutcome, Pace, finish};
+use super::{OpsOutcome, Pace, Pacing, finish};
 use crate::DriverError;
 use crate::observe::Observer;
 use crate::results::{Latency, SegmentRecord, StoreBatch, ThreadSummary};
@@ -71,8 +71,9 @@ pub fn replay_threads(
     mut sources: Vec<Box<dyn OpSource + Send>>,
     (stores, devices): (&[&dyn KvStore], &[Option<&Device>]),
     observer: &mut dyn Observer,
-    pace: Option<Pace>,
+    pacing: Pacing,
 ) -> OpsOutcome {
+    let pace = pacing.rate;
     let mut out = OpsOutcome::default();
     let Some(first) = sources.first() else {
         out.error = Some(DriverError::Config("no client threads".into()));
@@ -114,6 +115,7 @@ pub fn replay_threads(
             turns: &turns,
             abort: &abort,
             pace: pace.map(|p| (p, n)),
+            clock: pacing.speed.map(|s| (Instant::now(), s)),
         };
         let (tx, rx) = mpsc::channel::<Msg>();
         let (joined, samples) = std::thread::scope(|scope| {
@@ -192,6 +194,8 @@ struct Shared<'a> {
     abort: &'a AtomicBool,
     /// The run's pace and the number of threads sharing it.
     pace: Option<(Pace, usize)>,
+    /// Pacing by recorded times: one start for every thread, the speed-up.
+    clock: Option<(Instant, f64)>,
 }
 
 /// Thread `t`'s schedule: its share of the rate, starting `t` gaps late.
@@ -218,6 +222,7 @@ fn client(
     let blank = recs.clone();
     let mut a = Applier::new(stores, names, shared.counters, recs);
     a.turns = shared.turns;
+    a.clock = shared.clock;
     let mut paced = shared
         .pace
         .and_then(|(p, n)| p.after_mark.is_none().then(|| schedule(t, (p, n))));
