@@ -355,3 +355,47 @@ fn gets_find_what_db_bench_found() {
         );
     }
 }
+
+#[test]
+fn a_replay_at_the_recorded_pace_records_its_speed_and_refuses_a_speed_of_nothing() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let files = traces();
+    let o = ledgerbench(
+        &["import", "rocksdb-trace", &files[0], "--out", "f.kvtrace"],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let base = [
+        "run",
+        "replay",
+        "f.kvtrace",
+        "--backends",
+        "lmdb",
+        "--durability",
+        "none",
+        "--device",
+        "none",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--speed", "0", "--out", "z"]);
+    let o = ledgerbench(&args, t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--speed 0"), "{}", stderr(&o));
+    let mut args = base.to_vec();
+    args.extend(["--speed", "2", "--out", "p"]);
+    let o = ledgerbench(&args, t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("p/results.json"));
+    assert_eq!(r["config"]["speed"], 2.0);
+    // db_bench's fill took tens of milliseconds: at half its pace, at least its span.
+    let recorded = r["config"]["header"]["source"]["rocksdb_trace"]["micros"]
+        .as_f64()
+        .expect("micros");
+    let wall = r["runs"][0]["replay"]["summary"]["wall_secs"]
+        .as_f64()
+        .expect("wall");
+    assert!(
+        wall >= recorded / 1e6 / 2.0,
+        "{wall} s for {recorded} µs recorded"
+    );
+}

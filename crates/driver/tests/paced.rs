@@ -113,7 +113,11 @@ fn a_replay_at_the_recorded_pace_waits_for_each_record_and_a_faster_one_less() {
             at: 0,
         };
         let t = std::time::Instant::now();
-        let out = ops::replay_recorded(&mut src, &stores, &[None], &mut (), speed);
+        let pacing = ops::Pacing {
+            rate: None,
+            speed: Some(speed),
+        };
+        let out = ops::replay_with(&mut src, (&stores, &[None]), &mut (), pacing);
         let took = t.elapsed().as_secs_f64();
         assert!(out.error.is_none(), "{:?}", out.error);
         assert!((at_least..below).contains(&took), "speed {speed}: {took} s");

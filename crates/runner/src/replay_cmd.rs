@@ -256,10 +256,8 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         &|stores, devs, progress, n| {
             if n == 1 {
                 let mut src = TraceReader::open(&trace)?;
-                return Ok(match speed {
-                    Some(s) => ops::replay_recorded(&mut src, stores, devs, progress, s),
-                    None => ops::replay(&mut src, stores, devs, progress),
-                });
+                let pacing = ops::Pacing { rate: None, speed };
+                return Ok(ops::replay_with(&mut src, (stores, devs), progress, pacing));
             }
             let sources = (0..n)
                 .map(|t| -> anyhow::Result<Box<dyn OpSource + Send>> {

@@ -75,26 +75,6 @@ pub struct Pacing {
     pub speed: Option<f64>,
 }
 
-/// [`replay`] paced by the trace's recorded times, `speed` times faster;
-/// gets are also timed from when their record was due.
-pub fn replay_recorded(
-    src: &mut dyn OpSource,
-    stores: &[&dyn KvStore],
-    devices: &[Option<&Device>],
-    observer: &mut dyn Observer,
-    speed: f64,
-) -> OpsOutcome {
-    replay_with(
-        src,
-        (stores, devices),
-        observer,
-        Pacing {
-            rate: None,
-            speed: Some(speed),
-        },
-    )
-}
-
 /// [`replay`], open loop at `pace` when given.
 pub fn replay_paced(
     src: &mut dyn OpSource,
@@ -114,7 +94,10 @@ pub fn replay_paced(
     )
 }
 
-fn replay_with(
+/// [`replay`] paced as `pacing` says: at a fixed rate, by the trace's
+/// recorded times (gets then also timed from when their record was due),
+/// or closed loop.
+pub fn replay_with(
     src: &mut dyn OpSource,
     (stores, devices): (&[&dyn KvStore], &[Option<&Device>]),
     observer: &mut dyn Observer,
