@@ -108,6 +108,19 @@ fn db_bench_traces_replay_to_db_bench_content_on_every_engine() {
     let summary: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("summary JSON");
     let s = &summary["summary"];
     assert_eq!(s["rocksdb_version"], "7.8", "{s}");
+    // Operations count what a store is asked to do; the recorded times apart.
+    let n = |k: &str| s[k].as_u64().unwrap_or(0);
+    let asked = n("puts") + n("deletes") + n("gets") + n("seeks") + n("writes");
+    assert!(
+        summary["recorded_times"].as_u64().is_some_and(|t| t > 0),
+        "{summary}"
+    );
+    assert!(
+        summary["operations"]
+            .as_u64()
+            .is_some_and(|o| o >= asked && o < asked + 100),
+        "{summary}"
+    );
     for kind in ["puts", "deletes", "gets", "seeks"] {
         assert!(s[kind].as_u64().unwrap_or(0) > 0, "no {kind}: {s}");
     }

@@ -189,6 +189,10 @@ pub struct RecordStats {
     pub puts: u64,
     /// Key + value bytes of the puts.
     pub logical_bytes: u64,
+    /// Recorded times among them (`At`: a RocksDB trace's timestamps), not
+    /// operations on a store.
+    #[serde(default)]
+    pub times: u64,
 }
 
 /// For `skip_serializing_if`: a count that is zero is left out.

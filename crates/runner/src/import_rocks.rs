@@ -156,13 +156,14 @@ pub fn import(paths: &[PathBuf], out: &Path, args: &RocksArgs) -> anyhow::Result
         .map(|(id, n)| format!("{id}={n}"))
         .collect();
     ledgerbench_core::note!(
-        "imported a RocksDB {} trace (format {}, {:.1} s recorded, {:.1} MiB) into {}: {} operations, {:.1} MiB of keys and values put; stores {}; harness heap peak {}\n{table}",
+        "imported a RocksDB {} trace (format {}, {:.1} s recorded, {:.1} MiB) into {}: {} operations and {} recorded times, {:.1} MiB of keys and values put; stores {}; harness heap peak {}\n{table}",
         s.rocksdb_version,
         s.trace_version,
         s.micros as f64 / 1e6,
         s.bytes as f64 / f64::from(1u32 << 20),
         out.display(),
-        st.ops,
+        st.ops - st.times,
+        st.times,
         st.logical_bytes as f64 / f64::from(1u32 << 20),
         if families.is_empty() {
             "default (the trace touches none)".into()
@@ -177,7 +178,8 @@ pub fn import(paths: &[PathBuf], out: &Path, args: &RocksArgs) -> anyhow::Result
     crate::output::say(serde_json::to_string_pretty(&serde_json::json!({
         "summary": s,
         "options": src.options(),
-        "operations": st.ops,
+        "operations": st.ops - st.times,
+        "recorded_times": st.times,
         "harness_heap_peak_bytes": heap,
     }))?);
     Ok(ExitCode::SUCCESS)

@@ -262,6 +262,7 @@ pub fn record_trace(
         .next_op()
         .map_err(|e| DriverError::Config(e.to_string()))?
     {
+        st.times += u64::from(matches!(op, Op::At { .. }));
         if let Op::Put { key, value, .. } = op {
             st.puts += 1;
             st.logical_bytes += key.len() as u64
