@@ -57,8 +57,10 @@ pub struct OpsSummary {
     /// older results. Equal on every engine for one stream run by one thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gets_found: Option<u64>,
-    /// The values those gets returned, as a wrapping sum of their hashes
-    /// (hex): equal between engines whose gets returned the same values.
+    /// The values returned by the gets the trace does not check (a RocksDB
+    /// trace's), as a wrapping sum of their hashes (hex): equal between
+    /// engines whose gets returned the same values; checked gets count in
+    /// `mismatches` instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gets_digest: Option<String>,
     /// Entries the scans visited in all; absent in older results.

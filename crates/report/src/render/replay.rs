@@ -161,7 +161,7 @@ fn content_table(s: &mut String, runs: &[(String, &BackendRun)]) {
     };
     let _ = writeln!(
         s,
-        "\nWhat each run found and left: gets that found their key, a digest of the values they returned, entries its scans visited, and each store's entries and content digest at the end (SHA-256 over keys and values in key order, first 16 hex digits), compared with `{first}`.\n\n| run | gets found | values found (digest) | entries scanned | store | entries at the end | content SHA-256 | same as {first} |\n|---|---:|---|---:|---|---:|---|---|"
+        "\nWhat each run found and left: gets that found their key, a digest of the values returned by gets the trace does not check, entries its scans visited, and each store's entries and content digest at the end (SHA-256 over keys and values in key order, first 16 hex digits), compared with `{first}`.\n\n| run | gets found | values found (digest) | entries scanned | store | entries at the end | content SHA-256 | same as {first} |\n|---|---:|---|---:|---|---:|---|---|"
     );
     let num = |v: Option<u64>| v.map_or("n/a".into(), |n| n.to_string());
     for (label, x) in &rows {

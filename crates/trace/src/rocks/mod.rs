@@ -22,6 +22,7 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use crate::TraceError;
+use crate::reader::read_full;
 pub(crate) use fields::Cursor;
 use fields::Fields;
 
@@ -402,18 +403,4 @@ impl<R: Read> RocksTraceReader<R> {
             },
         })
     }
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
