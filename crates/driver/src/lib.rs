@@ -11,6 +11,7 @@ pub mod capacity;
 pub mod crash;
 pub mod env;
 pub mod fanout;
+pub mod heartbeat;
 pub mod interrupt;
 pub mod micro;
 pub mod observe;

@@ -52,6 +52,11 @@ fn histogram() -> Histogram<u64> {
 fn lap(hist: &mut Histogram<u64>, last: Instant) -> Instant {
     let now = Instant::now();
     let _ = hist.record(now.duration_since(last).as_nanos().max(1) as u64);
+    // A benchmark reports no events until it ends: the watchdog hears
+    // from it every 65,536 operations instead.
+    if hist.len() & 0xffff == 0 {
+        crate::heartbeat::beat(None);
+    }
     now
 }
 

@@ -131,6 +131,10 @@ pub struct BackendRun {
     /// that `ledgerbench ab` catches a known regression; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planted_slowdown_pct: Option<f64>,
+    /// A stall planted on purpose (`LEDGERBENCH_PLANT_STALL`): the store
+    /// call named blocked forever. Only for testing the watchdog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planted_stall: Option<String>,
     /// Why the run ended early, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

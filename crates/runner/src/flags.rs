@@ -25,6 +25,13 @@ pub struct OutputArgs {
     /// are saved in the output directory either way).
     #[arg(long)]
     pub json: bool,
+    /// End a run that makes no progress (no phase, batch, segment or
+    /// progress step) for this long, record "no progress for N s" as its
+    /// error and go on with the next backend: 90s, 15m, 2h, `off`; `auto`
+    /// is 10x the longest gap between progress reports so far, at least 10
+    /// min.
+    #[arg(long, value_name = "TIME", default_value = "auto")]
+    pub stall_timeout: crate::watchdog::StallTimeout,
 }
 
 impl OutputArgs {

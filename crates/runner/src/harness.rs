@@ -137,6 +137,7 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
         phases: Vec::new(),
         replay: None,
         planted_slowdown_pct: crate::planted::percent(),
+        planted_stall: crate::planted::stall().map(|s| s.to_string()),
         error: None,
     }
 }

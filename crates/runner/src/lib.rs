@@ -35,3 +35,4 @@ pub mod size;
 pub mod stellar_cmd;
 pub mod supervise;
 pub mod trie_cmd;
+pub mod watchdog;

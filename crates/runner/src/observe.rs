@@ -115,6 +115,7 @@ impl ProgressView {
             phase: String::new(),
         };
         view.style(false);
+        crate::watchdog::beat(Some(&format!("[{label}] opening its stores")));
         view
     }
 
@@ -133,6 +134,7 @@ impl ProgressView {
     /// Moves the bar to `done` of `total` (a spinner when `total` is
     /// unknown); off a terminal, prints `msg` at each tenth of the way.
     fn update(&mut self, done: u64, total: Option<u64>, unit: &str, msg: String) {
+        crate::watchdog::beat(None);
         match total {
             Some(t) if self.bar.length() != Some(t) => {
                 self.bar.set_length(t);
@@ -160,6 +162,7 @@ impl ProgressView {
 
 impl Observer for ProgressView {
     fn batch_done(&mut self, rec: &BatchRecord, total: u32) {
+        crate::watchdog::beat(Some(&format!("[{}] after batch {}", self.label, rec.batch)));
         self.ledgers += u64::from(rec.ledgers);
         let rate = self.ledgers as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
         let compact = rec
@@ -175,6 +178,10 @@ impl Observer for ProgressView {
     }
 
     fn segment_done(&mut self, rec: &SegmentRecord, progress: Option<(u64, u64)>) {
+        crate::watchdog::beat(Some(&format!(
+            "[{}] after segment {} ({})",
+            self.label, rec.segment, rec.mark
+        )));
         let msg = format!("({}) {} ops in {:.2} s", rec.mark, rec.ops, rec.total_secs);
         match progress {
             // The source's own units (operations, slots): a bar with ETA.
@@ -186,6 +193,7 @@ impl Observer for ProgressView {
     fn phase(&mut self, name: &str) {
         self.logged_tenth = 0;
         self.phase = name.to_string();
+        crate::watchdog::beat(Some(&format!("[{}] {name}", self.label)));
         // A new phase has no length or ETA until it reports one: a spinner,
         // not the last phase's bar reset to 0/N with ETA 0s.
         self.bar.reset();

@@ -2,12 +2,17 @@
 //! (`ledgerbench ab`) catches a regression of known size: with
 //! `LEDGERBENCH_PLANT_SLOWDOWN_PCT=5` every call into a store takes 5%
 //! longer than it did. Runs record it (`planted_slowdown_pct`), and say so
-//! when they start, so it cannot pass for a real result.
+//! when they start, so it cannot pass for a real result. And a stall, to
+//! test the watchdog: with `LEDGERBENCH_PLANT_STALL=put` (or `flush`,
+//! `get`; `put:ENGINE` for one engine only) that call blocks forever.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ledgerbench_core::{Batch, Capabilities, DiskUsage, EngineStats, KvStore, Result};
+
+mod stall;
+pub use stall::{Call, STALL_ENV, Stall, stall};
 
 /// The variable that plants the slowdown, in percent of each call.
 pub const ENV: &str = "LEDGERBENCH_PLANT_SLOWDOWN_PCT";
@@ -31,34 +36,52 @@ pub fn percent() -> Option<f64> {
     })
 }
 
-/// `store`, slowed when a slowdown is planted.
+/// `store`, slowed or stalled as planted (itself when nothing is).
 pub fn wrap(store: Box<dyn KvStore>) -> Box<dyn KvStore> {
-    match percent() {
-        Some(p) => {
-            ledgerbench_core::note!(
-                "ledgerbench: {ENV}: every call into store {} takes {p}% longer, on purpose",
-                store.path().display()
-            );
-            Box::new(Slowed {
-                inner: store,
-                factor: p / 100.0,
-            })
-        }
-        None => store,
+    let factor = percent().map(|p| p / 100.0);
+    let stall = stall().filter(|s| s.applies_to(store.engine()));
+    if factor.is_none() && stall.is_none() {
+        return store;
     }
+    let at = store.path().display();
+    if let Some(f) = factor {
+        ledgerbench_core::note!(
+            "ledgerbench: {ENV}: every call into store {at} takes {}% longer, on purpose",
+            f * 100.0
+        );
+    }
+    if let Some(s) = &stall {
+        ledgerbench_core::note!(
+            "ledgerbench: {STALL_ENV}: the first {} into store {at} blocks forever, on purpose",
+            s.call
+        );
+    }
+    Box::new(Slowed {
+        inner: store,
+        factor,
+        stall,
+    })
 }
 
-/// A store whose every call takes `factor` of its own time longer.
+/// A store whose every call takes `factor` of its own time longer, and
+/// whose `stall` call never returns.
 struct Slowed {
     inner: Box<dyn KvStore>,
-    factor: f64,
+    factor: Option<f64>,
+    stall: Option<Stall>,
 }
 
 impl Slowed {
-    fn timed<T>(&self, call: impl FnOnce() -> T) -> T {
+    fn timed<T>(&self, kind: Call, call: impl FnOnce() -> T) -> T {
+        if self.stall.as_ref().is_some_and(|s| s.call == kind) {
+            stall::forever();
+        }
+        let Some(factor) = self.factor else {
+            return call();
+        };
         let start = Instant::now();
         let r = call();
-        let until = Instant::now() + start.elapsed().mul_f64(self.factor);
+        let until = Instant::now() + start.elapsed().mul_f64(factor);
         // A sleep overshoots by tens of microseconds; the rest is spun, so
         // short calls get their share too.
         let slack = Duration::from_micros(200);
@@ -80,22 +103,22 @@ impl KvStore for Slowed {
         self.inner.path()
     }
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        self.timed(|| self.inner.get_into(key, out))
+        self.timed(Call::Get, || self.inner.get_into(key, out))
     }
     fn get_many(&self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
-        self.timed(|| self.inner.get_many(keys, out))
+        self.timed(Call::Get, || self.inner.get_many(keys, out))
     }
     fn write(&self, batch: &Batch) -> Result<()> {
-        self.timed(|| self.inner.write(batch))
+        self.timed(Call::Put, || self.inner.write(batch))
     }
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
-        self.timed(|| self.inner.scan(start, visit))
+        self.timed(Call::Scan, || self.inner.scan(start, visit))
     }
     fn flush(&self) -> Result<()> {
-        self.timed(|| self.inner.flush())
+        self.timed(Call::Flush, || self.inner.flush())
     }
     fn compact(&self) -> Result<()> {
-        self.timed(|| self.inner.compact())
+        self.timed(Call::Compact, || self.inner.compact())
     }
     fn stats(&self) -> Result<EngineStats> {
         self.inner.stats()
@@ -160,7 +183,8 @@ mod tests {
     fn a_slowed_call_takes_its_share_longer() {
         let s = Slowed {
             inner: Box::new(Fixed("/".into())),
-            factor: 0.5,
+            factor: Some(0.5),
+            stall: None,
         };
         let t = Instant::now();
         s.write(&Batch::default()).expect("write");

@@ -407,10 +407,16 @@ fn run_stream(
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
     };
+    let mut failed = false;
+    // A worker going on after its predecessor was ended (memory limit,
+    // watchdog) keeps the runs recorded and runs the rest.
+    if let Some(prev) = crate::supervise::resumed_runs(&out) {
+        failed = prev.iter().any(|r| r.error.is_some());
+        result.runs = prev;
+    }
     // Written before the first run too, so a run killed midway has a
     // results file to be recorded in.
     crate::output::write_json(&out.join("results.json"), &result)?;
-    let mut failed = false;
     let cells = specs
         .iter()
         .flat_map(|s| threads.iter().map(move |&n| (s, n)));
@@ -421,6 +427,9 @@ fn run_stream(
         } else {
             format!("{}@{n}t", spec.name)
         };
+        if result.runs.iter().any(|r| r.label == label) {
+            continue;
+        }
         ledgerbench_core::note!(
             "[{label}] running {} with {n} client thread(s)...",
             result.header.workload

@@ -19,6 +19,8 @@ use ledgerbench_driver::results::RunResult;
 use ledgerbench_driver::rundir::RunDir;
 use ledgerbench_meter::clean::{self, Leftover};
 
+use crate::watchdog::{StallTimeout, Watch};
+
 /// Set in the worker's environment: run the command itself.
 pub const WORKER_ENV: &str = "LEDGERBENCH_WORKER";
 /// Set in a worker started again after its predecessor was killed by the
@@ -78,8 +80,13 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
     // A Stellar run goes on after a killed backend, a capacity search after
     // a killed probe (that rate failed); other runs stop.
     let command = |name: &str| args.windows(2).any(|w| w[0] == "run" && w[1] == name);
-    let (stellar, capacity) = (command("stellar"), command("capacity"));
-    let resumable = stellar || capacity;
+    let capacity = command("capacity");
+    // Runs that skip what their results hold when started again: one
+    // backend's OOM kill or stall is its result, the others still run.
+    let resumable = capacity
+        || ["stellar", "replay", "ycsb", "solana", "blobs", "accounts"]
+            .into_iter()
+            .any(command);
     let mut resume = false;
     let recorded = || {
         if capacity {
@@ -92,18 +99,18 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
     };
     loop {
         let before = recorded();
-        match one_worker(&exe, &args, out, resume)? {
+        match one_worker(&exe, &args, out, resume, output.stall_timeout)? {
             Outcome::Done(c) => return Ok(c),
             // Each new worker skips what is recorded; one that recorded
             // nothing new would only be killed again.
-            Outcome::OomKilled if resumable && recorded() > before => {
+            Outcome::Ended if resumable && recorded() > before => {
                 ledgerbench_core::note!(
                     "ledgerbench: going on with the remaining {} in a new worker",
                     if capacity { "probes" } else { "runs" }
                 );
                 resume = true;
             }
-            Outcome::OomKilled => return Ok(ExitCode::from(2)),
+            Outcome::Ended => return Ok(ExitCode::from(2)),
         }
     }
 }
@@ -112,12 +119,19 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
 enum Outcome {
     /// Its exit code (or 2 after a signal other than the OOM killer's).
     Done(ExitCode),
-    /// Killed by the memory limit; its run was recorded as failed.
-    OomKilled,
+    /// Killed by the memory limit or ended by the watchdog; its run was
+    /// recorded as failed.
+    Ended,
 }
 
-/// Long because start, wait and clean up one worker in one place, so that whatever ends it, what it made is removed.
-fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::Result<Outcome> {
+/// Long because start, wait (with the watchdog) and clean up one worker in one place, so that whatever ends it, what it made is removed.
+fn one_worker(
+    exe: &Path,
+    args: &[String],
+    out: &Path,
+    resume: bool,
+    stall: StallTimeout,
+) -> anyhow::Result<Outcome> {
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .env(WORKER_ENV, "1")
@@ -125,12 +139,24 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
     if resume {
         cmd.env(RESUME_ENV, "1");
     }
+    let mut watch = Watch::new(stall, out);
     let mut child = cmd.spawn()?;
     let pid = child.id();
     let mut forwarded = false;
+    let mut stalled = None;
     let status = loop {
         if let Some(s) = child.try_wait()? {
             break s;
+        }
+        if stalled.is_none()
+            && let Some(s) = watch.poll(std::time::Instant::now())
+        {
+            ledgerbench_core::note!("ledgerbench: {s}");
+            // SIGKILL: a worker stuck in an engine call runs no handler.
+            // Its sidecar and probes die with it (PR_SET_PDEATHSIG).
+            // SAFETY: kill has no memory preconditions; `pid` is our child.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            stalled = Some(s);
         }
         let sig = SIGNAL.load(Ordering::SeqCst);
         // Ctrl-C reaches the worker too (same process group); a `kill` of
@@ -166,6 +192,8 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
             left.len()
         );
     }
+    remove_empty_device_dirs(out);
+    watch.finish();
     use std::os::unix::process::ExitStatusExt;
     let Some(sig) = status.signal() else {
         clear_current_run(out);
@@ -181,6 +209,10 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
         received => received,
     };
     let why = match (sig, oom) {
+        _ if stalled.is_some() && SIGNAL.load(Ordering::SeqCst) == 0 => stalled
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
         (libc::SIGKILL, Some(c)) => format!(
             "the run was killed by its memory limit: cgroup limit {} (--memory-limit plus ledgerbench's harness budget), peak {}, {} OOM kill(s); the engine needed more than its limit: raise --memory-limit or give the engine less (--engine-memory)",
             mib(c.limit),
@@ -193,16 +225,44 @@ fn one_worker(exe: &Path, args: &[String], out: &Path, resume: bool) -> anyhow::
     };
     let kept = keep_interrupted_run(out, &why);
     ledgerbench_core::note!("error: {why}; {kept}");
-    Ok(if sig == libc::SIGKILL && oom.is_some() {
-        Outcome::OomKilled
-    } else {
-        Outcome::Done(ExitCode::from(2))
-    })
+    Ok(
+        if sig == libc::SIGKILL && (oom.is_some() || stalled.is_some()) {
+            Outcome::Ended
+        } else {
+            Outcome::Done(ExitCode::from(2))
+        },
+    )
+}
+
+/// A killed worker's device directories (`devices/<run>`), empty once its
+/// devices are removed; one that still holds anything is kept.
+fn remove_empty_device_dirs(out: &Path) {
+    for d in std::fs::read_dir(out.join("devices"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        // remove_dir removes only an empty directory.
+        let _ = std::fs::remove_dir(d.path());
+    }
 }
 
 /// True in a worker that goes on after a killed predecessor.
 pub fn is_resume() -> bool {
     is_worker() && std::env::var_os(RESUME_ENV).is_some()
+}
+
+/// In a worker going on after a predecessor ended by its memory limit or
+/// the watchdog: the runs already in `out`'s results (the ended one among
+/// them, with its error), which it keeps and does not run again.
+pub fn resumed_runs(out: &Path) -> Option<Vec<ledgerbench_driver::results::BackendRun>> {
+    if !is_resume() {
+        return None;
+    }
+    let prev = std::fs::read(out.join("results.json")).ok()?;
+    serde_json::from_slice::<RunResult>(&prev)
+        .ok()
+        .map(|r| r.runs)
 }
 
 fn owner(l: &Leftover) -> u32 {

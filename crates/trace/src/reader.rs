@@ -146,11 +146,16 @@ impl<R: Read> TraceReader<R> {
                 ),
             ));
         }
-        self.buf.resize(len as usize, 0);
-        let got = read_full(&mut self.input, &mut self.buf).map_err(|source| TraceError::Io {
-            path: self.path.clone(),
-            source,
-        })?;
+        // Grown as bytes arrive, not to the length field: a corrupt length
+        // in a short file must not allocate and zero up to the frame limit.
+        self.buf.clear();
+        let got = (&mut self.input)
+            .take(u64::from(len))
+            .read_to_end(&mut self.buf)
+            .map_err(|source| TraceError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
         if got < len as usize {
             return Err(self.err(
                 at + 8,

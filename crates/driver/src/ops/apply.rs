@@ -30,6 +30,8 @@ pub(super) struct Counts {
     /// does not check: equal between two runs whose gets returned the same
     /// values, in any order.
     pub(super) found_digest: u64,
+    /// Values hashed into `found_digest`.
+    pub(super) digested: u64,
     pub(super) scanned: u64,
     pub(super) mismatches: u64,
     pub(super) commits: u64,
@@ -44,6 +46,7 @@ impl Counts {
         self.gets += o.gets;
         self.found += o.found;
         self.found_digest = self.found_digest.wrapping_add(o.found_digest);
+        self.digested += o.digested;
         self.scanned += o.scanned;
         self.mismatches += o.mismatches;
         self.commits += o.commits;
@@ -189,6 +192,7 @@ impl<'a> Applier<'a> {
                 if found && expect == Expect::Unchecked {
                     let h = ledgerbench_trace::value_hash(&self.got);
                     self.counts.found_digest = self.counts.found_digest.wrapping_add(h);
+                    self.counts.digested += 1;
                 }
                 if !expect.check(found.then_some(self.got.as_slice()), &mut self.scratch) {
                     self.counts.mismatches += 1;

@@ -194,7 +194,8 @@ fn finish(
             range_deletes: counts.range_deletes,
             gets: counts.gets,
             gets_found: Some(counts.found),
-            gets_digest: Some(format!("{:016x}", counts.found_digest)),
+            // No digest where the trace checked every get it found.
+            gets_digest: (counts.digested > 0).then(|| format!("{:016x}", counts.found_digest)),
             scanned: Some(counts.scanned),
             scans: counts.scans,
             mismatches: counts.mismatches,

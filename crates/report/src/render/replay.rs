@@ -161,7 +161,7 @@ fn content_table(s: &mut String, runs: &[(String, &BackendRun)]) {
     };
     let _ = writeln!(
         s,
-        "\nWhat each run found and left: gets that found their key, a digest of the values returned by gets the trace does not check, entries its scans visited, and each store's entries and content digest at the end (SHA-256 over keys and values in key order, first 16 hex digits), compared with `{first}`.\n\n| run | gets found | values found (digest) | entries scanned | store | entries at the end | content SHA-256 | same as {first} |\n|---|---:|---|---:|---|---:|---|---|"
+        "\nWhat each run found and left: gets that found their key, a digest of the values returned by gets the trace does not check (n/a where it checks every get), entries its scans visited, and each store's entries and content digest at the end (SHA-256 over keys and values in key order, first 16 hex digits), compared with `{first}`.\n\n| run | gets found | values found (digest) | entries scanned | store | entries at the end | content SHA-256 | same as {first} |\n|---|---:|---|---:|---|---:|---|---|"
     );
     let num = |v: Option<u64>| v.map_or("n/a".into(), |n| n.to_string());
     for (label, x) in &rows {
@@ -204,8 +204,11 @@ fn run_phase_table(s: &mut String, runs: &[(String, &BackendRun)]) {
         let (ops, secs) = rest
             .iter()
             .fold((0u64, 0f64), |(o, t), g| (o + g.ops, t + g.total_secs));
-        // Absent when any segment predates the measurement.
-        let source: Option<f64> = rest.iter().map(|g| g.source_secs).sum();
+        // Absent when any segment predates the measurement, and for a run
+        // that ended before its run phase (an empty sum would print -0.00).
+        let source: Option<f64> = (!rest.is_empty())
+            .then(|| rest.iter().map(|g| g.source_secs).sum())
+            .flatten();
         let lat = |f: fn(&ledgerbench_results::OpLatency) -> &Option<Latency>| {
             rp.summary
                 .as_ref()
@@ -222,8 +225,13 @@ fn run_phase_table(s: &mut String, runs: &[(String, &BackendRun)]) {
         };
         let _ = writeln!(
             s,
-            "| {label} | {} | {ops} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} |",
             loaded.map_or("n/a".into(), |g| format!("{:.1}", g.total_secs)),
+            if rest.is_empty() {
+                "n/a".to_string()
+            } else {
+                ops.to_string()
+            },
             if secs > 0.0 {
                 format!("{:.0}", ops as f64 / secs)
             } else {

@@ -225,9 +225,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut plan = plan(&args)?;
     let cell = cells::the_cell(&args, &plan)?;
-    // A worker going on after a predecessor killed by the memory limit
-    // keeps what is in the results and runs the rest.
-    let resume = crate::supervise::is_resume();
     // A resumed worker adopts the directory its supervisor claimed.
     let (out, rundir) = args.output.create("stellar")?;
     if let Some(size) = plan.device_size {
@@ -284,12 +281,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             cell.as_ref()
                 .is_none_or(|(j, _)| j.repeat == *r && j.label == x.label)
         });
-    if resume
-        && let Ok(prev) = std::fs::read(out.join("results.json"))
-        && let Ok(prev) = serde_json::from_slice::<RunResult>(&prev)
-    {
-        failed = prev.runs.iter().any(|r| r.error.is_some());
-        result.runs = prev.runs;
+    // A worker going on after a predecessor ended by the memory limit or
+    // the watchdog keeps what is in the results and runs the rest.
+    if let Some(prev) = crate::supervise::resumed_runs(&out) {
+        failed = prev.iter().any(|r| r.error.is_some());
+        result.runs = prev;
     }
     // Written before the first run too, so a run killed midway (by its
     // memory limit, say) has a results file to be recorded in.

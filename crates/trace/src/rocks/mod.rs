@@ -284,8 +284,13 @@ impl<R: Read> RocksTraceReader<R> {
                 format!("record payload of {len} bytes exceeds the {MAX_RECORD}-byte limit: the trace is corrupt"),
             ));
         }
-        self.buf.resize(len as usize, 0);
-        let got = read_full(&mut self.input, &mut self.buf).map_err(|e| self.io(e))?;
+        // Grown as bytes arrive, not to the length field: a corrupt length
+        // in a short file must not allocate and zero hundreds of MiB.
+        self.buf.clear();
+        let got = (&mut self.input)
+            .take(u64::from(len))
+            .read_to_end(&mut self.buf)
+            .map_err(|e| self.io(e))?;
         if got < len as usize {
             return Err(self.err(
                 at + META as u64,

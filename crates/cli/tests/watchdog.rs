@@ -1,0 +1,128 @@
+//! The watchdog as a user meets it: a backend whose put, flush or GET never
+//! returns (planted with `LEDGERBENCH_PLANT_STALL`) is ended after
+//! `--stall-timeout`, its run recorded with "no progress", and the next
+//! backend still runs; nothing is left behind.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{assert_no_devices_under, read_json, stderr};
+
+/// `ledgerbench ARGS --stall-timeout 2s` in `cwd` with `stall` planted;
+/// its output and how long it took.
+fn stalled_run(stall: &str, args: &[&str], cwd: &Path) -> (Output, Duration) {
+    let t = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(args)
+        .args(["--stall-timeout", "2s", "--out", "w"])
+        .env("LEDGERBENCH_PLANT_STALL", stall)
+        .current_dir(cwd)
+        .output()
+        .expect("run ledgerbench");
+    (o, t.elapsed())
+}
+
+/// Checks a run whose first backend (`mem`) stalled and whose second
+/// (`second`) ran to the end; returns the stalled run's error.
+fn check(o: &Output, took: Duration, dir: &Path, second: &str) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no progress for"), "{err}");
+    assert!(err.contains("going on with the remaining runs"), "{err}");
+    // Two seconds of quiet, not a hang; the second backend's run is short.
+    assert!(took < Duration::from_secs(120), "{took:?}: {err}");
+    let r = read_json(&dir.join("w/results.json"));
+    let runs = r["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{r}");
+    assert_eq!(runs[0]["label"], "mem");
+    assert!(runs[0]["planted_stall"].is_string(), "{}", runs[0]);
+    let error = runs[0]["error"].as_str().expect("error").to_string();
+    assert!(error.contains("--stall-timeout: 2 s"), "{error}");
+    assert_eq!(runs[1]["label"], second);
+    assert!(runs[1].get("error").is_none(), "{}", runs[1]);
+    assert!(!dir.join("w/.ledgerbench-heartbeat").exists());
+    // The ended worker's unfinished stores, devices and mounts are gone.
+    assert!(!dir.join("w/stores/mem").exists());
+    assert!(!dir.join("w/devices/mem").exists());
+    assert_no_devices_under(dir);
+    error
+}
+
+fn stellar(stall: &str, dir: &Path) -> (Output, Duration) {
+    stalled_run(
+        stall,
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--backends",
+            "mem,lmdb",
+        ],
+        dir,
+    )
+}
+
+#[test]
+fn a_put_that_never_returns_is_ended_recorded_and_the_next_backend_runs() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (o, took) = stellar("put:mem", t.path());
+    let error = check(&o, took, t.path(), "lmdb");
+    // Stuck in the first batch's puts: no batch finished.
+    assert!(error.contains("at: [mem] "), "{error}");
+    assert!(!error.contains("after batch"), "{error}");
+}
+
+#[test]
+fn a_flush_that_never_returns_is_ended_in_its_phase() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (o, took) = stellar("flush:mem", t.path());
+    check(&o, took, t.path(), "lmdb");
+    // The first flush ends the first batch: the stalled run has none.
+    let r = read_json(&t.path().join("w/results.json"));
+    assert_eq!(r["runs"][0]["batches"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn a_get_that_never_returns_is_ended_after_the_load() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "run",
+        "ycsb",
+        "--param",
+        "workload=c",
+        "--param",
+        "records=2000",
+        "--param",
+        "operations=2000",
+        "--backends",
+        "mem,redb",
+    ];
+    let (o, took) = stalled_run("get:mem", &args, t.path());
+    let error = check(&o, took, t.path(), "redb");
+    // The load's puts went through; the run phase's first GET stalled.
+    assert!(error.contains("(load)"), "{error}");
+    // YCSB checks every value it reads: there is no digest of unchecked
+    // ones to compare engines by (absent, not a digest of nothing).
+    let r = read_json(&t.path().join("w/results.json"));
+    let summary = &r["runs"][1]["replay"]["summary"];
+    assert_eq!(summary["gets_found"], 2000, "{summary}");
+    assert!(summary.get("gets_digest").is_none(), "{summary}");
+}
+
+#[test]
+fn a_healthy_run_under_the_watchdog_is_untouched() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(["run", "stellar", "--preset", "smoke", "--backends", "mem"])
+        .args(["--stall-timeout", "30s", "--out", "w"])
+        .current_dir(t.path())
+        .output()
+        .expect("run ledgerbench");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("w/results.json"));
+    assert!(r["runs"][0].get("error").is_none(), "{r}");
+    assert!(!t.path().join("w/.ledgerbench-heartbeat").exists());
+}
