@@ -115,7 +115,9 @@ impl ProgressView {
             phase: String::new(),
         };
         view.style(false);
-        crate::watchdog::beat(Some(&format!("[{label}] opening its stores")));
+        crate::watchdog::beat(Some(&format!(
+            "[{label}] before its first progress report (opening its stores, its first batch or segment)"
+        )));
         view
     }
 
