@@ -24,6 +24,18 @@ fn main() {
         "cargo:rustc-env=LEDGERBENCH_PROFILE={}",
         std::env::var("PROFILE").unwrap_or_default()
     );
+    // Rerun when a source changes too, not only when git's HEAD or index
+    // does: an edit touches neither, and a binary built from edited sources
+    // then recorded the last commit as clean (stop 54's parity runs did).
+    // Cargo scans a directory given here for any newer file.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let root = std::path::Path::new(&manifest).join("../..");
+    for p in ["crates", "benches", "Cargo.toml", "Cargo.lock"] {
+        let p = root.join(p);
+        if p.exists() {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
     // Rebuild when HEAD moves; the index changes on every commit and staging.
     // Git names its directory: in a worktree `.git` is a file pointing to it.
     if let Some(dir) = run("git", &["rev-parse", "--absolute-git-dir"]) {
