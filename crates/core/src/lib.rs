@@ -26,6 +26,11 @@ pub use store::{
 };
 pub use tuning::{ReadPath, Tuning};
 
+/// Lower-case hex of `b` (digests, secrets and keys in messages).
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 /// Like `eprintln!`, but a standard error whose reader went away (`2>&1 |
 /// head`) is ignored instead of panicking: a progress line or a warning is
 /// worth less than the run it describes, and a panic on a helper thread of

@@ -17,16 +17,14 @@ fn a_paced_run_keeps_its_schedule_and_times_gets_from_when_they_were_due() {
     let stores: [&dyn KvStore; 1] = [&store];
     let params = serde_json::json!({"workload": "c", "records": 2000, "operations": 1000});
     let mut src = ledgerbench_workloads::by_name("ycsb", 1, params).expect("ycsb");
-    let out = ops::replay_paced(
-        &mut *src,
-        &stores,
-        &[None],
-        &mut (),
-        Some(Pace {
+    let pacing = ops::Pacing {
+        rate: Some(Pace {
             ops_per_sec: 4000.0,
             after_mark: Some("load"),
         }),
-    );
+        speed: None,
+    };
+    let out = ops::replay_with(&mut *src, (&stores, &[None]), &mut (), pacing);
     assert!(out.error.is_none(), "{:?}", out.error);
     let sum = out.summary.expect("summary");
     assert_eq!(sum.mismatches, 0);

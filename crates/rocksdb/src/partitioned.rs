@@ -111,12 +111,7 @@ impl KvBackend for Partitioned {
 
     fn open(dir: &Path, cfg: &PartitionedConfig) -> Result<PartitionedStore> {
         cfg.base.validate()?;
-        if cfg.base.trace_dir.is_some() {
-            return Err(Error::Config {
-                engine: ENGINE,
-                message: "trace_dir: a partitioned store is several databases; trace with rocksdb-leveled, -universal, -fifo, -blob or -tuned".into(),
-            });
-        }
+        crate::trace::refuse_for_several(&cfg.base, "a partitioned store")?;
         if cfg.partition_flushes == 0 {
             return Err(Error::Config {
                 engine: ENGINE,

@@ -82,12 +82,7 @@ impl KvBackend for Sharded {
 
     fn open(dir: &Path, cfg: &ShardedConfig) -> Result<ShardedStore> {
         cfg.base.validate()?;
-        if cfg.base.trace_dir.is_some() {
-            return Err(Error::Config {
-                engine: ENGINE,
-                message: "trace_dir: a sharded store is several databases; trace with rocksdb-leveled, -universal, -fifo, -blob or -tuned".into(),
-            });
-        }
+        crate::trace::refuse_for_several(&cfg.base, "a sharded store")?;
         if cfg.shard_bits > 8 {
             return Err(Error::Config {
                 engine: ENGINE,

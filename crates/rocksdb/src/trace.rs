@@ -41,6 +41,20 @@ unsafe fn take(err: *mut c_char) -> Option<String> {
     Some(s)
 }
 
+/// Refuses `trace_dir` for a backend of several databases (`what`, say
+/// "a sharded store"): one trace file per store could not hold them.
+pub(crate) fn refuse_for_several(cfg: &crate::RocksConfig, what: &str) -> Result<()> {
+    match cfg.trace_dir {
+        Some(_) => Err(Error::Config {
+            engine: ENGINE,
+            message: format!(
+                "trace_dir: {what} is several databases; trace with rocksdb-leveled, -universal, -fifo, -blob or -tuned"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Starts tracing `db` into `file` (never over an existing file).
 pub(crate) fn start(db: &DB, file: &Path) -> Result<()> {
     if file.exists() {

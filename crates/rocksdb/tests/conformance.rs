@@ -282,6 +282,42 @@ fn invalid_config_is_refused_before_touching_disk() {
 }
 
 #[test]
+fn a_trace_of_several_databases_is_refused_naming_the_ones_that_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let traced = |mut base: RocksConfig| {
+        base.trace_dir = Some(dir.path().join("traces"));
+        base
+    };
+    let sharded = ShardedConfig {
+        base: traced(sharded().base),
+        ..sharded()
+    };
+    let partitioned = PartitionedConfig {
+        base: traced(partitioned().base),
+        ..partitioned()
+    };
+    let errors = [
+        Sharded::open(&dir.path().join("s"), &sharded)
+            .err()
+            .map(|e| e.to_string()),
+        Partitioned::open(&dir.path().join("p"), &partitioned)
+            .err()
+            .map(|e| e.to_string()),
+    ];
+    for (e, what) in errors
+        .iter()
+        .zip(["a sharded store", "a partitioned store"])
+    {
+        let e = e.as_deref().expect("refused");
+        assert!(
+            e.contains(what) && e.contains("trace with rocksdb-leveled"),
+            "{e}"
+        );
+    }
+    assert!(!dir.path().join("traces").exists());
+}
+
+#[test]
 fn fifo_needs_unlimited_open_files() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = RocksConfig {

@@ -145,5 +145,5 @@ pub fn parse_threads(list: &str) -> anyhow::Result<Vec<u64>> {
 }
 
 /// Client threads a run takes at most: past this the harness's threads,
-/// not the engine, decide what is measured on any machine kvbench targets.
+/// not the engine, decide what is measured on any machine ledgerbench targets.
 pub const MAX_THREADS: u64 = 256;

@@ -11,7 +11,7 @@ use ledgerbench_trace::rocks::privacy::Privacy;
 use ledgerbench_trace::rocks::survey::{CfNames, ImportOptions};
 
 /// Options of `ledgerbench import rocksdb-trace`.
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug)]
 pub struct RocksArgs {
     /// rocksdb-trace: store names by column family id, ID=NAME, comma-separated
     /// or repeated (e.g. 0=default,2=shreds); a family not named is `cf<ID>`.
@@ -47,9 +47,12 @@ pub struct RocksArgs {
     #[arg(long)]
     drop_values: bool,
     /// rocksdb-trace: records per segment of the replay (meters read at each).
-    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = MARK_EVERY, value_parser = clap::value_parser!(u64).range(1..))]
     mark_every: u64,
 }
+
+/// Records per segment unless `--mark-every` says otherwise.
+const MARK_EVERY: u64 = 100_000;
 
 impl RocksArgs {
     /// Whether any option differs from its default (they mean nothing to
@@ -62,7 +65,7 @@ impl RocksArgs {
             || self.allow_missing_end
             || self.hash_keys
             || self.drop_values
-            || self.mark_every != 100_000
+            || self.mark_every != MARK_EVERY
     }
 
     fn options(&self) -> anyhow::Result<ImportOptions> {
@@ -95,7 +98,7 @@ fn secret() -> anyhow::Result<String> {
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut b))
         .context("reading /dev/urandom for the --hash-keys secret")?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+    Ok(ledgerbench_core::hex(&b))
 }
 
 /// `--cf` values into names by id, every id and name once.

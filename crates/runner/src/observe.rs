@@ -136,7 +136,6 @@ impl ProgressView {
     /// Moves the bar to `done` of `total` (a spinner when `total` is
     /// unknown); off a terminal, prints `msg` at each tenth of the way.
     fn update(&mut self, done: u64, total: Option<u64>, unit: &str, msg: String) {
-        crate::watchdog::beat(None);
         match total {
             Some(t) if self.bar.length() != Some(t) => {
                 self.bar.set_length(t);
@@ -208,6 +207,7 @@ impl Observer for ProgressView {
     }
 
     fn advanced(&mut self, done: u64, total: u64) {
+        crate::watchdog::beat(None);
         let unit = self.phase.clone();
         self.update(done, Some(total), &unit, String::new());
     }

@@ -4,7 +4,8 @@
 //! longer than it did. Runs record it (`planted_slowdown_pct`), and say so
 //! when they start, so it cannot pass for a real result. And a stall, to
 //! test the watchdog: with `LEDGERBENCH_PLANT_STALL=put` (or `flush`,
-//! `get`; `put:ENGINE` for one engine only) that call blocks forever.
+//! `get`, `scan`, `compact`; `put:ENGINE` for one engine only) that call
+//! blocks forever.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -56,7 +57,7 @@ pub fn wrap(store: Box<dyn KvStore>) -> Box<dyn KvStore> {
             s.call
         );
     }
-    Box::new(Slowed {
+    Box::new(Planted {
         inner: store,
         factor,
         stall,
@@ -65,13 +66,13 @@ pub fn wrap(store: Box<dyn KvStore>) -> Box<dyn KvStore> {
 
 /// A store whose every call takes `factor` of its own time longer, and
 /// whose `stall` call never returns.
-struct Slowed {
+struct Planted {
     inner: Box<dyn KvStore>,
     factor: Option<f64>,
     stall: Option<Stall>,
 }
 
-impl Slowed {
+impl Planted {
     fn timed<T>(&self, kind: Call, call: impl FnOnce() -> T) -> T {
         if self.stall.as_ref().is_some_and(|s| s.call == kind) {
             stall::forever();
@@ -95,7 +96,7 @@ impl Slowed {
     }
 }
 
-impl KvStore for Slowed {
+impl KvStore for Planted {
     fn engine(&self) -> &'static str {
         self.inner.engine()
     }
@@ -181,7 +182,7 @@ mod tests {
 
     #[test]
     fn a_slowed_call_takes_its_share_longer() {
-        let s = Slowed {
+        let s = Planted {
             inner: Box::new(Fixed("/".into())),
             factor: Some(0.5),
             stall: None,

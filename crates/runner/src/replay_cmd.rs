@@ -254,10 +254,10 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         trace_bytes * 3 + (512 << 20),
         (&threads, ledgerbench_trace::split::SPLIT),
         &|stores, devs, progress, n| {
+            let (on, pacing) = ((stores, devs), ops::Pacing { rate: None, speed });
             if n == 1 {
                 let mut src = TraceReader::open(&trace)?;
-                let pacing = ops::Pacing { rate: None, speed };
-                return Ok(ops::replay_with(&mut src, (stores, devs), progress, pacing));
+                return Ok(ops::replay_with(&mut src, on, progress, pacing));
             }
             let sources = (0..n)
                 .map(|t| -> anyhow::Result<Box<dyn OpSource + Send>> {
@@ -265,13 +265,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                     Ok(Box::new(Queued::new(split)))
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let pacing = ops::Pacing { rate: None, speed };
-            Ok(ops::replay_threads(
-                sources,
-                (stores, devs),
-                progress,
-                pacing,
-            ))
+            Ok(ops::replay_threads(sources, on, progress, pacing))
         },
     )
 }
@@ -303,7 +297,7 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?
         .header()
         .clone();
-    let pace = match args.op_rate {
+    let rate = match args.op_rate {
         None => None,
         // Bounded like the Stellar lookup rate: a schedule past this is no
         // schedule the harness can keep on any machine.
@@ -315,6 +309,7 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
             after_mark: ledgerbench_workloads::load_mark(name),
         }),
     };
+    let pacing = ops::Pacing { rate, speed: None };
     let config = OpsConfig {
         workload: Some(name.to_string()),
         workers: None,
@@ -338,21 +333,13 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
             let params = ledgerbench_workloads::solana::resolve(name, &params, evicts);
             let mut sources = ledgerbench_workloads::threads(name, seed, params, n)
                 .map_err(anyhow::Error::msg)?;
+            let on = (stores, devs);
             if n == 1
                 && let Some(src) = sources.first_mut()
             {
-                return Ok(ops::replay_paced(&mut **src, stores, devs, progress, pace));
+                return Ok(ops::replay_with(&mut **src, on, progress, pacing));
             }
-            let pacing = ops::Pacing {
-                rate: pace,
-                speed: None,
-            };
-            Ok(ops::replay_threads(
-                sources,
-                (stores, devs),
-                progress,
-                pacing,
-            ))
+            Ok(ops::replay_threads(sources, on, progress, pacing))
         },
     )
 }

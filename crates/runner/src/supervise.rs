@@ -77,16 +77,13 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    // A Stellar run goes on after a killed backend, a capacity search after
-    // a killed probe (that rate failed); other runs stop.
-    let command = |name: &str| args.windows(2).any(|w| w[0] == "run" && w[1] == name);
-    let capacity = command("capacity");
-    // Runs that skip what their results hold when started again: one
-    // backend's OOM kill or stall is its result, the others still run.
+    // Runs that skip what their results hold when started again go on after
+    // a worker ended by its memory limit or the watchdog: one backend's end
+    // (a capacity search's failed rate) is its result, the others still
+    // run. Point reads, fan-out, trie and micro stop.
+    let capacity = workload == "capacity";
     let resumable = capacity
-        || ["stellar", "replay", "ycsb", "solana", "blobs", "accounts"]
-            .into_iter()
-            .any(command);
+        || ["stellar", "replay", "ycsb", "solana", "blobs", "accounts"].contains(&workload);
     let mut resume = false;
     let recorded = || {
         if capacity {

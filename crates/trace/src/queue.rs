@@ -16,11 +16,9 @@ pub enum OwnedOp {
     DeleteRange(u8, Vec<u8>, Vec<u8>),
     /// A get and what it must return.
     Get(u8, Vec<u8>, Expect),
-    /// A scan from a key, of at most this many entries.
-    Scan(u8, Vec<u8>, u32),
-    /// A scan from a key (first) to before another (second), of at most
-    /// this many entries.
-    ScanTo(u8, Vec<u8>, Vec<u8>, u32),
+    /// A scan from a key (first) to before another (second; empty: no
+    /// bound), of at most this many entries.
+    Scan(u8, Vec<u8>, Vec<u8>, u32),
     /// When the operations that follow were recorded (see [`Op::At`]).
     At(u64),
     /// Commit pending writes (sync or not).
@@ -61,13 +59,7 @@ impl OwnedOp {
                 key: k,
                 expect: *e,
             },
-            OwnedOp::Scan(s, k, n) => Op::Scan {
-                store: *s,
-                start: k,
-                end: &[],
-                limit: *n,
-            },
-            OwnedOp::ScanTo(s, k, e, n) => Op::Scan {
+            OwnedOp::Scan(s, k, e, n) => Op::Scan {
                 store: *s,
                 start: k,
                 end: e,
@@ -104,15 +96,9 @@ impl From<&Op<'_>> for OwnedOp {
             Op::Scan {
                 store,
                 start,
-                end: [],
-                limit,
-            } => OwnedOp::Scan(store, start.to_vec(), limit),
-            Op::Scan {
-                store,
-                start,
                 end,
                 limit,
-            } => OwnedOp::ScanTo(store, start.to_vec(), end.to_vec(), limit),
+            } => OwnedOp::Scan(store, start.to_vec(), end.to_vec(), limit),
             Op::At { micros } => OwnedOp::At(micros),
             Op::Commit { sync } => OwnedOp::Commit(sync),
             Op::Flush { store } => OwnedOp::Flush(store),

@@ -228,7 +228,4 @@ fn subtrie<L: Leaf>(
     Ok(combine(subs, path, sink)?.expect("two keys or more"))
 }
 
-/// Lower-case hex of `b`.
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+pub use ledgerbench_core::hex;

@@ -272,7 +272,7 @@ impl Refill for Ycsb {
                 3 => {
                     let i = self.pick();
                     let n = 1 + self.rng.below(u64::from(self.cfg.scan_max)) as u32;
-                    out.push(OwnedOp::Scan(0, Self::key(i), n));
+                    out.push(OwnedOp::Scan(0, Self::key(i), Vec::new(), n));
                 }
                 _ => {
                     let i = self.pick();

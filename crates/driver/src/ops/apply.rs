@@ -109,12 +109,6 @@ impl<'a> Applier<'a> {
         }
     }
 
-    /// Paced by recorded times `speed` times faster, from now, when given.
-    pub(super) fn with_clock(mut self, speed: Option<f64>) -> Self {
-        self.clock = speed.map(|s| (Instant::now(), s));
-        self
-    }
-
     /// The error of store `i`; builds its name only when there is an error,
     /// so the per-operation path allocates nothing.
     pub(super) fn err(
@@ -318,7 +312,8 @@ pub(super) fn run_ops(
     pacing: super::Pacing,
 ) -> Result<(), DriverError> {
     let mut meter = SegmentMeter::new(names, stores, devices)?;
-    let mut a = Applier::new(stores, names, counters, meter.fresh()).with_clock(pacing.speed);
+    let mut a = Applier::new(stores, names, counters, meter.fresh());
+    a.clock = pacing.speed.map(|s| (Instant::now(), s));
     let mut seg_start = Instant::now();
     let fixed = |p: super::Pace| Schedule::new(p.ops_per_sec, Arrival::Fixed, Rng::new(0));
     let mut schedule = pacing

@@ -49,7 +49,7 @@ pub fn replay(
     devices: &[Option<&Device>],
     observer: &mut dyn Observer,
 ) -> OpsOutcome {
-    replay_paced(src, stores, devices, observer, None)
+    replay_with(src, (stores, devices), observer, Pacing::default())
 }
 
 /// Paces an op stream: operations after the mark that ends its load phase
@@ -73,25 +73,6 @@ pub struct Pacing {
     pub rate: Option<Pace>,
     /// The recorded times ([`ledgerbench_trace::Op::At`]) divided by this.
     pub speed: Option<f64>,
-}
-
-/// [`replay`], open loop at `pace` when given.
-pub fn replay_paced(
-    src: &mut dyn OpSource,
-    stores: &[&dyn KvStore],
-    devices: &[Option<&Device>],
-    observer: &mut dyn Observer,
-    pace: Option<Pace>,
-) -> OpsOutcome {
-    replay_with(
-        src,
-        (stores, devices),
-        observer,
-        Pacing {
-            rate: pace,
-            speed: None,
-        },
-    )
 }
 
 /// [`replay`] paced as `pacing` says: at a fixed rate, by the trace's
@@ -241,7 +222,7 @@ fn final_content(stores: &[&dyn KvStore], names: &[String]) -> Result<Vec<Conten
                 store: names.get(i).cloned().unwrap_or_default(),
                 source,
             })?;
-            let sha256 = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            let sha256 = ledgerbench_core::hex(&h.finalize());
             Ok(Content {
                 bytes,
                 entries,

@@ -88,7 +88,7 @@ fn version_2_records_become_their_operations() {
             OwnedOp::Get(1, s(b"b"), Expect::Unchecked),
             OwnedOp::At(700),
             // A Seek below its lower bound starts at the bound.
-            OwnedOp::ScanTo(0, s(b"b"), s(b"z"), 5),
+            OwnedOp::Scan(0, s(b"b"), s(b"z"), 5),
         ]
         .iter()
         .map(|o| format!("{o:?}")),
@@ -134,7 +134,7 @@ fn version_1_records_become_their_operations() {
     let (ops, src) = import(&everything(true), opts()).expect("import");
     let mut want = writes();
     want.extend(
-        [OwnedOp::At(700), OwnedOp::Scan(0, s(b"b"), 5)]
+        [OwnedOp::At(700), OwnedOp::Scan(0, s(b"b"), Vec::new(), 5)]
             .iter()
             .map(|o| format!("{o:?}")),
     );
@@ -195,7 +195,10 @@ fn what_has_no_neutral_meaning_is_refused_together_and_mapped_by_flags() {
     };
     let (ops, src) = import(&t, o).expect("mapped");
     assert_eq!(ops[1], format!("{:?}", OwnedOp::Put(0, s(b"m"), s(b"+1"))));
-    assert_eq!(ops[4], format!("{:?}", OwnedOp::Scan(0, s(b"k"), 3)));
+    assert_eq!(
+        ops[4],
+        format!("{:?}", OwnedOp::Scan(0, s(b"k"), Vec::new(), 3))
+    );
     assert_eq!(src.summary().merges, 1);
 }
 
