@@ -43,7 +43,14 @@ fn a_capacity_search_brackets_the_rate_and_records_every_close() {
     assert_eq!(r["workload"], "capacity");
     let run = &r["runs"][0];
     let probes = run["probes"].as_array().expect("probes");
-    assert!((2..=5).contains(&probes.len()), "{}", probes.len());
+    // Under a loaded machine even the floor can miss a 50 ms close: the
+    // search then ends at its first probe, naming the floor as failed.
+    let floor_failed = probes.len() == 1 && run["failed_rate"].as_f64() == Some(100.0);
+    assert!(
+        floor_failed || (2..=5).contains(&probes.len()),
+        "{}",
+        probes.len()
+    );
     for p in probes {
         let held = p["sustained"].as_bool().expect("judged");
         let closes = p["persist_secs"].as_array().map_or(0, Vec::len);
