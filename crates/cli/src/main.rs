@@ -195,6 +195,9 @@ fn main() -> ExitCode {
     if supervise::is_worker() {
         crash::worker::die_with_parent();
     }
+    if let Some(code) = resumed(&cli) {
+        return code;
+    }
     if let Some((sub, out)) = supervised(&cli) {
         // The supervisor claims the run directory, so it knows where the
         // worker writes and can keep or remove what the worker leaves.
@@ -259,6 +262,22 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `run stellar --resume DIR`: the resumed run's exit code.
+fn resumed(cli: &Cli) -> Option<ExitCode> {
+    let Command::Run {
+        workload: Some(Workload::Stellar(a)),
+        ..
+    } = &cli.command
+    else {
+        return None;
+    };
+    let dir = a.resume.as_deref().filter(|_| !supervise::is_worker())?;
+    Some(supervise::resume(dir).unwrap_or_else(|e| {
+        ledgerbench_core::note!("error: {}", output::error_text(&e));
+        ExitCode::from(2)
+    }))
 }
 
 /// For a run command, the workload's name and `--out`: it runs as a

@@ -52,8 +52,10 @@ pub fn plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let d = args.dir.display();
     output::say(format_args!(
         "plan: {n} jobs in {d}/jobs, listed in {d}/matrix.json\n\
+         each job {}\n\
          run each (in any order, on any machine of one kind): ledgerbench run --job {d}/jobs/NNN.json --out-dir cells\n\
-         then merge: ledgerbench report cells/* --out report"
+         then merge: ledgerbench report cells/* --out report",
+        planned.expected
     ));
     Ok(ExitCode::SUCCESS)
 }

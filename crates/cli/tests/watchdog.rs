@@ -126,3 +126,28 @@ fn a_healthy_run_under_the_watchdog_is_untouched() {
     assert!(r["runs"][0].get("error").is_none(), "{r}");
     assert!(!t.path().join("w/.ledgerbench-heartbeat").exists());
 }
+
+#[test]
+fn a_checkpointed_run_the_watchdog_ends_is_over_and_its_kept_stores_go() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (o, took) = stalled_run(
+        "flush:mem",
+        &[
+            "run",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--checkpoint",
+            "--backends",
+            "mem,lmdb",
+        ],
+        t.path(),
+    );
+    check(&o, took, t.path(), "lmdb");
+    // Ended for good, not stopped: nothing is kept for a resume.
+    let dir = t.path().join("w");
+    assert!(!dir.join(".ledgerbench-checkpoint").exists());
+    assert!(!stderr(&o).contains("--resume"), "{}", stderr(&o));
+    assert_no_devices_under(&dir);
+    assert!(!dir.join("stores").exists() && !dir.join("devices").exists());
+}

@@ -168,6 +168,29 @@ impl RunDir {
         Ok(d)
     }
 
+    /// Claims again a run directory ledgerbench made, to go on with its run
+    /// (`--resume`): its marker then names this process. Never removed
+    /// when this drops: it holds the run's results.
+    pub fn reopen(path: &Path) -> Result<Self, DriverError> {
+        let marker = path.join(RUN_MARKER);
+        if !marker.is_file() {
+            return Err(DriverError::Config(format!(
+                "{} is not a ledgerbench run directory",
+                path.display()
+            )));
+        }
+        fs::write(
+            &marker,
+            format!("ledgerbench run directory\npid={}\n", std::process::id()),
+        )
+        .map_err(io_err("writing run marker in", path))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            made: false,
+            made_root: None,
+        })
+    }
+
     /// The directory a supervisor claimed for this worker
     /// ([`RUN_DIR_ENV`]), if this process is one.
     pub fn adopt() -> Option<Result<Self, DriverError>> {

@@ -401,3 +401,91 @@ fn open_loop_lookups_arrive_on_schedule_and_a_sweep_finds_the_sustained_rate() {
         .expect("streamed");
     assert_eq!(st.max_sustained_rate_per_sec, Some(1000.0));
 }
+
+#[test]
+fn a_checkpointed_run_resumed_from_a_batch_ends_as_one_never_stopped() {
+    let cfg = StellarConfig {
+        checkpoint: true,
+        lookups_at: vec![2, 5],
+        ..small()
+    };
+    let (a, b) = (
+        tempfile::tempdir().expect("a"),
+        tempfile::tempdir().expect("b"),
+    );
+    let (sa, sb) = (open3(a.path()), open3(b.path()));
+    let whole = run_mem(&cfg, &sa, &mut Seen::default());
+    assert!(whole.error.is_none(), "{:?}", whole.error);
+    // Timed lookups where asked, and only there; every batch synced.
+    let at: Vec<u32> = whole
+        .batches
+        .iter()
+        .filter_map(|b| b.lookups.as_ref().map(|l| l.batch))
+        .collect();
+    assert_eq!(at, [2, 5]);
+    let l = whole.batches[1].lookups.as_ref().expect("lookups at 2");
+    assert_eq!(l.one_step.as_ref().expect("timed").count, 50);
+    assert_eq!(l.two_step.as_ref().expect("timed").count, 50);
+    assert!(whole.batches.iter().all(|b| b.checkpoint_secs.is_some()));
+
+    // The first two batches, then the rest from them, as after a kill.
+    let first = StellarConfig {
+        ledgers: 10,
+        lookups_at: vec![2],
+        ..cfg.clone()
+    };
+    let begun = stellar::run(
+        &first,
+        "mem",
+        [&sb[0], &sb[1], &sb[2]],
+        [None, None, None],
+        &mut (),
+    );
+    assert_eq!(begun.batches.len(), 2);
+    let mut seen = Seen::default();
+    let stores = [&sb[0] as &dyn KvStore, &sb[1], &sb[2]];
+    let rest = stellar::run_resumed(
+        &cfg,
+        "mem",
+        (stores, [None, None, None]),
+        &mut seen,
+        None,
+        begun.batches,
+    );
+    assert!(rest.error.is_none(), "{:?}", rest.error);
+    assert_eq!(seen.batches, [3, 4, 5]);
+    let keys = |o: &stellar::Outcome| -> Vec<(u64, u64)> {
+        let b = o.batches.iter().flat_map(|b| &b.stores);
+        b.map(|s| (s.entries, s.logical_bytes)).collect()
+    };
+    assert_eq!(keys(&whole), keys(&rest));
+    let content = |o: &stellar::Outcome| -> Vec<Option<String>> {
+        let s = &o.summary.as_ref().expect("summary").stores;
+        s.values().map(|s| s.content_sha256.clone()).collect()
+    };
+    assert!(content(&whole).iter().all(Option::is_some));
+    assert_eq!(content(&whole), content(&rest));
+}
+
+#[test]
+fn lookups_outside_the_run_and_a_checkpointed_spool_are_refused() {
+    let mut cfg = StellarConfig {
+        lookups_at: vec![6],
+        ..small()
+    };
+    let e = cfg.validate().expect_err("batch 6 of 5").to_string();
+    assert!(
+        e.contains("lookups_at batch 6") && e.contains("1 to 5"),
+        "{e}"
+    );
+    cfg.lookups_at = vec![0];
+    assert!(cfg.validate().is_err());
+    cfg.lookups_at = vec![5];
+    cfg.checkpoint = true;
+    cfg.pregenerate = true;
+    let e = cfg.validate().expect_err("both").to_string();
+    assert!(
+        e.contains("--checkpoint") && e.contains("--pregenerate"),
+        "{e}"
+    );
+}

@@ -46,14 +46,24 @@ impl std::fmt::Display for Leftover {
                 image,
                 mount,
                 pid,
-            } => write!(
-                f,
-                "loop device {device} over {} (made by pid {pid}){}",
-                image.display(),
-                mount
-                    .as_ref()
-                    .map_or(String::new(), |m| format!(", mounted at {}", m.display()))
-            ),
+            } => {
+                write!(
+                    f,
+                    "loop device {device} over {} (made by pid {pid}){}",
+                    image.display(),
+                    mount
+                        .as_ref()
+                        .map_or(String::new(), |m| format!(", mounted at {}", m.display()))
+                )?;
+                match image.ancestors().nth(3).filter(|_| checkpointed(image)) {
+                    Some(run) => write!(
+                        f,
+                        "; the image stays for `ledgerbench run stellar --resume {}`",
+                        run.display()
+                    ),
+                    None => Ok(()),
+                }
+            }
             Leftover::CrashMount { mount, pid } => write!(
                 f,
                 "crash filesystem mounted at {} (served by pid {pid})",
@@ -66,7 +76,8 @@ impl std::fmt::Display for Leftover {
     }
 }
 
-fn alive(pid: u32) -> bool {
+/// Whether process `pid` runs (a zombie does not).
+pub fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     let rc = unsafe { libc::kill(pid as i32, 0) };
     let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
@@ -198,6 +209,19 @@ pub fn find() -> Vec<Leftover> {
     out
 }
 
+/// The file in a run directory that names its checkpointed run in
+/// progress; while it exists the run's images are kept for `--resume`.
+pub const CHECKPOINT: &str = ".ledgerbench-checkpoint";
+
+/// Whether `image` (`RUN/devices/TAG/NAME.img`) belongs to a checkpointed
+/// run that can still be resumed.
+pub fn checkpointed(image: &Path) -> bool {
+    image
+        .ancestors()
+        .nth(3)
+        .is_some_and(|run| run.join(CHECKPOINT).is_file())
+}
+
 /// Unmounts `m`, lazily when something still holds it (a dead process's
 /// open files, a mount inside it).
 fn unmount(m: &Path) -> Result<()> {
@@ -224,6 +248,10 @@ pub fn remove(l: &Leftover) -> Result<()> {
                 let _ = std::fs::remove_dir(m);
             }
             run("losetup", &["-d", device])?;
+            if checkpointed(image) {
+                // Hours of a run a user may resume: kept, with its marker.
+                return Ok(());
+            }
             let _ = std::fs::remove_file(image);
             let _ = std::fs::remove_file(owner_marker(image));
             let _ = std::fs::remove_file(old_marker(image));

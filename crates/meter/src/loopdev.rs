@@ -174,6 +174,64 @@ impl LoopFs {
         Ok(fs)
     }
 
+    /// Attaches an image a checkpointed run kept (`image` must exist, and
+    /// `mount` must not) and mounts it; ext4 replays its journal, as after
+    /// a reboot. The owner marker then names this process.
+    pub fn attach(image: &Path, mount: &Path, read_ahead_kb: Option<u32>) -> Result<Self> {
+        Self::available()?;
+        let missing = |why: String| MeterError::Unavailable {
+            meter: "loop-device meter",
+            why,
+        };
+        if !image.is_file() {
+            return Err(missing(format!("{} is gone", image.display())));
+        }
+        // After a reboot the empty mount point is still there.
+        let empty_dir = std::fs::read_dir(mount).is_ok_and(|mut d| d.next().is_none());
+        if mount.exists() && !empty_dir {
+            return Err(missing(format!(
+                "{} is in use: is the run still going? `ledgerbench clean` removes what a dead one left",
+                mount.display()
+            )));
+        }
+        let owner = owner_marker(image);
+        std::fs::write(&owner, format!("ledgerbench pid={}\n", std::process::id())).map_err(
+            |source| MeterError::Io {
+                what: "writing owner marker",
+                path: owner.display().to_string(),
+                source,
+            },
+        )?;
+        let img = image.display().to_string();
+        let device = run("losetup", &["--find", "--show", "--direct-io=on", &img])?;
+        let mut fs = LoopFs {
+            image: image.to_path_buf(),
+            view: Device {
+                device: device.clone(),
+                mount: mount.to_path_buf(),
+            },
+            device,
+            mount: mount.to_path_buf(),
+            mounted: false,
+        };
+        if !empty_dir {
+            std::fs::create_dir(mount).map_err(|source| MeterError::Io {
+                what: "creating mount point",
+                path: mount.display().to_string(),
+                source,
+            })?;
+        }
+        run(
+            "mount",
+            &["-o", "noatime", &fs.device, &mount.display().to_string()],
+        )?;
+        fs.mounted = true;
+        if let Some(kb) = read_ahead_kb {
+            crate::write(&fs.read_ahead_path(), &kb.to_string())?;
+        }
+        Ok(fs)
+    }
+
     fn read_ahead_path(&self) -> String {
         let name = self.device.trim_start_matches("/dev/");
         format!("/sys/block/{name}/queue/read_ahead_kb")

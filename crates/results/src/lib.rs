@@ -19,6 +19,7 @@ pub mod fanout;
 mod header;
 mod memory;
 pub mod micro;
+mod month;
 pub mod points;
 mod reads;
 mod replay;
@@ -28,6 +29,7 @@ pub mod workload;
 
 pub use header::{Cell, RunHeader, Scheduled};
 pub use memory::MemoryRecord;
+pub use month::{LookupsAt, Resume};
 pub use reads::{LookupReads, StoreReads};
 pub use replay::{
     DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, ThreadSummary, drift,
@@ -143,6 +145,9 @@ pub struct BackendRun {
     /// is a finding, not a failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<String>,
+    /// Every stop and resume of a checkpointed run, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumes: Vec<Resume>,
 }
 
 /// What a replay of operations did.
@@ -238,6 +243,13 @@ pub struct BatchRecord {
     pub memory: Option<MemoryRecord>,
     /// Per store, in write order.
     pub stores: Vec<StoreBatch>,
+    /// A checkpointed run's sync of every store after the batch, seconds:
+    /// outside `total_secs`, so a resumable run's batches time as others do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_secs: Option<f64>,
+    /// Lookups timed after this batch (`lookups_at`), outside `total_secs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookups: Option<Box<LookupsAt>>,
 }
 
 /// One store's share of a batch.

@@ -175,6 +175,13 @@ pub struct StellarConfig {
     /// in the run directory and stream it from there: the engines, not the
     /// generator, set the pace (needs disk for the logical bytes).
     pub pregenerate: bool,
+    /// Sync every store after each batch and keep the stores between
+    /// processes, so `run stellar --resume DIR` continues from the last
+    /// complete batch after a kill, an OOM or a reboot.
+    pub checkpoint: bool,
+    /// Batches (from 1) after which lookups are timed, both ways, on
+    /// `verify_txs` random transactions.
+    pub lookups_at: Vec<u32>,
 }
 
 impl Default for StellarConfig {
@@ -192,6 +199,8 @@ impl Default for StellarConfig {
             profile: StellarProfile::default(),
             streaming: StreamingConfig::default(),
             pregenerate: false,
+            checkpoint: false,
+            lookups_at: Vec::new(),
         }
     }
 }
@@ -272,9 +281,31 @@ impl StellarConfig {
         if !self.streaming.p99_bound_us.is_finite() || self.streaming.p99_bound_us <= 0.0 {
             return bad("--p99-bound-ms (streaming.p99_bound_us) must be above 0");
         }
+        self.validate_long_runs()?;
         self.profile
             .validate()
             .map_err(|e| InvalidConfig(e.to_string()))
+    }
+
+    /// The settings of long runs: checkpoints and lookups during ingestion.
+    fn validate_long_runs(&self) -> Result<(), InvalidConfig> {
+        let bad = |m: &str| Err(InvalidConfig(m.to_string()));
+        if self.checkpoint && self.pregenerate {
+            return bad(
+                "--checkpoint resumes by generating from the next batch, which a --pregenerate run's spool cannot do: drop one of them",
+            );
+        }
+        if let Some(b) = self
+            .lookups_at
+            .iter()
+            .find(|b| **b == 0 || **b > self.batches())
+        {
+            return bad(&format!(
+                "lookups_at batch {b} is not a batch of this run (1 to {})",
+                self.batches()
+            ));
+        }
+        Ok(())
     }
 
     /// Generator threads to use: `workers`, or one less than the cores.

@@ -171,6 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         device_size: args.place.size(most * 2 + (512 << 20))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
+        reattach: false,
     };
     let specs = harness::specs(
         &args.backends,

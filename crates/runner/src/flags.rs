@@ -147,3 +147,12 @@ pub fn parse_threads(list: &str) -> anyhow::Result<Vec<u64>> {
 /// Client threads a run takes at most: past this the harness's threads,
 /// not the engine, decide what is measured on any machine ledgerbench targets.
 pub const MAX_THREADS: u64 = 256;
+
+/// The `--stall-timeout` in a recorded command line (`auto` when absent).
+pub fn stall_timeout_of(args: &[String]) -> anyhow::Result<crate::watchdog::StallTimeout> {
+    let given = args.iter().enumerate().find_map(|(i, a)| match a.as_str() {
+        "--stall-timeout" => args.get(i + 1).map(String::as_str),
+        a => a.strip_prefix("--stall-timeout="),
+    });
+    Ok(given.unwrap_or("auto").parse()?)
+}

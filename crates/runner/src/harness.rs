@@ -30,6 +30,9 @@ pub struct Placement {
     pub read_ahead_kb: Option<u32>,
     /// Keep store directories after the run (only without devices).
     pub keep_stores: bool,
+    /// Use the stores a checkpointed run kept under the same tag (their
+    /// images attached again, or their directories) instead of new ones.
+    pub reattach: bool,
 }
 
 /// `--memory-limit SIZE`: the bytes, after checking cgroups are usable here.
@@ -139,6 +142,7 @@ pub fn new_run(label: &str, memory_limit: Option<u64>) -> BackendRun {
         planted_slowdown_pct: crate::planted::percent(),
         planted_stall: crate::planted::stall().map(|s| s.to_string()),
         error: None,
+        resumes: Vec::new(),
     }
 }
 
@@ -385,20 +389,29 @@ pub fn place_stores(
             Some(size) => {
                 let root = rundir.path().join("devices").join(sanitize(tag));
                 placed.root = Some(root.clone());
+                let (image, mount) = (
+                    root.join(format!("{}.img", sanitize(name))),
+                    root.join(sanitize(name)),
+                );
                 let dev = fs::create_dir_all(&root)
                     .map_err(anyhow::Error::from)
                     .and_then(|_| {
-                        Ok(LoopFs::create(
-                            &root.join(format!("{}.img", sanitize(name))),
-                            &root.join(sanitize(name)),
-                            size,
-                            place.read_ahead_kb,
-                        )?)
+                        Ok(match place.reattach {
+                            true => LoopFs::attach(&image, &mount, place.read_ahead_kb)?,
+                            false => LoopFs::create(&image, &mount, size, place.read_ahead_kb)?,
+                        })
                     })
                     .map_err(|e| e.context(format!("private device for store `{name}`")))?;
                 let store = dev.path().join("store");
                 placed.devices.push(dev);
                 store
+            }
+            None if place.reattach => {
+                let d = rundir.stores_of(tag).join(name);
+                if !d.is_dir() {
+                    anyhow::bail!("the checkpointed store {} is gone", d.display());
+                }
+                d
             }
             None => rundir.store_dir(tag, name)?,
         };

@@ -108,6 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         device_size: args.place.size(logical * (3 + cfg.threads) + (1 << 30))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
+        reattach: false,
     };
     let specs = harness::specs(
         &backends,

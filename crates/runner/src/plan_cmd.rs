@@ -105,6 +105,8 @@ pub struct Planned {
     pub config: serde_json::Value,
     /// Every cell, in the order the single-process sweep runs them.
     pub cells: Vec<PlannedCell>,
+    /// What each cell expects (data, disk, least time), said to the user.
+    pub expected: String,
 }
 
 /// A cell's directory name: its index, then its label and repeat with
@@ -267,6 +269,7 @@ mod tests {
                     repeat: r,
                 })
                 .collect(),
+            expected: String::new(),
         };
         let argv: Vec<String> = ["run", "stellar", "--backends", "mem", "--repeat", "2"]
             .map(String::from)

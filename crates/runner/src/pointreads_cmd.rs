@@ -118,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         device_size: args.place.size(cfg.logical_bytes() * 3 + (512 << 20))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
+        reattach: false,
     };
     let mut specs = harness::specs(
         &args.backends,

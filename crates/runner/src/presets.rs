@@ -3,7 +3,18 @@
 use ledgerbench_driver::stellar::{StellarConfig, StreamingConfig};
 
 /// Preset names, smallest first.
-pub const NAMES: &[&str] = &["smoke", "quick", "month-scaled", "outgrow-memory", "seed"];
+pub const NAMES: &[&str] = &[
+    "smoke",
+    "quick",
+    "month-scaled",
+    "outgrow-memory",
+    "month",
+    "seed",
+];
+
+/// Ledgers in a batch of the `month` preset: the report's 2,000 over 22
+/// (2,000 / 91 = 21.98), so each of its 234 batches is 1/22 of the report's.
+pub const MONTH_BATCH_LEDGERS: u32 = 91;
 
 /// A preset: the workload config and the engines' memory budget (bytes).
 pub struct Preset {
@@ -15,6 +26,8 @@ pub struct Preset {
     /// Default memory cgroup limit (page cache included), for presets whose
     /// point is behaviour once data outgrows memory.
     pub memory_limit: Option<u64>,
+    /// Default `--ratio`: the limit set by the data at the last batch.
+    pub ratio: Option<&'static str>,
     /// One line on what the preset is for.
     pub about: &'static str,
 }
@@ -41,6 +54,7 @@ pub fn get(name: &str) -> Option<Preset> {
             },
             engine_memory: Some(16 << 20),
             memory_limit: None,
+            ratio: None,
             about: "40 ledgers in 4 batches: checks every backend end to end in seconds",
         },
         "quick" => Preset {
@@ -59,6 +73,7 @@ pub fn get(name: &str) -> Option<Preset> {
             },
             engine_memory: Some(64 << 20),
             memory_limit: None,
+            ratio: None,
             about: "1,000 ledgers in 10 batches, then 30 streamed ledgers with lookups: a few minutes for four backends",
         },
         "month-scaled" => Preset {
@@ -82,6 +97,7 @@ pub fn get(name: &str) -> Option<Preset> {
             // About a fifth of the smallest engine's data (1.4 GB): the
             // B-trees' pages stop fitting part way through, as at full scale.
             memory_limit: Some(320 << 20),
+            ratio: None,
             about: "3,000 ledgers in 120 batches, data ~40x the memtables: compaction cost grows visibly",
         },
         "outgrow-memory" => Preset {
@@ -106,12 +122,43 @@ pub fn get(name: &str) -> Option<Preset> {
             },
             engine_memory: Some(64 << 20),
             memory_limit: Some(256 << 20),
+            ratio: None,
             about: "7,200 ledgers in batches of 400 (~103k random keys each), txdata 8x a 256 MiB limit: where B-trees and LSMs part ways",
+        },
+        "month" => Preset {
+            workload: StellarConfig {
+                // The report's 234 batches, each of 2,000 / 22 = 91
+                // ledgers (~23,500 random keys into txdata and txindex,
+                // 1/22 of its ~550,000), values as generated (the report's
+                // sizes); ~6 GB of txdata at the end.
+                ledgers: 234 * u64::from(MONTH_BATCH_LEDGERS),
+                batch_ledgers: MONTH_BATCH_LEDGERS,
+                commit_ledgers: 0,
+                // Hours long: synced and kept after each batch, so
+                // `--resume` goes on after a kill or a reboot.
+                checkpoint: true,
+                // The verdict's lookups on the run's own data: after the
+                // batches the model is fitted on, half way, and at the end.
+                lookups_at: vec![18, 117, 234],
+                // A batch 15 minutes long has fallen off a cliff (the
+                // report's worst, 23.5 min at full size, is ~1 min here).
+                max_batch_secs: Some(900.0),
+                streaming: StreamingConfig {
+                    ledgers: 0,
+                    ..StreamingConfig::default()
+                },
+                ..d
+            },
+            engine_memory: Some(64 << 20),
+            memory_limit: None,
+            ratio: Some("c5"),
+            about: "the report's 234 batches at 1/22 of their size, memory set so txdata ends 4.8x it (the c5; --ratio i4i: 1.2x), resumable: hours",
         },
         "seed" => Preset {
             workload: d,
             engine_memory: None,
             memory_limit: None,
+            ratio: None,
             about: "the report's full parameters (468,038 ledgers, batches of 2,000, 512 MiB x 6 memtables): big machines only",
         },
         _ => return None,

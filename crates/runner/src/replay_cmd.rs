@@ -393,6 +393,7 @@ fn run_stream(
         device_size,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
+        reattach: false,
     };
     let mut failed = false;
     // A worker going on after its predecessor was ended (memory limit,
@@ -423,7 +424,13 @@ fn run_stream(
         );
         let mut run = harness::new_run(&label, memory_limit);
         run.design = Some(spec.name.clone());
-        crate::supervise::note_current_run(&out, &label, 0, memory_limit, false);
+        crate::supervise::note_current_run(
+            &out,
+            &label,
+            0,
+            memory_limit,
+            crate::supervise::Keep::No,
+        );
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
         let mut replayed = None;
         let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &label);

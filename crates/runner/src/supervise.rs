@@ -41,20 +41,39 @@ pub fn is_worker() -> bool {
     std::env::var_os(WORKER_ENV).is_some()
 }
 
+/// What becomes of a run's stores when its worker dies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Removed.
+    No,
+    /// Kept (`--keep-stores`).
+    Stores,
+    /// Kept for `--resume`, unless the run ended for good (its memory
+    /// limit or the watchdog).
+    Checkpoint,
+}
+
+impl From<bool> for Keep {
+    fn from(keep_stores: bool) -> Self {
+        if keep_stores { Keep::Stores } else { Keep::No }
+    }
+}
+
 /// Notes (in the output directory) which run is in progress, so that if
 /// the worker dies the supervisor can name it, keep its batches and
-/// remove its stores (unless `keep_stores`).
+/// remove its stores (or keep them: `keep`).
 pub fn note_current_run(
     out: &Path,
     label: &str,
     repeat: u32,
     memory_limit: Option<u64>,
-    keep_stores: bool,
+    keep: Keep,
 ) {
     let limit = memory_limit.map_or(String::new(), |b| b.to_string());
+    let keep = keep as u8;
     let _ = std::fs::write(
         out.join(CURRENT_RUN),
-        format!("{repeat}\n{label}\n{limit}\n{}\n", u8::from(keep_stores)),
+        format!("{repeat}\n{label}\n{limit}\n{keep}\n"),
     );
 }
 
@@ -66,11 +85,83 @@ pub fn clear_current_run(out: &Path) {
 /// Claims the run directory, runs the current command line again as a
 /// worker writing there, waits for it, then cleans up and reports.
 pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<ExitCode> {
-    let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     // Dropped last: a run that kept nothing (refused flags, say) leaves
     // nothing behind.
     let rundir = RunDir::claim(output.out.as_deref(), workload, output.force)?;
+    supervise(workload, &rundir, &args, (false, output.stall_timeout))
+}
+
+/// `run stellar --resume DIR`: removes what the stopped run's processes
+/// left (its images stay), then goes on with its own command line.
+pub fn resume(dir: &Path) -> anyhow::Result<ExitCode> {
+    let args = crate::stellar_cmd::resume::command_of(dir)?;
+    let rundir = RunDir::reopen(dir)?;
+    let dir = std::path::absolute(dir)?;
+    wait_for_owners(&dir)?;
+    let left: Vec<Leftover> = clean::find()
+        .into_iter()
+        .filter(|l| matches!(l, Leftover::Loop { image, .. } if image.starts_with(&dir)))
+        .collect();
+    let pids: Vec<u32> = left.iter().map(owner).collect();
+    let cgroups = clean::find()
+        .into_iter()
+        .filter(|l| matches!(l, Leftover::Cgroup { .. }) && pids.contains(&owner(l)));
+    for l in cgroups.chain(left) {
+        clean::remove(&l).map_err(|e| anyhow::anyhow!("--resume: removing {l}: {e}"))?;
+    }
+    remove_empty_device_dirs(&dir);
+    ledgerbench_core::note!("ledgerbench: resuming the run in {}", dir.display());
+    // The stall timeout is the run's own, as given when it started.
+    let stall = crate::flags::stall_timeout_of(&args)?;
+    supervise("stellar", &rundir, &args, (true, stall))
+}
+
+/// Waits (up to a minute) for the processes that made the images under
+/// `dir` to be gone: one killed in the middle of a sync dies only when the
+/// sync returns.
+fn wait_for_owners(dir: &Path) -> anyhow::Result<()> {
+    let markers = std::fs::read_dir(dir.join("devices"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|run| {
+            std::fs::read_dir(run.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .filter(|f| {
+            f.file_name()
+                .to_string_lossy()
+                .ends_with(".ledgerbench-owner")
+        });
+    let pids: Vec<u32> = markers
+        .filter_map(|m| std::fs::read_to_string(m.path()).ok())
+        .filter_map(|t| t.trim().strip_prefix("ledgerbench pid=")?.parse().ok())
+        .collect();
+    let t = std::time::Instant::now();
+    while let Some(pid) = pids.iter().find(|p| clean::alive(**p)) {
+        if t.elapsed() > Duration::from_secs(60) {
+            anyhow::bail!(
+                "--resume {}: process {pid} still uses its stores; stop it first",
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// Runs workers for `args` in `rundir` until one finishes or cannot go on;
+/// the first is a resumed one when `resume`.
+fn supervise(
+    workload: &str,
+    rundir: &RunDir,
+    args: &[String],
+    (mut resume, stall): (bool, StallTimeout),
+) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe()?;
     let out = rundir.path();
     // SAFETY: the handler only stores into an atomic.
     unsafe {
@@ -84,7 +175,6 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
     let capacity = workload == "capacity";
     let resumable = capacity
         || ["stellar", "replay", "ycsb", "solana", "blobs", "accounts"].contains(&workload);
-    let mut resume = false;
     let recorded = || {
         if capacity {
             return crate::capacity_cmd::progress(out);
@@ -96,7 +186,7 @@ pub fn run(workload: &str, output: &crate::flags::OutputArgs) -> anyhow::Result<
     };
     loop {
         let before = recorded();
-        match one_worker(&exe, &args, out, resume, output.stall_timeout)? {
+        match one_worker(&exe, args, out, resume, stall)? {
             Outcome::Done(c) => return Ok(c),
             // Each new worker skips what is recorded; one that recorded
             // nothing new would only be killed again.
@@ -168,15 +258,25 @@ fn one_worker(
         std::thread::sleep(Duration::from_millis(50));
     };
     // What the worker left: its devices and cgroups, named by its pid.
-    let mut cgroups = Vec::new();
     let left: Vec<Leftover> = clean::find()
         .into_iter()
         .filter(|l| owner(l) == pid)
         .collect(); // in removal order
+    let cgroups: Vec<_> = left
+        .iter()
+        .filter_map(|l| match l {
+            Leftover::Cgroup { dir, .. } => Some(ledgerbench_meter::cgroup::snapshot(dir)),
+            _ => None,
+        })
+        .collect();
+    use std::os::unix::process::ExitStatusExt;
+    let oom = cgroups.iter().find(|c| c.oom_kills.unwrap_or(0) > 0);
+    let ended = status.signal() == Some(libc::SIGKILL) && (oom.is_some() || stalled.is_some());
+    if ended {
+        // Ended for good: a checkpointed run's stores are not kept.
+        crate::stellar_cmd::resume::end(out);
+    }
     for l in &left {
-        if let Leftover::Cgroup { dir, .. } = l {
-            cgroups.push(ledgerbench_meter::cgroup::snapshot(dir));
-        }
         if let Err(e) = clean::remove(l) {
             ledgerbench_core::note!(
                 "ledgerbench: could not remove {l}: {e}; run `ledgerbench clean`"
@@ -191,14 +291,12 @@ fn one_worker(
     }
     remove_empty_device_dirs(out);
     watch.finish();
-    use std::os::unix::process::ExitStatusExt;
     let Some(sig) = status.signal() else {
         clear_current_run(out);
         return Ok(Outcome::Done(ExitCode::from(
             status.code().unwrap_or(2).clamp(0, 255) as u8,
         )));
     };
-    let oom = cgroups.iter().find(|c| c.oom_kills.unwrap_or(0) > 0);
     // A signal the supervisor received is what stopped the run, whatever
     // the worker died of.
     let sig = match SIGNAL.load(Ordering::SeqCst) {
@@ -220,15 +318,19 @@ fn one_worker(
         (libc::SIGTERM, _) => "the run was stopped by SIGTERM".to_string(),
         (s, _) => format!("the run was killed by signal {s}"),
     };
-    let kept = keep_interrupted_run(out, &why);
+    let kept = keep_interrupted_run(out, &why, ended);
     ledgerbench_core::note!("error: {why}; {kept}");
-    Ok(
-        if sig == libc::SIGKILL && (oom.is_some() || stalled.is_some()) {
-            Outcome::Ended
-        } else {
-            Outcome::Done(ExitCode::from(2))
-        },
-    )
+    if crate::stellar_cmd::resume::in_progress(out).is_some() {
+        ledgerbench_core::note!(
+            "ledgerbench: go on from the last complete batch with `ledgerbench run stellar --resume {}`",
+            out.display()
+        );
+    }
+    Ok(if ended {
+        Outcome::Ended
+    } else {
+        Outcome::Done(ExitCode::from(2))
+    })
 }
 
 /// A killed worker's device directories (`devices/<run>`), empty once its
@@ -275,8 +377,9 @@ fn mib(b: Option<u64>) -> String {
 }
 
 /// Adds the run that was in progress, with its finished batches and the
-/// error, to the results file; says what was kept.
-fn keep_interrupted_run(out: &Path, why: &str) -> String {
+/// error, to the results file; says what was kept (a checkpointed run's
+/// stores, unless it `ended` for good).
+fn keep_interrupted_run(out: &Path, why: &str, ended: bool) -> String {
     let results = out.join("results.json");
     let Ok(note) = std::fs::read_to_string(out.join(CURRENT_RUN)) else {
         // No run noted (point reads note none; none keeps its stores).
@@ -287,7 +390,11 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
     let repeat: u32 = lines.next().and_then(|r| r.parse().ok()).unwrap_or(0);
     let label = lines.next().unwrap_or("").to_string();
     let limit: Option<u64> = lines.next().and_then(|l| l.parse().ok());
-    let keep_stores = lines.next() == Some("1");
+    let keep_stores = match lines.next() {
+        Some("1") => true,
+        Some("2") => !ended,
+        _ => false,
+    };
     let stores = remove_stores(out, keep_stores);
     let Some(mut result) = std::fs::read(&results)
         .ok()
@@ -326,7 +433,15 @@ fn keep_interrupted_run(out: &Path, why: &str) -> String {
             split: None,
         });
     }
+    if let Some(p) = crate::stellar_cmd::resume::in_progress(out) {
+        run.resumes = p.resumes;
+    }
     let n = run.batches.len() + run.replay.as_ref().map_or(0, |r| r.segments.len());
+    // A resumed run's earlier record gives way to this one, which holds
+    // all its batches.
+    result
+        .runs
+        .retain(|r| !(r.label == run.label && r.repeat == run.repeat));
     result.runs.push(run);
     clear_current_run(out);
     match crate::output::write_json(&results, &result) {

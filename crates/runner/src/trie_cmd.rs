@@ -94,10 +94,9 @@ impl From<SchemeArg> for Scheme {
     }
 }
 
-/// Runs `ledgerbench run trie`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    args.output.check_build()?;
-    let cfg = TrieConfig {
+/// The workload's settings from the flags.
+fn config(args: &Args) -> TrieConfig {
+    TrieConfig {
         seed: args.seed,
         accounts: args.accounts,
         blocks: args.blocks,
@@ -108,7 +107,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         hot_share: args.hot_share,
         theta: args.theta,
         ..TrieConfig::default()
-    };
+    }
+}
+
+/// Runs `ledgerbench run trie`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.output.check_build()?;
+    let cfg = config(&args);
     cfg.validate().map_err(anyhow::Error::msg)?;
     let limit = args.limit.bytes()?;
     // Trie nodes and flat entries of the load, then hash-scheme growth of
@@ -121,6 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         device_size: args.place.size(logical * 3 + (1 << 30))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
+        reattach: false,
     };
     let specs = harness::specs(
         &args.backends,

@@ -193,15 +193,18 @@ fn finish(
 }
 
 /// A store's content at the end of a run.
-struct Content {
-    bytes: u64,
-    entries: u64,
-    sha256: String,
+pub(crate) struct Content {
+    pub(crate) bytes: u64,
+    pub(crate) entries: u64,
+    pub(crate) sha256: String,
 }
 
 /// Key + value bytes, entries and a digest of each store's content, by one
 /// full scan after the run (outside the timings).
-fn final_content(stores: &[&dyn KvStore], names: &[String]) -> Result<Vec<Content>, DriverError> {
+pub(crate) fn final_content(
+    stores: &[&dyn KvStore],
+    names: &[String],
+) -> Result<Vec<Content>, DriverError> {
     use sha2::Digest;
     stores
         .iter()

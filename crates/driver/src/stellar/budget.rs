@@ -63,6 +63,41 @@ pub fn bytes_per_ledger(cfg: &StellarConfig) -> Result<u64, DriverError> {
     Ok(total / u64::from(SAMPLE) * 11 / 10)
 }
 
+/// What a few ledgers spread over a run say of the whole run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampled {
+    /// Key and value bytes per ledger of each store, in store order.
+    pub store_bytes_per_ledger: [f64; 3],
+    /// Generator and compressor time per ledger on one thread, seconds.
+    pub secs_per_ledger: f64,
+}
+
+/// Generates 64 ledgers spread evenly over the run's ledgers and measures
+/// them: what each store will hold at the end, and the generator's pace.
+pub fn sample(cfg: &StellarConfig) -> Result<Sampled, DriverError> {
+    const N: u64 = 64;
+    let gen_ = StellarGen::new(cfg.seed, cfg.profile.clone())
+        .map_err(|e| DriverError::Config(e.to_string()))?;
+    let mut packer = Packer::new(cfg.profile.zstd_level)?;
+    let mut ledger = Ledger::default();
+    let mut bytes = [0f64; 3];
+    let n = N.min(cfg.ledgers.max(1));
+    let started = std::time::Instant::now();
+    for i in 0..n {
+        let offset = (i * cfg.ledgers / n) as u32;
+        let mut writes = [Batch::new(), Batch::new(), Batch::new()];
+        gen_.ledger_into(cfg.profile.first_ledger + offset, &mut ledger);
+        packer.pack(&ledger, &mut writes, &mut [0; 3])?;
+        for (b, w) in bytes.iter_mut().zip(&writes) {
+            *b += w.logical_bytes() as f64;
+        }
+    }
+    Ok(Sampled {
+        store_bytes_per_ledger: bytes.map(|b| b / n as f64),
+        secs_per_ledger: started.elapsed().as_secs_f64() / n as f64,
+    })
+}
+
 /// The chunk plan of `cfg` under a harness budget of `budget` bytes:
 /// `commit_ledgers = 0` picks the largest chunk that fits (at most a
 /// batch); a given size that does not fit is refused, naming the largest

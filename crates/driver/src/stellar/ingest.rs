@@ -50,12 +50,13 @@ pub(super) fn plan_of(cfg: &StellarConfig) -> Plan {
     }
 }
 
-/// Starts `workers` generator threads in `scope`, chunk k on worker
-/// k % workers; returns their queues in worker order.
+/// Starts `workers` generator threads in `scope` making the chunks from
+/// `first` on, chunk `first + j` on worker j % workers; returns their
+/// queues in worker order.
 fn spawn_generators<'s, 'e: 's>(
     scope: &'s std::thread::Scope<'s, 'e>,
-    cfg: &'e StellarConfig,
-    gen_: &'e StellarGen,
+    (cfg, gen_): (&'e StellarConfig, &'e StellarGen),
+    first: u64,
     stop: &'e AtomicBool,
 ) -> Vec<Receiver<Result<Chunk, DriverError>>> {
     let plan = plan_of(cfg);
@@ -78,7 +79,7 @@ fn spawn_generators<'s, 'e: 's>(
                 }
             };
             let mut ledger = Ledger::default();
-            let mut k = w as u64;
+            let mut k = first + w as u64;
             while k < plan.total_chunks() && !stop.load(Ordering::Relaxed) {
                 let chunk = produce(gen_, plan, k, &mut packer, &mut ledger);
                 if tx.send(chunk).is_err() {
@@ -104,7 +105,7 @@ pub(super) fn pregenerate(
     let stop = AtomicBool::new(false);
     let total = plan.total_chunks();
     std::thread::scope(|scope| {
-        let rxs = spawn_generators(scope, cfg, gen_, &stop);
+        let rxs = spawn_generators(scope, (cfg, gen_), 0, &stop);
         let result = (|| -> Result<(), DriverError> {
             for k in 0..total {
                 let chunk = rxs[(k % rxs.len() as u64) as usize].recv().map_err(|_| {
@@ -124,10 +125,10 @@ pub(super) fn pregenerate(
     spool.finish(drop_behind)
 }
 
-/// Writes every batch of the workload (`cfg` and its generator) into the
-/// stores (and their devices), recording batches and samples into `out`
-/// and latencies into `hists`; generated data comes from generator threads,
-/// or from `spool` when it was generated ahead.
+/// Writes every batch of the workload (`cfg` and its generator) after those
+/// already in `out` into the stores (and their devices), recording batches
+/// and samples into `out` and latencies into `hists`; generated data comes
+/// from generator threads, or from `spool` when it was generated ahead.
 pub(super) fn ingest(
     (cfg, gen_): (&StellarConfig, &StellarGen),
     label: &str,
@@ -137,6 +138,12 @@ pub(super) fn ingest(
     spool: Option<SpoolReader>,
 ) -> Result<(), DriverError> {
     let plan = plan_of(cfg);
+    let first = out.batches.len() as u64 * plan.chunks_per_batch();
+    if first > 0 && spool.is_some() {
+        return Err(DriverError::Config(
+            "a pregenerated spool is read from its start; it cannot go on from a batch".into(),
+        ));
+    }
     let stop = AtomicBool::new(false);
     let counters = Counters::for_ledgers();
     let started = Instant::now();
@@ -151,12 +158,13 @@ pub(super) fn ingest(
                 scope.spawn(move || reader.stream(plan.total_chunks(), &tx));
                 vec![rx]
             }
-            None => spawn_generators(scope, cfg, gen_, &stop),
+            None => spawn_generators(scope, (cfg, gen_), first, &stop),
         };
         let result = write_batches(
             cfg,
             label,
             Writer {
+                gen_,
                 stores,
                 devices,
                 counters: &counters,
@@ -177,15 +185,16 @@ pub(super) fn ingest(
 
 /// What the ingestion writer writes to and records into.
 pub(super) struct Writer<'a> {
+    pub(super) gen_: &'a StellarGen,
     pub(super) stores: Stores<'a>,
     pub(super) devices: Devices<'a>,
     pub(super) counters: &'a Counters,
     pub(super) hists: &'a mut [OpHists; 3],
 }
 
-/// Writes the batches of `plan` as chunks arrive on `rxs`, a record per
-/// batch; stops early (and says why) when a batch is over the workload's
-/// bound.
+/// Writes the batches of `plan` after those in `records` as chunks arrive
+/// on `rxs`, a record per batch; stops early (and says why) when a batch is
+/// over the workload's bound.
 ///
 /// Long because the batch protocol's steps (write, flush, compact, meter, record) share the batch's meters and timings.
 pub(super) fn write_batches(
@@ -199,6 +208,7 @@ pub(super) fn write_batches(
 ) -> Result<Option<String>, DriverError> {
     let total_batches = cfg.batches();
     let Writer {
+        gen_,
         stores,
         devices,
         counters,
@@ -208,7 +218,7 @@ pub(super) fn write_batches(
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let mut meter = SegmentMeter::new(&names, &stores, &devices)?;
     let mut k = 0u64;
-    for b in 0..u64::from(total_batches) {
+    for b in records.len() as u64..u64::from(total_batches) {
         let batch_start = Instant::now();
         let mut rec_stores = meter.fresh();
         let (mut gen_secs, mut comp_secs, mut wait_secs) = (0.0, 0.0, 0.0);
@@ -219,7 +229,13 @@ pub(super) fn write_batches(
                 .recv()
                 .map_err(|_| DriverError::Generator("generator thread exited early".into()))??;
             wait_secs += t.elapsed().as_secs_f64();
-            debug_assert_eq!(u64::from(chunk.batch), b);
+            if u64::from(chunk.batch) != b {
+                return Err(DriverError::Generator(format!(
+                    "chunk of batch {} arrived for batch {}",
+                    chunk.batch + 1,
+                    b + 1
+                )));
+            }
             k += 1;
             gen_secs += chunk.generate.as_secs_f64();
             comp_secs += chunk.compress.as_secs_f64();
@@ -259,7 +275,7 @@ pub(super) fn write_batches(
         let total_secs = batch_start.elapsed().as_secs_f64();
         let process_write_bytes = meter.close(&mut rec_stores)?;
 
-        let rec = BatchRecord {
+        let mut rec = BatchRecord {
             label: label.to_string(),
             batch: b as u32 + 1,
             first_ledger: cfg.profile.first_ledger + (b * plan.batch) as u32,
@@ -272,7 +288,10 @@ pub(super) fn write_batches(
             process_write_bytes,
             memory: crate::segment::memory_now(),
             stores: rec_stores,
+            checkpoint_secs: None,
+            lookups: None,
         };
+        after_batch(cfg, (gen_, stores, devices), &mut rec)?;
         observer.batch_done(&rec, total_batches);
         records.push(rec);
         if let Some(max) = cfg.max_batch_secs
@@ -288,6 +307,43 @@ pub(super) fn write_batches(
         }
     }
     Ok(None)
+}
+
+/// What follows a batch outside its timing: lookups timed where the config
+/// asks, then a checkpointed run's sync, which comes before the batch is
+/// recorded, so a recorded batch is one the stores hold on disk.
+fn after_batch(
+    cfg: &StellarConfig,
+    (gen_, stores, devices): (&StellarGen, Stores<'_>, Devices<'_>),
+    rec: &mut BatchRecord,
+) -> Result<(), DriverError> {
+    let checkable = !stores.iter().any(|s| s.capabilities().discards_writes);
+    if checkable && cfg.lookups_at.contains(&rec.batch) {
+        let ledgers = rec.first_ledger + rec.ledgers - cfg.profile.first_ledger;
+        rec.lookups = Some(Box::new(timed_lookups(
+            gen_,
+            (stores, devices),
+            (rec.batch, ledgers),
+            cfg.verify_txs,
+        )?));
+    }
+    if cfg.checkpoint {
+        let t = Instant::now();
+        for (i, d) in devices.iter().enumerate() {
+            if let Some(d) = d {
+                d.sync().map_err(|source| DriverError::Meter {
+                    store: STORES[i].to_string(),
+                    source,
+                })?;
+            }
+        }
+        // The filesystems under the images (and the run directory) too:
+        // after a reboot the batch is still there.
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+        rec.checkpoint_secs = Some(t.elapsed().as_secs_f64());
+    }
+    Ok(())
 }
 
 pub(super) fn summarize(

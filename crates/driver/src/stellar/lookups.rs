@@ -12,7 +12,7 @@ use ledgerbench_workloads::stellar::{Ledger, StellarGen, find_tx};
 
 use super::*;
 use crate::DriverError;
-use crate::results::{Latency, LookupReads, StoreReads, StreamingResult};
+use crate::results::{Latency, LookupReads, LookupsAt, StoreReads, StreamingResult};
 use crate::segment::{Counters, histogram, record, sample_every_second};
 
 /// Reads transactions back by hash, both ways. A lookup fetches and
@@ -117,8 +117,54 @@ pub(super) fn verify_measured(
     ledgers: u32,
     n: u32,
 ) -> Result<LookupReads, DriverError> {
+    measured(
+        gen_,
+        (stores, devices),
+        (ledgers, n),
+        &mut Checked::default(),
+    )
+}
+
+/// Lookups timed after batch `batch` (with `ledgers` ingested): `n` random
+/// transactions read both ways, each checked, with what they cost.
+pub(super) fn timed_lookups(
+    gen_: &StellarGen,
+    (stores, devices): (Stores<'_>, Devices<'_>),
+    (batch, ledgers): (u32, u32),
+    n: u32,
+) -> Result<LookupsAt, DriverError> {
+    let mut c = Checked {
+        stream: u64::from(batch),
+        timed: Some((histogram(), histogram())),
+    };
+    let reads = measured(gen_, (stores, devices), (ledgers, n), &mut c)?;
+    let (one, two) = c.timed.unwrap_or_else(|| (histogram(), histogram()));
+    Ok(LookupsAt {
+        batch,
+        one_step: Latency::from_histogram(&one),
+        two_step: Latency::from_histogram(&two),
+        reads,
+    })
+}
+
+/// How [`verify`] draws and times its lookups.
+#[derive(Default)]
+pub(super) struct Checked {
+    /// The random stream of the transactions picked (0 after ingestion,
+    /// the batch's number for lookups during it).
+    stream: u64,
+    /// One-step and two-step latencies, when timed.
+    timed: Option<(Histogram<u64>, Histogram<u64>)>,
+}
+
+fn measured(
+    gen_: &StellarGen,
+    (stores, devices): (Stores<'_>, Devices<'_>),
+    (ledgers, n): (u32, u32),
+    c: &mut Checked,
+) -> Result<LookupReads, DriverError> {
     let before = read_counters(stores, devices);
-    let (txs, gets) = verify(gen_, stores, ledgers, n)?;
+    let (txs, gets) = verify(gen_, stores, (ledgers, n), c)?;
     let after = read_counters(stores, devices);
     let stores = (0..3)
         .map(|i| {
@@ -155,26 +201,37 @@ fn read_counters(
     })
 }
 
-/// Looks up `n` random transactions both ways and checks each against the
-/// generator; returns the transactions looked up and the GETs per store.
+/// Looks up `n` random transactions both ways among the first `ledgers`
+/// and checks each against the generator (timing each lookup when `c`
+/// asks); returns the transactions looked up and the GETs per store.
 pub(super) fn verify(
     gen_: &StellarGen,
     stores: Stores<'_>,
-    ledgers: u32,
-    n: u32,
+    (ledgers, n): (u32, u32),
+    c: &mut Checked,
 ) -> Result<(u64, [u64; 3]), DriverError> {
     let first = gen_.profile().first_ledger;
     let last = first + ledgers - 1;
     let mut l = Lookup::new(gen_, stores);
-    let mut r = Rng::new(stream(gen_.seed(), 0x7665_7269_6679, 0));
+    let mut r = Rng::new(stream(gen_.seed(), 0x7665_7269_6679, c.stream));
     let mut txs = 0;
     for _ in 0..n {
         let Some((seq, i)) = l.pick(&mut r, first, last) else {
             continue;
         };
         txs += 1;
-        let one = l.one_step(seq, i)? && l.found_expected(seq, i);
-        if !(one && l.two_step(seq, i)? && l.found_expected(seq, i)) {
+        let t = Instant::now();
+        let found = l.one_step(seq, i)?;
+        if let Some((one, _)) = &mut c.timed {
+            record(one, t.elapsed());
+        }
+        let one = found && l.found_expected(seq, i);
+        let t = Instant::now();
+        let found = one && l.two_step(seq, i)?;
+        if let Some((_, two)) = c.timed.as_mut().filter(|_| one) {
+            record(two, t.elapsed());
+        }
+        if !(found && l.found_expected(seq, i)) {
             return Err(DriverError::Verify(format!(
                 "transaction {i} of ledger {seq} did not read back as written"
             )));

@@ -90,8 +90,6 @@ pub struct SpoolAt<'a> {
 }
 
 /// [`run`], with the place for a `pregenerate` config's spool.
-///
-/// Long because the Stellar protocol's phases in order (ingest, verify, stream), each recording into the same outcome.
 pub fn run_spooled(
     cfg: &StellarConfig,
     label: &str,
@@ -100,8 +98,31 @@ pub fn run_spooled(
     observer: &mut dyn Observer,
     spool_dir: Option<SpoolAt<'_>>,
 ) -> Outcome {
+    run_resumed(
+        cfg,
+        label,
+        (stores, devices),
+        observer,
+        spool_dir,
+        Vec::new(),
+    )
+}
+
+/// [`run_spooled`], going on from the batches `done` (a checkpointed run's
+/// records, whose writes the stores hold): ingestion starts at the next
+/// batch, generated exactly as an uninterrupted run generates it.
+///
+/// Long because the Stellar protocol's phases in order (ingest, verify, stream), each recording into the same outcome.
+pub fn run_resumed(
+    cfg: &StellarConfig,
+    label: &str,
+    (stores, devices): (Stores<'_>, Devices<'_>),
+    observer: &mut dyn Observer,
+    spool_dir: Option<SpoolAt<'_>>,
+    done: Vec<BatchRecord>,
+) -> Outcome {
     let mut out = Outcome {
-        batches: Vec::new(),
+        batches: done,
         summary: None,
         lookup_reads: None,
         streaming: None,
@@ -128,6 +149,12 @@ pub fn run_spooled(
             return out;
         }
     };
+    if !out.batches.is_empty() && !cfg.checkpoint {
+        out.error = Some(DriverError::Config(
+            "only a checkpointed run (--checkpoint) goes on from its last batch".into(),
+        ));
+        return out;
+    }
     let spool = match (cfg.pregenerate, spool_dir) {
         (false, _) => None,
         (true, None) => {
@@ -199,6 +226,22 @@ pub fn run_spooled(
         out.phases.push(phase.end());
         match streamed {
             Ok(s) => out.streaming = Some(s),
+            Err(e) => out.error = Some(e),
+        }
+    }
+    // A checkpointed run is a long one that may have been resumed: its
+    // stores' content, digested, shows it ended where an unbroken run ends.
+    if cfg.checkpoint && checkable && out.error.is_none() {
+        let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
+        match crate::ops::final_content(&stores, &names) {
+            Ok(content) => {
+                for (name, c) in names.iter().zip(&content) {
+                    if let Some(s) = out.summary.as_mut().and_then(|s| s.stores.get_mut(name)) {
+                        s.final_entries = Some(c.entries);
+                        s.content_sha256 = Some(c.sha256.clone());
+                    }
+                }
+            }
             Err(e) => out.error = Some(e),
         }
     }

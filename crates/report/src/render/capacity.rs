@@ -23,6 +23,7 @@ pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 Series {
+                    marked: false,
                     name: r.backend.clone(),
                     points,
                 }
@@ -31,6 +32,7 @@ pub(super) fn capacity_section(out: &mut Out, docs: &[Loaded]) {
             .collect();
         series.push(Series {
             name: "the close interval".into(),
+            marked: false,
             points: vec![
                 (c.config.min_rate, c.config.interval_secs),
                 (c.config.max_rate, c.config.interval_secs),

@@ -198,6 +198,7 @@ pub(super) fn fanout_section(
     let series = |f: &dyn Fn(&Checkpoint) -> Option<f64>| -> Vec<Series> {
         runs.iter()
             .map(|(l, r)| Series {
+                marked: false,
                 name: l.clone(),
                 points: r
                     .checkpoints

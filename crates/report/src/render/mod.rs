@@ -8,6 +8,7 @@ mod capacity;
 mod fanout;
 mod merge;
 mod micro;
+mod month;
 mod openloop;
 mod points;
 mod replay;
@@ -282,6 +283,7 @@ fn sections(
     if !runs.is_empty() {
         stellar_section(out, &runs)?;
         answer = verdict_section(out, &runs, verdict, &fanout_runs);
+        month::month_section(out, &runs);
     }
     // Capacity searches among the results answer beside the verdict.
     if let Some(a) = &mut answer {

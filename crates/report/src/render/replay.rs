@@ -14,6 +14,7 @@ pub(super) fn replay_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
     let series: Vec<Series> = runs
         .iter()
         .map(|(l, r)| Series {
+            marked: false,
             name: l.clone(),
             points: r
                 .replay
@@ -32,6 +33,7 @@ pub(super) fn replay_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
         .iter()
         .flat_map(|(l, r)| {
             [("engine", false), ("device", true)].map(|(what, device)| Series {
+                marked: false,
                 name: format!("{l} ({what})"),
                 points: write_amp_curve(r, device),
             })

@@ -253,6 +253,7 @@ pub(super) fn stellar_charts(out: &mut Out, runs: &[(String, &BackendRun)]) {
     let per_batch = |f: &dyn Fn(&ledgerbench_results::BatchRecord) -> Option<f64>| -> Vec<Series> {
         runs.iter()
             .map(|(l, r)| Series {
+                marked: false,
                 name: l.clone(),
                 points: r
                     .batches
@@ -296,6 +297,7 @@ pub(super) fn stellar_charts(out: &mut Out, runs: &[(String, &BackendRun)]) {
     let tput: Vec<Series> = runs
         .iter()
         .map(|(l, r)| Series {
+            marked: false,
             name: l.clone(),
             points: r
                 .ingest_samples

@@ -77,6 +77,7 @@ pub(super) fn threads_section(out: &mut Out, runs: &[(String, &BackendRun)]) {
                 Some(s) => s.points.push((*n as f64, y)),
                 None => v.push(Series {
                     name: design,
+                    marked: false,
                     points: vec![(*n as f64, y)],
                 }),
             }
@@ -152,6 +153,7 @@ pub(super) fn depth_table(runs: &[(String, &PointRun)]) -> Option<(String, Vec<S
         Some(s) => s.points.push((x as f64, y)),
         None => rate.push(Series {
             name,
+            marked: false,
             points: vec![(x as f64, y)],
         }),
     };

@@ -255,6 +255,7 @@ pub(super) fn trie_section(out: &mut Out, docs: &[Loaded]) {
             t.runs
                 .iter()
                 .map(|r| Series {
+                    marked: false,
                     name: format!("{} {}", r.backend, r.scheme),
                     points: r
                         .blocks

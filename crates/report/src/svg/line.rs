@@ -11,6 +11,9 @@ pub struct Series {
     pub name: String,
     /// (x, y) points, in x order.
     pub points: Vec<(f64, f64)>,
+    /// Each point drawn as a dot: figures quoted from elsewhere (a
+    /// report's few measurements), which are points, not a trend.
+    pub marked: bool,
 }
 
 const PANEL_W: f64 = 560.0;
@@ -294,6 +297,20 @@ fn panel(
             r#"<path d="{}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>"#,
             d.trim_end()
         );
+        if ser.marked {
+            for &(x, y) in ser
+                .points
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+            {
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
+                    a.px(ox, x),
+                    a.py(oy, y)
+                );
+            }
+        }
     }
     let _ = writeln!(
         s,

@@ -2,6 +2,7 @@ use super::*;
 
 fn series(name: &str, ys: &[f64]) -> Series {
     Series {
+        marked: false,
         name: name.into(),
         points: ys
             .iter()

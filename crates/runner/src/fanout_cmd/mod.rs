@@ -113,6 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         device_size: args.place.size(logical * 3 + (512 << 20))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
+        reattach: false,
     };
     let engine_memory = crate::size::parse_named("--engine-memory", &args.engine_memory)?;
     let specs = harness::specs(

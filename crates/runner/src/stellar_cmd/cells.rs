@@ -40,6 +40,7 @@ pub fn planned(args: &Args) -> anyhow::Result<Planned> {
         seed: p.workload.seed,
         config: serde_json::to_value(&p.workload)?,
         cells,
+        expected: super::plan::expected(&p, std::path::Path::new(".")),
     })
 }
 

@@ -10,6 +10,10 @@ mod cells;
 #[cfg(test)]
 mod fuzz_tests;
 mod plan;
+pub mod resume;
+mod shape;
+
+pub use shape::ShapeArgs;
 
 pub use cells::planned;
 
@@ -97,12 +101,26 @@ pub struct Args {
     /// Keep the store directories after each backend (default: removed to free disk).
     #[arg(long)]
     keep_stores: bool,
+    /// Start even when the stores will not fit the free disk by the
+    /// estimate (a disk something else is freeing; to see where it fills).
+    #[arg(long)]
+    no_disk_check: bool,
     #[command(flatten)]
     place: crate::flags::DeviceArgs,
     /// Run every backend K times (interleaved), so `ledgerbench compare` can
     /// judge timings against noise.
     #[arg(long, value_name = "K", default_value_t = 1)]
     repeat: u32,
+    /// Go on with the checkpointed run in DIR (`--checkpoint`, `--preset
+    /// month`) from its last complete batch, with its own command line and
+    /// the same build; what it finished is kept.
+    #[arg(long, value_name = "DIR", exclusive = true)]
+    pub resume: Option<PathBuf>,
+    /// The memory limit as the data at the last batch over it: `c5` (4.8,
+    /// the report's c5.4xlarge: txdata 150 GB over 32 GB), `i4i` (1.2, its
+    /// i4i.4xlarge's 128 GB) or a number; counts txdata, as the report did.
+    #[arg(long, value_name = "RATIO", conflicts_with_all = ["memory_limit", "sweep_limits"])]
+    ratio: Option<String>,
     /// A job file of `ledgerbench plan`: run only its cell (set by
     /// `ledgerbench run --job`, not for direct use).
     #[arg(long, value_name = "FILE", hide = true)]
@@ -115,100 +133,6 @@ impl Args {
     /// Where the run writes.
     pub fn output(&self) -> &crate::flags::OutputArgs {
         &self.output
-    }
-}
-
-/// Flags that shape the Stellar ingestion protocol (`run stellar`, `record stellar`).
-#[derive(clap::Args)]
-pub struct ShapeArgs {
-    /// Ledgers to ingest.
-    #[arg(long)]
-    ledgers: Option<u64>,
-    /// Ledgers per batch.
-    #[arg(long)]
-    batch_ledgers: Option<u32>,
-    /// Ledgers per write commit inside a batch (0: the largest that fits
-    /// the harness budget). A batch is flushed and compacted as one
-    /// whatever its commits.
-    #[arg(long)]
-    commit_ledgers: Option<u32>,
-    /// Most heap ledgerbench may hold for generated data (commit chunks in
-    /// flight), e.g. 64MiB; recorded with the run.
-    #[arg(long, value_name = "SIZE")]
-    harness_budget: Option<String>,
-    /// Seed of every generator.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Run every backend once per memory limit in this list (e.g.
-    /// 512MiB,256MiB,128MiB), labelled NAME@LIMIT: the data/memory ratios
-    /// the report's cost model is fitted to and checked against.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub(super) sweep_limits: Vec<String>,
-    /// End a backend's ingestion after the first batch slower than this
-    /// many seconds (recorded as where it fell off, not as a failure).
-    #[arg(long, value_name = "SECS")]
-    max_batch_secs: Option<f64>,
-    /// After each batch: manual, background or none.
-    #[arg(long, value_parser = ["manual", "background", "none"])]
-    compaction: Option<String>,
-    /// Generate every ledger before the timed ingestion (into a spool file
-    /// in the run directory, removed after) and stream it from there, so
-    /// the engines, not the generator, set the pace.
-    #[arg(long)]
-    pregenerate: bool,
-}
-
-impl ShapeArgs {
-    /// The flags given that shape a run but not a recorded trace (`ledgerbench
-    /// record` refuses them rather than ignore them); with `stellar` false,
-    /// every flag but --seed (a generated workload takes --param).
-    pub fn not_for_record(&self, stellar: bool) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        let mut flag = |on: bool, name| {
-            if on {
-                given.push(name);
-            }
-        };
-        flag(!self.sweep_limits.is_empty(), "--sweep-limits");
-        flag(self.max_batch_secs.is_some(), "--max-batch-secs");
-        flag(self.pregenerate, "--pregenerate");
-        if !stellar {
-            flag(self.ledgers.is_some(), "--ledgers");
-            flag(self.batch_ledgers.is_some(), "--batch-ledgers");
-            flag(self.commit_ledgers.is_some(), "--commit-ledgers");
-            flag(self.harness_budget.is_some(), "--harness-budget");
-            flag(self.compaction.is_some(), "--compaction");
-        }
-        given
-    }
-
-    /// Applies the flags that were given to `w`.
-    pub fn apply(&self, w: &mut StellarConfig) -> anyhow::Result<()> {
-        if let Some(v) = self.ledgers {
-            w.ledgers = v;
-        }
-        if let Some(v) = self.max_batch_secs {
-            w.max_batch_secs = Some(v);
-        }
-        if self.pregenerate {
-            w.pregenerate = true;
-        }
-        if let Some(s) = &self.harness_budget {
-            w.harness_budget = size::parse_named("--harness-budget", s)?;
-        }
-        if let Some(v) = self.batch_ledgers {
-            w.batch_ledgers = v;
-        }
-        if let Some(v) = self.commit_ledgers {
-            w.commit_ledgers = v;
-        }
-        if let Some(v) = self.seed {
-            w.seed = v;
-        }
-        if let Some(c) = &self.compaction {
-            w.compaction = parse_compaction(c)?;
-        }
-        Ok(())
     }
 }
 
@@ -227,25 +151,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cell = cells::the_cell(&args, &plan)?;
     // A resumed worker adopts the directory its supervisor claimed.
     let (out, rundir) = args.output.create("stellar")?;
-    if let Some(size) = plan.device_size {
-        // Images are sparse, but a store that outgrows the free space under
-        // its image gets I/O errors instead of ENOSPC: refuse that setup.
-        let free = ledgerbench_core::fsutil::free_bytes(&out).unwrap_or(0);
-        if free < size.saturating_mul(3) {
-            let msg = format!(
-                "{} has {} MiB free, less than three private devices of {} MiB",
-                out.display(),
-                free >> 20,
-                size >> 20
-            );
-            if args.place.device == harness::DeviceMode::Loop {
-                bail!("--device loop: {msg}; give --device-size or free disk");
-            }
-            ledgerbench_core::note!(
-                "ledgerbench: {msg}; stores share the data directory instead (device figures absent)"
-            );
-            plan.device_size = None;
+    let mut going_on = crate::supervise::is_resume()
+        .then(|| resume::in_progress(&out))
+        .flatten();
+    ledgerbench_core::note!("ledgerbench: {}", plan::expected(&plan, &out));
+    // Images are sparse, but a store that outgrows the free space under
+    // its image gets I/O errors instead of ENOSPC: refuse what will not fit.
+    let free = ledgerbench_core::fsutil::free_bytes(&out).unwrap_or(0);
+    if let Some(size) = plan.device_size.filter(|_| going_on.is_none())
+        && free < size.saturating_mul(3)
+    {
+        let msg = format!(
+            "{} has {} MiB free, less than three private devices of {} MiB",
+            out.display(),
+            free >> 20,
+            size >> 20
+        );
+        if args.place.device == harness::DeviceMode::Loop {
+            bail!("--device loop: {msg}; give --device-size or free disk");
         }
+        ledgerbench_core::note!(
+            "ledgerbench: {msg}; stores share the data directory instead (device figures absent)"
+        );
+        plan.device_size = None;
+    }
+    if going_on.is_none() && !args.no_disk_check && free < plan.disk_needed() {
+        bail!(
+            "{} has {} MiB free; this run's stores may need {} MiB at the end: free disk, give --out on a larger disk, run fewer ledgers, or start anyway with --no-disk-check",
+            out.display(),
+            free >> 20,
+            plan.disk_needed() >> 20
+        );
+    }
+    if plan.workload.checkpoint && !crate::supervise::is_resume() {
+        resume::record_command(&out)?;
     }
     let jsonl_path = out.join("batches.jsonl");
     let mut result = RunResult {
@@ -292,25 +231,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     write_json(&out.join("results.json"), &result)?;
     for (repeat, planned) in each {
         let (label, memory_limit) = (&planned.label, &planned.memory_limit);
-        if result
-            .runs
-            .iter()
-            .any(|r| r.label == *label && r.repeat == repeat)
+        // The checkpointed run in progress goes on; the others recorded
+        // are done.
+        let going = going_on
+            .as_ref()
+            .is_some_and(|p| p.label == *label && p.repeat == repeat);
+        if !going
+            && result
+                .runs
+                .iter()
+                .any(|r| r.label == *label && r.repeat == repeat)
         {
             continue;
         }
-        crate::supervise::note_current_run(&out, label, repeat, *memory_limit, args.keep_stores);
+        let id = RunId {
+            label,
+            design: &planned.design,
+            repeat,
+            memory_limit: *memory_limit,
+        };
+        let keep = match plan.workload.checkpoint {
+            true => crate::supervise::Keep::Checkpoint,
+            false => crate::supervise::Keep::from(args.keep_stores),
+        };
+        crate::supervise::note_current_run(&out, label, repeat, *memory_limit, keep);
+        let from = going_on
+            .take_if(|p| p.label == *label && p.repeat == repeat)
+            .map(|p| resume::resume(&out, &p, &id.tag(), &mut result.runs))
+            .transpose()?;
+        if from.is_some() {
+            write_json(&out.join("results.json"), &result)?;
+        }
         let mut run = run_one(
             &plan,
-            &RunId {
-                label,
-                design: &planned.design,
-                repeat,
-                memory_limit: *memory_limit,
-            },
+            &id,
             &planned.specs,
             (&rundir, &jsonl_path),
-            args.keep_stores,
+            (args.keep_stores, from),
             &mut result.header.env,
         );
         run.repeat = repeat;
@@ -359,20 +316,43 @@ impl RunId<'_> {
     }
 }
 
-/// Runs one planned run: its stores placed in `rundir`, its batches
-/// appended to the JSON lines at `jsonl_path` as they finish.
+/// The batches a resumed run completed before, and its stops.
+type From = (
+    Vec<ledgerbench_driver::results::BatchRecord>,
+    Vec<ledgerbench_driver::results::Resume>,
+);
+
+/// Runs one planned run: its stores placed in `rundir` (or, going on
+/// `from` a checkpoint, the ones kept there), its batches appended to the
+/// JSON lines at `jsonl_path` as they finish.
+///
+/// Long because placing, running and recording one run, checkpointed or not, share its meters and records.
 fn run_one(
     plan: &Plan,
     id: &RunId<'_>,
     specs: &[BackendSpec; 3],
     (rundir, jsonl_path): (&RunDir, &Path),
-    keep_stores: bool,
+    (keep_stores, from): (bool, Option<From>),
     env: &mut EnvInfo,
 ) -> BackendRun {
     let tag = id.tag();
     let label = tag.as_str();
     let mut run = harness::new_run(id.label, id.memory_limit);
     run.design = Some(id.design.to_string());
+    let reattach = from.is_some();
+    let (mut done, resumes) = from.unwrap_or_default();
+    run.resumes = resumes.clone();
+    if plan.workload.checkpoint {
+        let now = resume::InProgress {
+            label: id.label.to_string(),
+            repeat: id.repeat,
+            resumes,
+        };
+        if let Err(e) = resume::start(rundir.path(), &now) {
+            run.error = Some(format!("{e:#}"));
+            return run;
+        }
+    }
     let mut jsonl = JsonlSink::append(jsonl_path, label);
     let mut view = ProgressView::new(label);
     let place = Placement {
@@ -383,6 +363,7 @@ fn run_one(
         device_size: plan.device_size,
         read_ahead_kb: plan.read_ahead_kb,
         keep_stores,
+        reattach,
     };
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let mut outcome = None;
@@ -400,17 +381,17 @@ fn run_one(
             let stores: [&dyn KvStore; 3] = [stores[0], stores[1], stores[2]];
             let devs = [devs[0], devs[1], devs[2]];
             let mut observer = Fanout(vec![&mut jsonl, &mut view]);
-            let mut o = stellar::run_spooled(
+            let mut o = stellar::run_resumed(
                 &plan.workload,
                 label,
-                stores,
-                devs,
+                (stores, devs),
                 &mut observer,
                 Some(stellar::SpoolAt {
                     dir: rundir.path(),
                     cache: cache.as_deref(),
                     drop_behind: id.memory_limit.is_some(),
                 }),
+                std::mem::take(&mut done),
             );
             let err = o.error.take();
             outcome = Some(o);
@@ -418,6 +399,8 @@ fn run_one(
         },
     );
     view.finish();
+    // Finished or failed in this process: its stores went with it.
+    resume::end(rundir.path());
     if let Some(o) = outcome {
         run.batches = o.batches;
         run.summary = o.summary;

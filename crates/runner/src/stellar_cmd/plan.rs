@@ -31,6 +31,58 @@ pub(super) struct Plan {
     pub(super) durability: Durability,
     /// Each run to make (a sweep runs each design at several limits).
     pub(super) runs: Vec<PlannedRun>,
+    /// What a sample of the run's ledgers says of its end.
+    pub(super) sampled: ledgerbench_driver::stellar::budget::Sampled,
+    /// `--ratio`: txdata at the last batch over the memory limit.
+    pub(super) ratio: Option<f64>,
+}
+
+/// The data/memory ratios of the report's machines, by `--ratio` name:
+/// txdata's ~150 GB at a month over the c5.4xlarge's 32 GB and the
+/// i4i.4xlarge's 128 GB.
+pub(super) const RATIOS: &[(&str, f64)] = &[("c5", 4.8), ("i4i", 1.2)];
+
+/// Stores at the end of a run take this many times their key and value
+/// bytes at most, on disk: space amplification and compaction's copies
+/// (a full compaction rewrites a store beside itself).
+const DISK_PER_BYTE: f64 = 2.5;
+
+impl Plan {
+    /// Key and value bytes of each store after the last batch.
+    pub(super) fn final_bytes(&self) -> [f64; 3] {
+        let ledgers = (self.workload.ledgers + self.workload.streaming.ledgers) as f64;
+        self.sampled.store_bytes_per_ledger.map(|b| b * ledgers)
+    }
+
+    /// The disk one run's stores need at most.
+    pub(super) fn disk_needed(&self) -> u64 {
+        (self.final_bytes().iter().sum::<f64>() * DISK_PER_BYTE) as u64 + ((3 * 64) << 20)
+    }
+}
+
+/// What a run expects, said before it starts: its data, the disk it
+/// needs beside what `out` has free, and the least time it can take.
+pub(super) fn expected(plan: &Plan, out: &std::path::Path) -> String {
+    let gib = |b: f64| b / f64::from(1u32 << 30);
+    let [l, t, i] = plan.final_bytes();
+    let free = ledgerbench_core::fsutil::free_bytes(out).unwrap_or(0);
+    let w = &plan.workload;
+    let floor = w.ledgers as f64 * plan.sampled.secs_per_ledger / w.workers() as f64;
+    let ratio = match (plan.ratio, plan.runs.first().and_then(|r| r.memory_limit)) {
+        (Some(r), Some(m)) => format!(", {r}x the {} MiB memory limit (--ratio)", m >> 20),
+        _ => String::new(),
+    };
+    format!(
+        "expects {:.1} GiB of data at the end (ledgers {:.1}, txdata {:.1}{ratio}, txindex {:.1}), up to {:.1} GiB of disk a run ({:.1} GiB free); each run takes at least {:.0} min, the generator's pace here, {} run(s)",
+        gib(l + t + i),
+        gib(l),
+        gib(t),
+        gib(i),
+        gib(plan.disk_needed() as f64),
+        gib(free as f64),
+        (floor / 60.0).max(0.1),
+        plan.runs.len()
+    )
 }
 
 /// One run to make.
@@ -121,17 +173,19 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
             bail!("--set {backend}.…: backend `{backend}` is not in this run");
         }
     }
+    let sampled = ledgerbench_driver::stellar::budget::sample(&workload)?;
     let device_size = harness::device_size(
         args.place.device,
         args.place.device_size.as_deref(),
-        estimate_device_size(&workload),
+        estimate_device_size(&workload, &sampled),
     )?;
     if device_size.is_some() && args.keep_stores {
         bail!(
             "--keep-stores keeps store directories, but private devices are removed after each run; add --device none"
         );
     }
-    let memory_limit = memory_limit(args, &preset_name, preset.memory_limit)?;
+    let (ratio, preset_limit) = ratio_limit(args, &preset, (&workload, &sampled))?;
+    let memory_limit = memory_limit(args, &preset_name, preset_limit)?;
     Ok(Plan {
         preset: preset_name,
         device_size,
@@ -139,6 +193,8 @@ pub(super) fn plan(args: &Args) -> anyhow::Result<Plan> {
         workload,
         durability: args.level.durability,
         runs: swept(args, runs, memory_limit)?,
+        sampled,
+        ratio,
     })
 }
 
@@ -366,11 +422,45 @@ fn swept(
     Ok(swept)
 }
 
-/// A sparse device size that holds the largest store with room for space
-/// amplification and compaction's temporary copies.
-pub(super) fn estimate_device_size(w: &StellarConfig) -> u64 {
-    let ledgers = w.ledgers + w.streaming.ledgers;
-    let txs = ledgers as f64 * w.profile.tx_per_ledger_mean;
-    let largest = (ledgers as f64 * 170e3).max(txs * 1.3e3);
-    (largest * 5.0) as u64 + (512 << 20)
+/// `--ratio` (or the preset's) as a number, and the memory limit it sets
+/// from txdata's bytes at the end; the preset's limit without one.
+fn ratio_limit(
+    args: &Args,
+    preset: &presets::Preset,
+    (w, s): (
+        &StellarConfig,
+        &ledgerbench_driver::stellar::budget::Sampled,
+    ),
+) -> anyhow::Result<(Option<f64>, Option<u64>)> {
+    let ratio = ratio_of(args.ratio.as_deref().or(preset.ratio))?;
+    let txdata = s.store_bytes_per_ledger[1] * w.ledgers as f64;
+    Ok(match ratio {
+        Some(r) => (Some(r), Some((txdata / r) as u64)),
+        None => (None, preset.memory_limit),
+    })
+}
+
+/// `--ratio` as a number: a machine's name or a number above 0.
+fn ratio_of(given: Option<&str>) -> anyhow::Result<Option<f64>> {
+    let Some(r) = given else { return Ok(None) };
+    let named = RATIOS.iter().find(|(n, _)| *n == r).map(|(_, x)| *x);
+    match named.or_else(|| r.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0)) {
+        Some(x) => Ok(Some(x)),
+        None => bail!("--ratio {r}: give c5 (4.8), i4i (1.2) or a number above 0"),
+    }
+}
+
+/// A sparse device size that holds the largest store at the end, from the
+/// sampled ledgers, with room for space amplification and compaction's
+/// temporary copies (a full compaction rewrites the store beside itself).
+pub(super) fn estimate_device_size(
+    w: &StellarConfig,
+    s: &ledgerbench_driver::stellar::budget::Sampled,
+) -> u64 {
+    let ledgers = (w.ledgers + w.streaming.ledgers) as f64;
+    let largest = s
+        .store_bytes_per_ledger
+        .iter()
+        .fold(0f64, |m, b| m.max(b * ledgers));
+    (largest * 3.0) as u64 + (512 << 20)
 }

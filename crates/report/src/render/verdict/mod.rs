@@ -58,7 +58,7 @@ impl Default for VerdictOptions {
 }
 
 /// One store's measured batches in a run: (txs, data after, seconds).
-fn points(r: &BackendRun, store: &str) -> Vec<Point> {
+pub(in crate::render) fn points(r: &BackendRun, store: &str) -> Vec<Point> {
     let Some(memory) = r.memory_limit_bytes else {
         return Vec::new();
     };

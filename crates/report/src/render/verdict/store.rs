@@ -54,6 +54,7 @@ pub(super) fn section(
             eligible.push(row.candidate(group, members.len(), ctx));
             series.push(Series {
                 name: m.label.to_string(),
+                marked: false,
                 points: m
                     .points
                     .iter()
