@@ -20,6 +20,9 @@ pub struct LoopFs {
     mount: PathBuf,
     mounted: bool,
     view: Device,
+    /// Leave the image when dropped: a checkpointed run's, until it is
+    /// mounted again (a failed attach must not lose hours of a run).
+    keep_image: bool,
 }
 
 /// A mounted block device seen from a process that does not own it (a
@@ -142,16 +145,7 @@ impl LoopFs {
                 return Err(e);
             }
         };
-        let mut fs = LoopFs {
-            image: image.to_path_buf(),
-            view: Device {
-                device: device.clone(),
-                mount: mount.to_path_buf(),
-            },
-            device,
-            mount: mount.to_path_buf(),
-            mounted: false,
-        };
+        let mut fs = LoopFs::unmounted(image, device, mount);
         // Lazy init off: background inode-table zeroing would write to the
         // device during the run and be counted as the store's writes.
         run(
@@ -204,16 +198,8 @@ impl LoopFs {
         )?;
         let img = image.display().to_string();
         let device = run("losetup", &["--find", "--show", "--direct-io=on", &img])?;
-        let mut fs = LoopFs {
-            image: image.to_path_buf(),
-            view: Device {
-                device: device.clone(),
-                mount: mount.to_path_buf(),
-            },
-            device,
-            mount: mount.to_path_buf(),
-            mounted: false,
-        };
+        let mut fs = LoopFs::unmounted(image, device, mount);
+        fs.keep_image = true;
         if !empty_dir {
             std::fs::create_dir(mount).map_err(|source| MeterError::Io {
                 what: "creating mount point",
@@ -226,10 +212,26 @@ impl LoopFs {
             &["-o", "noatime", &fs.device, &mount.display().to_string()],
         )?;
         fs.mounted = true;
+        fs.keep_image = false;
         if let Some(kb) = read_ahead_kb {
             crate::write(&fs.read_ahead_path(), &kb.to_string())?;
         }
         Ok(fs)
+    }
+
+    /// An attached device, not mounted yet: its `Drop` detaches it.
+    fn unmounted(image: &Path, device: String, mount: &Path) -> Self {
+        LoopFs {
+            image: image.to_path_buf(),
+            view: Device {
+                device: device.clone(),
+                mount: mount.to_path_buf(),
+            },
+            device,
+            mount: mount.to_path_buf(),
+            mounted: false,
+            keep_image: false,
+        }
     }
 
     fn read_ahead_path(&self) -> String {
@@ -365,8 +367,10 @@ impl Drop for LoopFs {
         }
         let _ = std::fs::remove_dir(&self.mount);
         let _ = run("losetup", &["-d", &self.device]);
-        let _ = std::fs::remove_file(&self.image);
-        let _ = std::fs::remove_file(owner_marker(&self.image));
+        if !self.keep_image {
+            let _ = std::fs::remove_file(&self.image);
+            let _ = std::fs::remove_file(owner_marker(&self.image));
+        }
     }
 }
 
@@ -401,5 +405,22 @@ mod tests {
             .to_string();
         assert!(e.contains(&format!("pid {} ", std::process::id())), "{e}");
         drop(held);
+    }
+
+    #[test]
+    #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
+    fn a_kept_image_that_will_not_mount_is_left_as_it_was() {
+        if !ledgerbench_testkit::can_run(LoopFs::available()) {
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let image = t.path().join("img");
+        // No filesystem on it: the mount fails after the device is attached.
+        std::fs::write(&image, vec![0u8; 1 << 20]).expect("image");
+        let e = LoopFs::attach(&image, &t.path().join("mnt"), None).expect_err("no ext4");
+        assert!(!e.to_string().is_empty());
+        assert_eq!(std::fs::metadata(&image).expect("kept").len(), 1 << 20);
+        let losetup = run("losetup", &["-j", &image.display().to_string()]).unwrap_or_default();
+        assert!(losetup.is_empty(), "still attached: {losetup}");
     }
 }
