@@ -99,15 +99,19 @@ pub fn resume(dir: &Path) -> anyhow::Result<ExitCode> {
     let rundir = RunDir::reopen(dir)?;
     let dir = std::path::absolute(dir)?;
     wait_for_owners(&dir)?;
-    let left: Vec<Leftover> = clean::find()
-        .into_iter()
+    let found = clean::find();
+    let pids: Vec<u32> = found
+        .iter()
         .filter(|l| matches!(l, Leftover::Loop { image, .. } if image.starts_with(&dir)))
+        .map(owner)
         .collect();
-    let pids: Vec<u32> = left.iter().map(owner).collect();
-    let cgroups = clean::find()
-        .into_iter()
-        .filter(|l| matches!(l, Leftover::Cgroup { .. }) && pids.contains(&owner(l)));
-    for l in cgroups.chain(left) {
+    // In find's order (cgroups, then devices): the dead run's only.
+    let left = found.into_iter().filter(|l| match l {
+        Leftover::Loop { image, .. } => image.starts_with(&dir),
+        Leftover::Cgroup { .. } => pids.contains(&owner(l)),
+        Leftover::CrashMount { .. } => false,
+    });
+    for l in left {
         clean::remove(&l).map_err(|e| anyhow::anyhow!("--resume: removing {l}: {e}"))?;
     }
     remove_empty_device_dirs(&dir);

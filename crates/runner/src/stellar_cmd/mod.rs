@@ -259,9 +259,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .take_if(|p| p.label == *label && p.repeat == repeat)
             .map(|p| resume::resume(&out, &p, &id.tag(), &mut result.runs))
             .transpose()?;
-        if from.is_some() {
-            write_json(&out.join("results.json"), &result)?;
-        }
         let mut run = run_one(
             &plan,
             &id,

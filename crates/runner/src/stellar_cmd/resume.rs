@@ -8,11 +8,10 @@
 //! so a record means the stores hold it), and two small files: the
 //! command that started the run and the run in progress with its stops.
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use ledgerbench_driver::results::{BackendRun, BatchRecord, Resume, RunResult};
+use ledgerbench_driver::results::{BackendRun, BatchRecord, Resume};
 use ledgerbench_meter::clean::CHECKPOINT;
 use serde::{Deserialize, Serialize};
 
@@ -156,7 +155,6 @@ pub fn done_batches(path: &Path, tag: &str) -> anyhow::Result<Vec<BatchRecord>> 
     if whole < text.len() {
         let f = std::fs::OpenOptions::new().write(true).open(path)?;
         f.set_len(whole as u64)?;
-        (&f).flush()?;
     }
     let mut done: Vec<BatchRecord> = Vec::new();
     for line in String::from_utf8_lossy(&text[..whole]).lines() {
@@ -168,14 +166,6 @@ pub fn done_batches(path: &Path, tag: &str) -> anyhow::Result<Vec<BatchRecord>> 
         }
     }
     Ok(done)
-}
-
-/// The runs a results file holds, for a resumed worker.
-pub fn recorded_runs(out: &Path) -> Vec<BackendRun> {
-    std::fs::read(out.join("results.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<RunResult>(&b).ok())
-        .map_or_else(Vec::new, |r| r.runs)
 }
 
 #[cfg(test)]
