@@ -146,7 +146,8 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if args.brief {
         let Some(text) = render::summary_brief(&docs, &verdict)? else {
             anyhow::bail!(
-                "--brief: no run in these results ran under a memory limit, so there is no verdict to summarise"
+                "--brief: no sweep in these results ran under a memory limit, so there is no verdict to summarise \
+                 (a month run is evidence for a swept config: give it beside the sweeps; alone, its report has `The month measured`)"
             );
         };
         crate::output::say(text.trim_end());

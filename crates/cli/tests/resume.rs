@@ -129,6 +129,42 @@ fn a_run_killed_at_a_random_batch_and_resumed_matches_one_never_stopped() {
 }
 
 #[test]
+fn a_run_stopped_by_ctrl_c_and_resumed_to_its_end_exits_zero() {
+    // Ctrl-C records the stop in the results as the run's error; the
+    // resumed run that finishes replaces that record, so a script going on
+    // after `--resume` (`set -e`) is not stopped by a run that succeeded.
+    let t = tempfile::tempdir().expect("tempdir");
+    let dir = t.path().join("cut");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(RUN)
+        .args(["--out", "cut"])
+        .current_dir(t.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start");
+    let started = Instant::now();
+    while recorded(&dir) < 3 && started.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let stopped = child.wait().expect("wait");
+    assert_eq!(stopped.code(), Some(2), "a stopped run is no success");
+    let cut = read_json(&dir.join("results.json"));
+    assert!(cut["runs"][0].get("error").is_some(), "{cut}");
+    let dir_arg = dir.display().to_string();
+    let resumed = ledgerbench(&["run", "stellar", "--resume", &dir_arg], t.path());
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let b = read_json(&dir.join("results.json"));
+    assert!(b["runs"][0].get("error").is_none(), "{b}");
+    assert_eq!(streams(&b["runs"][0]).len(), 30);
+    let why = b["runs"][0]["resumes"][0]["why"].as_str().expect("why");
+    assert!(why.contains("SIGINT"), "{why}");
+    assert_no_devices_under(&dir);
+}
+
+#[test]
 fn what_cannot_be_resumed_is_refused_saying_why() {
     let t = tempfile::tempdir().expect("tempdir");
     let o = ledgerbench(&["run", "stellar", "--resume", "nowhere"], t.path());

@@ -25,7 +25,7 @@ const REPORT_C5: &[(f64, f64)] = &[(2.0, 10.7), (3.0, 15.8), (39.0, 420.0), (124
 const REPORT_I4I: &[(f64, f64)] = &[(39.0, 41.0)];
 
 /// One store of one run: measured and predicted seconds per batch.
-struct Tested {
+pub(in crate::render) struct Tested {
     label: String,
     store: &'static str,
     /// (batch, measured, predicted) for every batch after the fitted ones.
@@ -35,21 +35,29 @@ struct Tested {
 }
 
 impl Tested {
-    fn measured(&self) -> f64 {
+    /// The run's seconds in the store, every batch.
+    pub(in crate::render) fn measured(&self) -> f64 {
         self.fitted_secs + self.after.iter().map(|a| a.1).sum::<f64>()
     }
 
-    fn predicted(&self) -> f64 {
+    /// The same, the batches after the fitted ones predicted.
+    pub(in crate::render) fn predicted(&self) -> f64 {
         self.fitted_secs + self.after.iter().map(|a| a.2).sum::<f64>()
     }
 }
 
 /// Whether a run is a checkpointed (month) run.
-fn is_month(r: &BackendRun) -> bool {
+pub(in crate::render) fn is_month(r: &BackendRun) -> bool {
     r.batches.iter().any(|b| b.checkpoint_secs.is_some())
 }
 
-fn tested(label: &str, r: &BackendRun, store: &'static str) -> Option<Tested> {
+/// The model fitted on the run's first [`FIT_BATCHES`] batches of `store`
+/// against every later one; none for a shorter run.
+pub(in crate::render) fn tested(
+    label: &str,
+    r: &BackendRun,
+    store: &'static str,
+) -> Option<Tested> {
     let pts = points(r, store);
     if pts.len() <= FIT_BATCHES {
         return None;

@@ -209,7 +209,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         plan.runs.len(),
         out.display()
     );
-    let mut failed = false;
     // Repeats interleave backends (a, b, a, b), so slow drift of the machine
     // spreads over all of them instead of biasing one.
     // A plan's job runs its one cell, with the repeat index it has in the
@@ -223,7 +222,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A worker going on after a predecessor ended by the memory limit or
     // the watchdog keeps what is in the results and runs the rest.
     if let Some(prev) = crate::supervise::resumed_runs(&out) {
-        failed = prev.iter().any(|r| r.error.is_some());
         result.runs = prev;
     }
     // Written before the first run too, so a run killed midway (by its
@@ -269,7 +267,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         run.repeat = repeat;
         if let Some(e) = &run.error {
-            failed = true;
             ledgerbench_core::note!("[{label}] failed: {e}");
         }
         result.runs.push(run);
@@ -277,6 +274,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
+    // Failed when a run in the results failed: a stopped run that was
+    // resumed and finished has given way to its finished record.
+    let failed = result.runs.iter().any(|r| r.error.is_some());
     let summary = RunSummary::text(&Doc::Stellar(Box::new(result)));
     args.output.finish(&out, &summary, failed)
 }

@@ -9,7 +9,8 @@ use std::fmt::Write;
 
 use ledgerbench_results::BackendRun;
 
-use super::recommend::Candidate;
+use super::measured::Measured;
+use super::recommend::{Candidate, model_error};
 use super::{harness_wait, secs};
 use crate::model::Point;
 
@@ -27,6 +28,9 @@ pub struct StoreAnswer {
     pub(super) next: Option<Candidate>,
     /// Configs set aside because their compaction debt rose.
     pub(super) behind: Vec<String>,
+    /// Configs set aside because their GETs at the month were over the
+    /// lookup bound.
+    pub(super) over: Vec<String>,
 }
 
 impl StoreAnswer {
@@ -37,17 +41,24 @@ impl StoreAnswer {
             best: sorted.first().cloned(),
             next: sorted.get(1).cloned(),
             behind: Vec::new(),
+            over: Vec::new(),
         }
     }
 
     /// The larger held-out error of the two compared, percent.
-    fn error(&self) -> Option<f64> {
+    fn held_out(&self) -> Option<f64> {
         let errs = self
             .best
             .iter()
             .chain(&self.next)
             .filter_map(|c| c.error_pct);
         errs.reduce(f64::max)
+    }
+
+    /// The model's larger error over the two compared (held out, or on a
+    /// measured month), and on what.
+    fn error(&self) -> Option<(f64, &'static str)> {
+        model_error(self.best.iter().chain(&self.next))
     }
 
     fn margin(&self) -> Option<f64> {
@@ -63,14 +74,18 @@ impl StoreAnswer {
             }
             return "no run finished with a fitted model".into();
         };
-        let mut r = match (self.margin(), self.error()) {
+        let error = self.error();
+        // Which error it was, in the words of the answer's columns.
+        let name = match error {
+            Some((_, "the measured month")) => "error on the measured month",
+            _ => "held-out error",
+        };
+        let mut r = match (self.margin(), error.map(|e| e.0)) {
             // A margin past even a large error cannot be undone by it.
             (Some(m), Some(e)) if m > e && e > 50.0 => {
-                format!(
-                    "clear on this evidence, though the months are trends (held-out error {e:.0}%)"
-                )
+                format!("clear on this evidence, though the months are trends ({name} {e:.0}%)")
             }
-            (_, Some(e)) if e > 50.0 => format!("weak evidence: held-out error {e:.0}%"),
+            (_, Some(e)) if e > 50.0 => format!("weak evidence: {name} {e:.0}%"),
             (Some(m), Some(e)) if m <= e => "within the model's error: not told apart".into(),
             (Some(_), _) => "clear on this evidence".into(),
             (None, _) => "the only config measured".into(),
@@ -124,6 +139,8 @@ pub struct Answer {
     pub(super) lookup_bound_us: Option<f64>,
     /// One table row per capacity search among the results.
     pub(crate) capacity: Vec<String>,
+    /// `txdata` of every month run among the results.
+    pub(super) months: Vec<Measured>,
     /// Which runs came from which kind of machine, when the reader merged
     /// different hardware on purpose (`--mixed-machines`).
     pub(crate) machines: Option<String>,
@@ -158,6 +175,7 @@ impl Answer {
                 .count(),
             lookup_bound_us: None,
             capacity: Vec::new(),
+            months: Vec::new(),
             machines: None,
         }
     }
@@ -178,29 +196,50 @@ impl Answer {
         v.join(", ")
     }
 
-    /// The table of picks, one row per store.
+    /// The table of picks, one row per store; with month runs among the
+    /// results, each pick's measured month beside its predicted one.
     fn picks_table(&self, s: &mut String) {
         let lookups = self.lookup_bound_us.is_some();
-        s.push_str("| store | recommended | month predicted | runner-up | margin | held-out error | reading |");
-        s.push_str(if lookups {
-            " GET p99 at a month |\n|---|---|---:|---|---:|---:|---|---:|\n"
-        } else {
-            "\n|---|---|---:|---|---:|---:|---|\n"
-        });
+        let months = !self.months.is_empty();
+        s.push_str("| store | recommended | month predicted |");
+        if months {
+            s.push_str(" month measured, its scale |");
+        }
+        s.push_str(" runner-up | margin | held-out error | reading |");
+        if lookups {
+            s.push_str(" GET p99 at a month |");
+        }
+        s.push_str("\n|---|---|---:|");
+        if months {
+            s.push_str("---:|");
+        }
+        s.push_str("---|---:|---:|---|");
+        s.push_str(if lookups { "---:|\n" } else { "\n" });
         for a in &self.stores {
             let name = |c: &Option<Candidate>| {
                 c.as_ref()
                     .map_or("none".into(), |c| format!("`{}`", c.label))
             };
+            let predicted = a.best.as_ref().map_or("n/a".into(), |c| {
+                if months {
+                    format!("{}, from {} batches", secs(c.month), c.batches)
+                } else {
+                    secs(c.month)
+                }
+            });
+            let _ = write!(s, "| `{}` | {} | {predicted} |", a.store, name(&a.best));
+            if months {
+                let cell = a.best.as_ref().map_or("n/a".into(), |c| {
+                    c.measured.as_ref().map_or("not run".into(), Measured::cell)
+                });
+                let _ = write!(s, " {cell} |");
+            }
             let _ = write!(
                 s,
-                "| `{}` | {} | {} | {} | {} | {} | {} |",
-                a.store,
-                name(&a.best),
-                a.best.as_ref().map_or("n/a".into(), |c| secs(c.month)),
+                " {} | {} | {} | {} |",
                 name(&a.next),
                 a.margin().map_or("n/a".into(), |m| format!("+{m:.0}%")),
-                a.error().map_or("n/a".into(), |e| format!("{e:.0}%")),
+                a.held_out().map_or("n/a".into(), |e| format!("{e:.0}%")),
                 a.reading()
             );
             if lookups {
@@ -211,19 +250,57 @@ impl Answer {
         }
     }
 
+    /// The month runs' `txdata` in one line: measured, the model's error
+    /// on it, the lookups and the debt; `None` without month runs.
+    fn months_line(&self) -> Option<String> {
+        let first = self.months.first()?;
+        let each: Vec<String> = self
+            .months
+            .iter()
+            .map(|m| {
+                let mut e = format!("`{}` {}", m.run, secs(m.secs));
+                let mut notes: Vec<String> = vec![format!("data {:.1}x memory", m.ratio)];
+                if let Some(err) = m.error_pct() {
+                    notes.push(format!("model {err:+.0}%"));
+                }
+                if let Some(l) = &m.lookup {
+                    notes.push(format!("GET p99 {} at batch {}", l.text(), l.batch));
+                }
+                if m.debt.is_some() {
+                    notes.push("debt rising".into());
+                }
+                if m.batches < super::MONTH_BATCHES {
+                    notes.push(format!("stopped after batch {}", m.batches));
+                }
+                e.push_str(&format!(" ({})", notes.join("; ")));
+                e
+            })
+            .collect();
+        Some(format!(
+            "Months measured for `txdata` (`--preset month`: {} batches of 1/{:.0} of the report's transactions, all stores' data over memory at the end as given; the model fitted on each run's first {} batches against the rest): {}.",
+            super::MONTH_BATCHES,
+            first.scale(),
+            crate::render::month::FIT_BATCHES,
+            each.join(", ")
+        ))
+    }
+
     /// The configs set aside because their compaction fell behind, per
     /// store, or `None` when there were none.
     fn behind(&self) -> Option<String> {
-        let behind: Vec<String> = self
-            .stores
-            .iter()
-            .filter(|a| !a.behind.is_empty())
-            .map(|a| {
-                let each: Vec<String> = a.behind.iter().map(|l| format!("`{l}`")).collect();
-                format!("`{}`: {}", a.store, each.join(", "))
+        Self::per_store(self.stores.iter().map(|a| (a.store, &a.behind)))
+    }
+
+    /// `store`: `a`, `b`; ... for the stores with any, or `None`.
+    fn per_store<'a>(lists: impl Iterator<Item = (&'a str, &'a Vec<String>)>) -> Option<String> {
+        let all: Vec<String> = lists
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(store, l)| {
+                let each: Vec<String> = l.iter().map(|l| format!("`{l}`")).collect();
+                format!("`{store}`: {}", each.join(", "))
             })
             .collect();
-        (!behind.is_empty()).then(|| behind.join("; "))
+        (!all.is_empty()).then(|| all.join("; "))
     }
 
     /// The answer for a front page (`ledgerbench report --summary --brief`):
@@ -235,14 +312,22 @@ impl Answer {
         s.push('\n');
         let _ = writeln!(
             s,
-            "- Rests on {} runs at durability {} under {}{}; the month is predicted by a cost model, not measured.",
+            "- Rests on {} runs at durability {} under {}{}; {}",
             self.runs,
             self.levels(),
             self.limit_list(),
             self.ratio.map_or(String::new(), |(a, b)| format!(
                 " (data {a:.1}x to {b:.1}x memory)"
-            ))
+            )),
+            if self.months.is_empty() {
+                "the month is predicted by a cost model, not measured."
+            } else {
+                "the report's month is predicted by a cost model from each config's batches (the count beside each), and measured at a smaller scale where a month run exists."
+            }
         );
+        if let Some(m) = self.months_line() {
+            let _ = writeln!(s, "- {m}");
+        }
         if self.harness_bound > 0 {
             let _ = writeln!(
                 s,
@@ -263,6 +348,16 @@ impl Answer {
         }
         if let Some(behind) = self.behind() {
             let _ = writeln!(s, "- Set aside, compaction fell behind: {behind}.");
+        }
+        // Only with month runs: a month can put a config over the bound
+        // that no fan-out run did, and the reader should see which.
+        if let Some(over) = Self::per_store(self.stores.iter().map(|a| (a.store, &a.over)))
+            .filter(|_| !self.months.is_empty())
+        {
+            let _ = writeln!(
+                s,
+                "- Set aside, GET p99 over the lookup bound at a month (the worse of a fan-out run's and the config's own month): {over}."
+            );
         }
         if !self.capacity.is_empty() {
             let _ = writeln!(
@@ -303,12 +398,20 @@ impl Answer {
             let _ = writeln!(
                 s,
                 "Lookup bound: a `txdata` design is recommended only if a GET of an existing and of a missing hash stays within {:.0} ms p99 \
-                 at the month's {} batches (`ledgerbench run fan-out`); the column gives the recommended design's measured p99, existing / missing.\n",
+                 at the month's {} batches (`ledgerbench run fan-out`); the column gives the recommended design's measured p99, existing / missing{}.\n",
                 b / 1e3,
-                super::MONTH_BATCHES
+                super::MONTH_BATCHES,
+                if self.months.is_empty() {
+                    ""
+                } else {
+                    " (existing keys only where a month run timed them after its last batch)"
+                }
             );
         }
         self.picks_table(&mut s);
+        if let Some(m) = self.months_line() {
+            let _ = writeln!(s, "\n{m}");
+        }
         if let Some(behind) = self.behind() {
             let _ = writeln!(
                 s,

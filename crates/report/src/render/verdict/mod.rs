@@ -15,12 +15,13 @@ use crate::table::Table;
 mod answer;
 mod debt;
 mod lookup;
+mod measured;
 mod recommend;
 mod store;
 pub use answer::Answer;
 use answer::Growth;
 use ledgerbench_results::fanout::FanOutRun;
-use lookup::{Standing, month_lookup};
+use lookup::{Standing, month_lookup, worse};
 use recommend::{Candidate, recommend};
 
 /// The Stellar report's month: 234 batches of about 550,000 transactions.
@@ -171,22 +172,42 @@ pub(super) fn verdict_section(
     opts: &VerdictOptions,
     fanouts: &[(String, &FanOutRun)],
 ) -> Option<Answer> {
-    let limited: Vec<&(String, &BackendRun)> = runs
+    // Month runs are evidence for the configs they measure, not candidates:
+    // their batches are smaller than the sweeps', their month not the
+    // report's full one.
+    let (months, limited): (Vec<&(String, &BackendRun)>, Vec<_>) = runs
         .iter()
         .filter(|(_, r)| r.memory_limit_bytes.is_some() && !r.batches.is_empty())
-        .collect();
+        .partition(|(_, r)| crate::render::month::is_month(r));
     if limited.is_empty() {
         return None;
     }
     let mut answer = Answer::of(&limited);
-    // The bound is weighed only when fan-out runs are among the results.
-    let bound = (!fanouts.is_empty()).then_some(opts.lookup_bound_us);
+    answer.months = measured::all(&months, "txdata");
+    // The bound is weighed only when lookups at the month were measured:
+    // by fan-out runs, or by a month run after its last batch.
+    let month_lookups = answer
+        .months
+        .iter()
+        .any(|m| m.lookup.as_ref().is_some_and(|l| l.batch == MONTH_BATCHES));
+    let bound = (!fanouts.is_empty() || month_lookups).then_some(opts.lookup_bound_us);
     answer.lookup_bound_us = bound;
     intro(&mut out.md, opts);
+    if !months.is_empty() {
+        let _ = writeln!(
+            out.md,
+            "{} month run(s) are among the results (checkpointed runs of the month's {MONTH_BATCHES} batches at a smaller scale, `--preset month`). \
+             Each is evidence for the config set up as it is (backend, durability, settings, compaction after each batch or not), not a candidate: \
+             its month measured stands beside the config's predicted one, a debt that rose over it sets the config aside, \
+             and its lookups after the last batch stand for the lookup bound where no fan-out run measured the config.\n",
+            months.len()
+        );
+    }
     let ctx = store::Ctx {
         opts,
         fanouts,
         bound,
+        months: &months,
     };
     for store in ledgerbench_workloads::stellar::STORES {
         store::section(out, store, &limited, &ctx, &mut answer);

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::answer::StoreAnswer;
 use super::debt::Rising;
 use super::lookup::Standing;
+use super::measured::Measured;
 use super::{MONTH_BATCHES, secs};
 use crate::render::opt;
 
@@ -23,6 +24,8 @@ pub(super) struct Candidate {
     pub(super) error_pct: Option<f64>,
     /// Runs of the config (memory limits of a sweep) the month is fitted on.
     pub(super) runs: usize,
+    /// Batches of those runs, all told.
+    pub(super) batches: usize,
     /// The engine waited for the generator (its background work got that
     /// time free).
     pub(super) harness_bound: bool,
@@ -31,6 +34,31 @@ pub(super) struct Candidate {
     /// The run of the config whose compaction debt rose the most across
     /// its batches, when any rose.
     pub(super) debt: Option<Rising>,
+    /// Its month measured (the month run reaching the most data per
+    /// memory), when one ran.
+    pub(super) measured: Option<Measured>,
+}
+
+impl Candidate {
+    /// The model's out-of-sample error on its measured month, percent.
+    pub(super) fn month_error(&self) -> Option<f64> {
+        self.measured.as_ref()?.error_pct().map(f64::abs)
+    }
+}
+
+/// The larger error of the model over `c`: a held-out batch inside the
+/// fitted range, or a measured month out of it; with which it was.
+pub(super) fn model_error<'a>(
+    c: impl IntoIterator<Item = &'a Candidate> + Clone,
+) -> Option<(f64, &'static str)> {
+    let held = c.clone().into_iter().filter_map(|x| x.error_pct);
+    let month = c.into_iter().filter_map(Candidate::month_error);
+    let held = held.reduce(f64::max).map(|e| (e, "a held-out batch"));
+    let month = month.reduce(f64::max).map(|e| (e, "the measured month"));
+    match (held, month) {
+        (Some(h), Some(m)) => Some(if m.0 > h.0 { m } else { h }),
+        (h, m) => h.or(m),
+    }
 }
 
 /// The recommended run for `store`: the lowest predicted month among runs
@@ -55,6 +83,7 @@ pub(super) fn recommend(
         .map(|x| x.label.clone())
         .collect();
     let over: Vec<Candidate> = aside.iter().filter(|&x| is_over(x)).cloned().collect();
+    picked.over = over.iter().map(|x| x.label.clone()).collect();
     let overs = over_bound(&over, bound_us);
     let behind = fell_behind(&aside);
     let Some(best) = c.first() else {
@@ -105,6 +134,9 @@ pub(super) fn recommend(
         },
         amp(best)
     );
+    if let Some(m) = &best.measured {
+        let _ = write!(s, " Its month was {}.", m.text());
+    }
     if let Some(next) = c.get(1) {
         let margin = (next.month / best.month.max(1e-9) - 1.0) * 100.0;
         let _ = write!(
@@ -114,35 +146,34 @@ pub(super) fn recommend(
             secs(next.month),
             amp(next)
         );
+        if let Some(m) = &next.measured {
+            let _ = write!(s, " Its month was {}.", m.text());
+        }
         // The choice stands only as far as the model predicts: a margin
         // inside its measured error is not a difference.
-        let err = best
-            .error_pct
-            .into_iter()
-            .chain(next.error_pct)
-            .fold(0.0, f64::max);
+        let (err, on) = model_error([best, next]).unwrap_or((0.0, "a held-out batch"));
         // Past the margin, even a large error cannot undo the choice (the
         // answer's reading says the same).
         if err > 50.0 && margin <= err {
             let _ = write!(
                 s,
-                " Weak evidence: the model missed a held-out batch by {err:.0}%, so the month is a trend, not a figure."
+                " Weak evidence: the model missed {on} by {err:.0}%, so the month is a trend, not a figure."
             );
         } else if err > 50.0 {
             let _ = write!(
                 s,
-                " The months are trends, not figures (the model missed a held-out batch by {err:.0}%), but the margin is past that error."
+                " The months are trends, not figures (the model missed {on} by {err:.0}%), but the margin is past that error."
             );
         }
         if err > 0.0 && margin <= err {
             let _ = write!(
                 s,
-                " The margin is within the model's held-out error ({err:.0}%): on this evidence the two are not told apart."
+                " The margin is within the model's error ({err:.0}%, on {on}): on this evidence the two are not told apart."
             );
         } else if err > 0.0 {
             let _ = write!(
                 s,
-                " It would change if the held-out error ({err:.0}%) grew past the margin at a larger data/memory ratio, or if write or space amplification weighs more than time for this store."
+                " It would change if the model's error ({err:.0}%, on {on}) grew past the margin at a larger data/memory ratio, or if write or space amplification weighs more than time for this store."
             );
         }
     }
@@ -169,6 +200,13 @@ fn lookup_text(best: &Candidate, bound_us: Option<f64>) -> String {
             "{head}: `{}` was not measured there (no fan-out run of its backend with its settings), so the bound does not decide it.",
             best.label
         ),
+        Standing::Within(l) if l.missing_p99_us.is_none() => format!(
+            "{head}: `{}` measured {} after batch {} of its month (`{}`), within it.",
+            best.label,
+            l.text(),
+            l.batch,
+            l.source
+        ),
         Standing::Within(l) => format!(
             "{head}: `{}` measured {} (existing / missing{}, `{}`), within it.",
             best.label,
@@ -190,10 +228,11 @@ fn over_bound(over: &[Candidate], bound_us: Option<f64>) -> String {
         .iter()
         .filter_map(|x| match &x.lookup {
             Standing::Over(l) => Some(format!(
-                "`{}` (predicted month {}; GET p99 {} at {MONTH_BATCHES} batches, `{}`)",
+                "`{}` (predicted month {}; GET p99 {} at {} batches, `{}`)",
                 x.label,
                 secs(x.month),
                 l.text(),
+                l.batch,
                 l.source
             )),
             _ => None,
@@ -242,9 +281,11 @@ mod tests {
             space: None,
             error_pct,
             runs: 1,
+            batches: 18,
             harness_bound: false,
             lookup: Standing::NotApplied,
             debt: None,
+            measured: None,
         }
     }
 
@@ -299,13 +340,63 @@ mod tests {
     }
 
     #[test]
+    fn a_measured_month_the_model_missed_widens_the_error_the_margin_is_read_against() {
+        let month = |secs: f64, predicted: f64| Measured {
+            run: "month/x".into(),
+            batches: 234,
+            ratio: 4.8,
+            txs_per_batch: 25_000.0,
+            secs,
+            predicted: Some(predicted),
+            lookup: None,
+            debt: None,
+            stopped: None,
+        };
+        // Held out 19%, but the model over-predicted the month by 70%: a
+        // margin of 50% is inside that, and the text says on what.
+        let mut a = cand("a", 100.0, Some(19.0));
+        a.measured = Some(month(100.0, 170.0));
+        let (r, s) = recommend("txdata", vec![a.clone(), cand("b", 150.0, None)], None);
+        assert_eq!(s.best.as_ref().map(|b| b.label.as_str()), Some("a"));
+        assert!(
+            r.contains("Its month was measured to batch 234 in `month/x` (1/22 of the report's transactions a batch, all data 4.8x memory at the end): 1.7 min, where the model fitted on its first 18 batches predicted 2.8 min (+70%)."),
+            "{r}"
+        );
+        assert!(r.contains("missed the measured month by 70%"), "{r}");
+        assert!(r.contains("not told apart"), "{r}");
+        assert!(
+            s.reading()
+                .starts_with("weak evidence: error on the measured month 70%"),
+            "{}",
+            s.reading()
+        );
+        // Past that error, the choice is clear, and the held-out error is
+        // still the column's.
+        let (r, s) = recommend("txdata", vec![a, cand("b", 300.0, None)], None);
+        assert!(r.contains("margin is past that error"), "{r}");
+        assert!(
+            s.reading().starts_with("clear on this evidence"),
+            "{}",
+            s.reading()
+        );
+        // A month measured within the held-out error changes nothing.
+        let mut close = cand("a", 100.0, Some(19.0));
+        close.measured = Some(month(100.0, 110.0));
+        assert_eq!(
+            model_error([&close, &cand("b", 300.0, None)]),
+            Some((19.0, "a held-out batch"))
+        );
+    }
+
+    #[test]
     fn a_design_over_the_lookup_bound_is_not_recommended_however_fast_it_ingests() {
         use super::super::lookup::MonthLookup;
         let at = |found: f64, missing: f64| MonthLookup {
             found_p99_us: found,
-            missing_p99_us: missing,
+            missing_p99_us: Some(missing),
             probes: Some(118.0),
             source: "fan/rocksdb-partitioned".into(),
+            batch: MONTH_BATCHES,
         };
         let mut fast = cand("partitioned", 100.0, None);
         fast.lookup = Standing::Over(at(4_000.0, 25_000.0));
@@ -374,9 +465,10 @@ mod tests {
         let mut wide = cand("wide", 100.0, None);
         wide.lookup = Standing::Over(MonthLookup {
             found_p99_us: 20_000.0,
-            missing_p99_us: 25_000.0,
+            missing_p99_us: Some(25_000.0),
             probes: None,
             source: "fan".into(),
+            batch: MONTH_BATCHES,
         });
         let (r, a) = recommend(
             "txdata",

@@ -9,6 +9,8 @@ pub(super) struct Ctx<'a> {
     pub(super) fanouts: &'a [(String, &'a FanOutRun)],
     /// The lookup bound, microseconds, when fan-out results are inputs.
     pub(super) bound: Option<f64>,
+    /// The month runs among the results: each config's measured month.
+    pub(super) months: &'a [&'a (String, &'a BackendRun)],
 }
 
 const COLUMNS: [&str; 13] = [
@@ -79,7 +81,10 @@ pub(super) fn section(
         if eligible.iter().all(Option::is_some)
             && let Some(mut c) = eligible.into_iter().nth(pick).flatten()
         {
-            c.debt = rising;
+            // A debt that rose only over the measured month counts too: it
+            // is the same config, run longer.
+            c.debt = rising.or_else(|| c.measured.as_ref().and_then(|m| m.debt.clone()));
+            c.batches = members.iter().map(|m| m.points.len()).sum();
             candidates.push(c);
         }
     }
@@ -272,6 +277,16 @@ impl<'a> Row<'a> {
         let (_, _, total) = self.month?;
         let sum = self.summary();
         let backend = r.stores.iter().find(|s| s.store == store);
+        let measured = measured::of(ctx.months, r, store).into_iter().next();
+        // The design's own month and a fan-out run can both have measured
+        // lookups at the month's count, in different states of the store
+        // (the month's compaction debt, the fan-out's settled load): the
+        // worse one stands.
+        let own = measured
+            .as_ref()
+            .and_then(|m| m.lookup.clone())
+            .filter(|l| l.batch == MONTH_BATCHES);
+        let lookup = worse(backend.and_then(|b| month_lookup(ctx.fanouts, b)), own);
         Some(Candidate {
             label: group.to_string(),
             month: total,
@@ -279,13 +294,15 @@ impl<'a> Row<'a> {
             space: sum.map(|s| s.space_amp),
             error_pct: self.checked.held_out.as_ref().map(|h| h.error_pct),
             runs,
+            batches: 0,
             harness_bound: harness_wait(r).is_some(),
             lookup: Standing::of(
                 ctx.bound.is_some() && store == "txdata",
-                backend.and_then(|b| month_lookup(ctx.fanouts, b)),
+                lookup,
                 ctx.opts.lookup_bound_us,
             ),
             debt: None,
+            measured,
         })
     }
 }
