@@ -67,6 +67,25 @@ fn content(run: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The checkpointed run started in `dir/cut` (in its own process group),
+/// once `at` batches are recorded.
+fn cut_after(dir: &Path, at: usize) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(RUN)
+        .args(["--out", "cut"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start");
+    let started = Instant::now();
+    while recorded(&dir.join("cut")) < at && started.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child
+}
+
 #[test]
 fn a_run_killed_at_a_random_batch_and_resumed_matches_one_never_stopped() {
     let t = tempfile::tempdir().expect("tempdir");
@@ -83,19 +102,7 @@ fn a_run_killed_at_a_random_batch_and_resumed_matches_one_never_stopped() {
         .unwrap_or(3 + (nanos % 18) as usize);
     println!("killing after batch {at}");
     let dir = t.path().join("cut");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
-        .args(RUN)
-        .args(["--out", "cut"])
-        .current_dir(t.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("start");
-    let started = Instant::now();
-    while recorded(&dir) < at && started.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let mut child = cut_after(t.path(), at);
     // SAFETY: kill has no memory preconditions; the group is the child's.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
     let _ = child.wait();
@@ -135,18 +142,8 @@ fn a_run_stopped_by_ctrl_c_and_resumed_to_its_end_exits_zero() {
     // after `--resume` (`set -e`) is not stopped by a run that succeeded.
     let t = tempfile::tempdir().expect("tempdir");
     let dir = t.path().join("cut");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
-        .args(RUN)
-        .args(["--out", "cut"])
-        .current_dir(t.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start");
-    let started = Instant::now();
-    while recorded(&dir) < 3 && started.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let mut child = cut_after(t.path(), 3);
+    // Ctrl-C reaches the supervisor; it passes it on to its worker.
     // SAFETY: kill has no memory preconditions; the pid is our child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let stopped = child.wait().expect("wait");

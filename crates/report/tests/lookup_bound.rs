@@ -2,7 +2,7 @@
 //! the recommended `txdata` design, with its exact settings, decides
 //! whether it stays recommended.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ledgerbench_report::doc::{self, Loaded};
 use ledgerbench_report::render::{VerdictOptions, summary};
@@ -11,9 +11,8 @@ use ledgerbench_results::fanout::{
 };
 use ledgerbench_results::{Latency, RunHeader, SCHEMA_VERSION};
 
-fn sweeps() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/verdict-sweeps-2026-11-22")
-}
+mod common;
+use common::{sweeps, txdata_row};
 
 fn pass(p99_us: f64) -> PassCost {
     PassCost {
@@ -121,13 +120,6 @@ fn partitioned_config() -> serde_json::Value {
         .find(|s| s["store"] == "txdata")
         .expect("txdata")["config"]
         .clone()
-}
-
-fn txdata_row(text: &str) -> String {
-    text.lines()
-        .find(|l| l.starts_with("| `txdata`"))
-        .expect("txdata row")
-        .to_string()
 }
 
 #[test]

@@ -3,15 +3,14 @@
 //! prediction, its debt and lookups at the month's size), never a
 //! candidate of its own.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ledgerbench_report::doc::{self, Loaded};
 use ledgerbench_report::render::{VerdictOptions, summary, summary_brief};
 use serde_json::{Value, json};
 
-fn sweeps() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/verdict-sweeps-2026-11-22")
-}
+mod common;
+use common::{sweeps, txdata_row};
 
 fn results(folder: &str) -> Value {
     let bytes = std::fs::read(sweeps().join(folder).join("results.json")).expect("results");
@@ -69,13 +68,6 @@ fn load(folders: &[&str]) -> Vec<Loaded> {
         .iter()
         .map(|f| doc::load(&sweeps().join(f)).expect("load"))
         .collect()
-}
-
-fn txdata_row(text: &str) -> String {
-    text.lines()
-        .find(|l| l.starts_with("| `txdata`"))
-        .expect("txdata row")
-        .to_string()
 }
 
 #[test]
