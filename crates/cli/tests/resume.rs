@@ -155,6 +155,10 @@ fn a_run_stopped_by_ctrl_c_and_resumed_to_its_end_exits_zero() {
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     let b = read_json(&dir.join("results.json"));
     assert!(b["runs"][0].get("error").is_none(), "{b}");
+    assert_eq!(
+        b["started_at"], cut["started_at"],
+        "the first start is kept"
+    );
     assert_eq!(streams(&b["runs"][0]).len(), 30);
     let why = b["runs"][0]["resumes"][0]["why"].as_str().expect("why");
     assert!(why.contains("SIGINT"), "{why}");

@@ -359,13 +359,16 @@ pub fn is_resume() -> bool {
 /// the watchdog: the runs already in `out`'s results (the ended one among
 /// them, with its error), which it keeps and does not run again.
 pub fn resumed_runs(out: &Path) -> Option<Vec<ledgerbench_driver::results::BackendRun>> {
+    resumed(out).map(|r| r.runs)
+}
+
+/// The results a going-on worker (see [`resumed_runs`]) finds in `out`.
+pub fn resumed(out: &Path) -> Option<RunResult> {
     if !is_resume() {
         return None;
     }
     let prev = std::fs::read(out.join("results.json")).ok()?;
-    serde_json::from_slice::<RunResult>(&prev)
-        .ok()
-        .map(|r| r.runs)
+    serde_json::from_slice::<RunResult>(&prev).ok()
 }
 
 fn owner(l: &Leftover) -> u32 {

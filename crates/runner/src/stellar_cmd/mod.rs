@@ -221,8 +221,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
     // A worker going on after a predecessor ended by the memory limit or
     // the watchdog keeps what is in the results and runs the rest.
-    if let Some(prev) = crate::supervise::resumed_runs(&out) {
-        result.runs = prev;
+    if let Some(prev) = crate::supervise::resumed(&out) {
+        // The run began when its first process did, not at this resume.
+        result.header.started_at = prev.header.started_at;
+        result.runs = prev.runs;
     }
     // Written before the first run too, so a run killed midway (by its
     // memory limit, say) has a results file to be recorded in.
