@@ -15,11 +15,12 @@
 //! The definitions follow `pymannkendall` 1.4.3 (`hamed_rao_modification_test`,
 //! `sens_slope`) and `scipy.stats.theilslopes` line for line where they
 //! choose (times from 0 or 1, rounding of the interval's ranks), so the
-//! golden vectors of `scripts/golden-stats.py` pin them. Two departures,
-//! both where the reference loses: the p-value is from the normal's upper
-//! tail, not `1 - cdf` (which rounds a strong trend's p to 0), and ranks
-//! that are all equal have no autocorrelation rather than NaN (as
-//! pymannkendall's later source has it).
+//! golden vectors of `scripts/golden-stats.py` pin them. Three departures,
+//! each where the reference loses: the p-value is from the normal's upper
+//! tail, not `1 - cdf` (which rounds a strong trend's p to 0); ranks that
+//! are all equal have no autocorrelation rather than NaN; and the variance
+//! correction takes the absolute sum of the significant lags (the last
+//! two as pymannkendall's source has them since 1.4.3).
 
 use crate::normal;
 use crate::quantile::median;
@@ -73,7 +74,9 @@ pub fn hamed_rao(x: &[f64], alpha: f64) -> Option<MannKendall> {
             sum += k * (k - 1.0) * (k - 2.0) * r;
         }
     }
-    let inflation = 1.0 + 2.0 / (nf * (nf - 1.0) * (nf - 2.0)) * sum;
+    // |sum|, as pymannkendall's source has it since its issue 29: 1.4.3's
+    // signed sum turns negative autocorrelation into a negative variance.
+    let inflation = 1.0 + 2.0 / (nf * (nf - 1.0) * (nf - 2.0)) * sum.abs();
     var_s *= inflation;
     let z = if s > 0.0 {
         (s - 1.0) / var_s.sqrt()
