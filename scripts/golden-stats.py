@@ -2,8 +2,15 @@
 """The golden vectors of crates/stats: what independent implementations
 answer for fixed series, written to fixtures/stats/golden.json.
 
-    pip install numpy==2.1.3 scipy==1.14.1 pymannkendall==1.4.3 ruptures==1.1.9
+    pip install numpy==2.4.6 scipy==1.17.1 pymannkendall==1.4.3 ruptures==1.1.10
     python3 scripts/golden-stats.py > fixtures/stats/golden.json
+
+pymannkendall 1.4.3 (the last on PyPI) sums the significant lags of the
+Hamed-Rao correction with their signs, which makes the variance negative
+under negative autocorrelation; its repository fixed that (issue 29,
+`abs(sni)`) after the release. The script applies that fix to the
+installed module's source before using it, so the vectors are those of
+the fixed test, which crates/stats follows.
 
 The series are in the file, so the Rust tests need no Python and no
 random generator of numpy's. Run again only to add a case; a changed
@@ -13,10 +20,23 @@ import json
 import sys
 
 import numpy as np
+import inspect
+
 import pymannkendall as mk
 import ruptures as rpt
 import scipy
 from scipy import stats
+
+
+def fixed_hamed_rao():
+    """pymannkendall's Hamed-Rao test with the fix of its issue 29."""
+    src = inspect.getsource(mk.pymannkendall)
+    fixed = src.replace("(n * (n-1) * (n-2))) * sni", "(n * (n-1) * (n-2))) * abs(sni)")
+    if fixed == src and "abs(sni)" not in src:
+        sys.exit("golden-stats: pymannkendall's Hamed-Rao source is not the one this script patches")
+    scope = {}
+    exec(compile(fixed, "pymannkendall_fixed", "exec"), scope)
+    return scope["hamed_rao_modification_test"]
 
 
 def ar1(rng, n, phi, sigma=1.0):
@@ -47,6 +67,7 @@ def series():
 
 def main():
     cases = series()
+    hamed_rao = fixed_hamed_rao()
     golden = {
         "versions": {
             "numpy": np.__version__,
@@ -74,7 +95,7 @@ def main():
             "hodges_lehmann": float(np.median(walsh)),
         })
     for name, x in cases:
-        r = mk.hamed_rao_modification_test(x, alpha=0.05)
+        r = hamed_rao(x, alpha=0.05)
         golden["hamed_rao"].append({
             "name": name, "x": x.tolist(), "alpha": 0.05,
             "s": float(r.s), "var_s": float(r.var_s), "z": float(r.z), "p": float(r.p),
