@@ -9,7 +9,7 @@ mod batch;
 mod error;
 pub mod fsutil;
 pub mod heap;
-pub mod quantile;
+pub use ledgerbench_stats::quantile;
 pub mod ranges;
 mod stats;
 mod store;

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The golden vectors of crates/stats: what independent implementations
+answer for fixed series, written to fixtures/stats/golden.json.
+
+    pip install numpy==2.4.6 scipy==1.17.1 pymannkendall==1.4.3 ruptures==1.1.10
+    python3 scripts/golden-stats.py > fixtures/stats/golden.json
+
+pymannkendall 1.4.3 (the last on PyPI) sums the significant lags of the
+Hamed-Rao correction with their signs, which makes the variance negative
+under negative autocorrelation; its repository fixed that (issue 29,
+`abs(sni)`) after the release. The script applies that fix to the
+installed module's source before using it, so the vectors are those of
+the fixed test, which crates/stats follows.
+
+The series are in the file, so the Rust tests need no Python and no
+random generator of numpy's. Run again only to add a case; a changed
+answer for an old case is a finding about one implementation or the other.
+"""
+import json
+import sys
+
+import numpy as np
+import inspect
+
+import pymannkendall as mk
+import ruptures as rpt
+import scipy
+from scipy import stats
+
+
+def fixed_hamed_rao():
+    """pymannkendall's Hamed-Rao test with the fix of its issue 29."""
+    src = inspect.getsource(mk.pymannkendall)
+    fixed = src.replace("(n * (n-1) * (n-2))) * sni", "(n * (n-1) * (n-2))) * abs(sni)")
+    if fixed == src and "abs(sni)" not in src:
+        sys.exit("golden-stats: pymannkendall's Hamed-Rao source is not the one this script patches")
+    scope = {}
+    exec(compile(fixed, "pymannkendall_fixed", "exec"), scope)
+    return scope["hamed_rao_modification_test"]
+
+
+def ar1(rng, n, phi, sigma=1.0):
+    """AR(1) noise: e[t] = phi * e[t-1] + N(0, sigma)."""
+    e = np.zeros(n)
+    for t in range(1, n):
+        e[t] = phi * e[t - 1] + rng.normal(0.0, sigma)
+    return e
+
+
+def series():
+    rng = np.random.default_rng(20261127)
+    out = []
+    for phi in (0.0, 0.5, 0.9):
+        for name, shape in (
+            ("flat", lambda t, n: np.full(n, 100.0)),
+            ("drift", lambda t, n: 100.0 + 10.0 * t / n),
+            ("step", lambda t, n: np.where(t < n * 0.6, 100.0, 115.0)),
+        ):
+            n = 120
+            t = np.arange(n)
+            out.append((f"{name}-ar{phi}", shape(t, n) + 3.0 * ar1(rng, n, phi)))
+    # Ties and a short series: the variance's tie correction, small n.
+    out.append(("ties", np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9], float)))
+    out.append(("short", np.array([1.0, 3.0, 2.0, 5.0])))
+    return out
+
+
+def main():
+    cases = series()
+    hamed_rao = fixed_hamed_rao()
+    golden = {
+        "versions": {
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "pymannkendall": mk.__version__,
+            "ruptures": rpt.__version__,
+        },
+        "normal": {
+            "cdf": [[z, stats.norm.cdf(z)] for z in (-8.0, -3.0, -1.0, 0.0, 0.5, 1.96, 2.5, 4.0)],
+            "sf": [[z, stats.norm.sf(z)] for z in (1.0, 3.0, 5.0, 8.0, 12.0)],
+            "ppf": [[p, stats.norm.ppf(p)] for p in (1e-12, 1e-6, 0.001, 0.025, 0.3, 0.5, 0.9, 0.975, 0.995)],
+        },
+        "hamed_rao": [],
+        "theil_sen": [],
+        "pelt": [],
+        "signed_rank": [],
+    }
+    rng = np.random.default_rng(7)
+    for n, shift in ((6, 0.0), (10, 0.02), (15, 0.0), (20, 0.01), (25, 0.05)):
+        d = shift + 0.03 * rng.standard_normal(n)
+        walsh = [(d[i] + d[j]) / 2 for i in range(n) for j in range(i, n)]
+        golden["signed_rank"].append({
+            "d": d.tolist(),
+            "p": float(stats.wilcoxon(d, zero_method="wilcox", method="exact").pvalue),
+            "hodges_lehmann": float(np.median(walsh)),
+        })
+    for name, x in cases:
+        r = hamed_rao(x, alpha=0.05)
+        golden["hamed_rao"].append({
+            "name": name, "x": x.tolist(), "alpha": 0.05,
+            "s": float(r.s), "var_s": float(r.var_s), "z": float(r.z), "p": float(r.p),
+            "tau": float(r.Tau), "slope": float(r.slope), "intercept": float(r.intercept),
+        })
+        t = np.arange(len(x), dtype=float)
+        ts = stats.theilslopes(x, t, 0.95)
+        golden["theil_sen"].append({
+            "name": name, "x": t.tolist(), "y": x.tolist(), "confidence": 0.95,
+            "slope": float(ts[0]), "intercept": float(ts[1]),
+            "low": float(ts[2]), "high": float(ts[3]),
+        })
+        if len(x) >= 20:
+            for pen in (50.0, 500.0):
+                bkps = rpt.Pelt(model="l2", min_size=2, jump=1).fit(x).predict(pen=pen)
+                golden["pelt"].append({
+                    "name": name, "signal": x.tolist(), "penalty": pen, "min_size": 2,
+                    "ends": [int(b) for b in bkps],
+                })
+    json.dump(golden, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
