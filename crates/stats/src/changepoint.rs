@@ -57,10 +57,14 @@ pub fn pelt_l2(signal: &[f64], penalty: f64, min_size: usize) -> Vec<usize> {
             }
         }
         // The first of equal totals, as Python's min keeps.
-        let Some(&(t, total)) = totals.iter().fold(None, |acc: Option<&(usize, f64)>, x| match acc {
-            Some(a) if a.1 <= x.1 => Some(a),
-            _ => Some(x),
-        }) else {
+        let Some(&(t, total)) =
+            totals
+                .iter()
+                .fold(None, |acc: Option<&(usize, f64)>, x| match acc {
+                    Some(a) if a.1 <= x.1 => Some(a),
+                    _ => Some(x),
+                })
+        else {
             continue;
         };
         best[end] = total;
@@ -108,12 +112,12 @@ mod tests {
         // Against a plain O(n^2) dynamic programme on a noisy staircase.
         let mut rng = 12345u64;
         let mut next = || {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (rng >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
-        let s: Vec<f64> = (0..120)
-            .map(|i| f64::from(i / 40) * 1.5 + next())
-            .collect();
+        let s: Vec<f64> = (0..120).map(|i| f64::from(i / 40) * 1.5 + next()).collect();
         let (pen, min) = (2.0, 3);
         let n = s.len();
         let cost = |a: usize, b: usize| {
@@ -136,7 +140,11 @@ mod tests {
             total += cost(start, e) + pen;
             start = e;
         }
-        assert!((total - f[n]).abs() < 1e-9, "{ends:?}: {total} against {}", f[n]);
+        assert!(
+            (total - f[n]).abs() < 1e-9,
+            "{ends:?}: {total} against {}",
+            f[n]
+        );
         assert_eq!(ends, [40, 80, 120]);
     }
 }

@@ -208,7 +208,10 @@ pub fn long_run_variance(x: &[f64]) -> f64 {
     }
     // For AR(1), the differences' lag-1 correlation is -(1 - phi) / 2;
     // clipped at 3 sd, a step's one large difference does not drown it.
-    let c: Vec<f64> = d.iter().map(|v| (v - m).clamp(-3.0 * sd, 3.0 * sd)).collect();
+    let c: Vec<f64> = d
+        .iter()
+        .map(|v| (v - m).clamp(-3.0 * sd, 3.0 * sd))
+        .collect();
     let rho = trend::autocorrelation(&c).get(1).copied().unwrap_or(0.0);
     let phi = (1.0 + 2.0 * rho).clamp(0.0, 0.95);
     // Var(diff) = 2 Var(e) (1 - phi), and the long-run variance is
@@ -225,7 +228,9 @@ mod tests {
     fn ar1(n: usize, phi: f64, sd: f64, seed: u64) -> Vec<f64> {
         let mut s = seed;
         let mut uniform = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
         };
         let mut e = 0.0;

@@ -278,7 +278,9 @@ mod tests {
 
     #[test]
     fn a_rising_series_is_a_trend_and_a_flat_one_is_not() {
-        let up: Vec<f64> = (0..30).map(|i| f64::from(i) + (f64::from(i) * 1.7).sin()).collect();
+        let up: Vec<f64> = (0..30)
+            .map(|i| f64::from(i) + (f64::from(i) * 1.7).sin())
+            .collect();
         let t = hamed_rao(&up, 0.05).expect("test");
         assert!(t.p < 0.01 && t.s > 0.0 && t.tau > 0.5, "{t:?}");
         assert!((t.slope - 1.0).abs() < 0.2, "{t:?}");

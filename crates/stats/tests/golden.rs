@@ -6,7 +6,10 @@ use ledgerbench_stats::{changepoint, normal, rank, trend};
 use serde_json::Value;
 
 fn golden() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/stats/golden.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/stats/golden.json"
+    );
     serde_json::from_slice(&std::fs::read(path).expect("golden vectors")).expect("json")
 }
 
@@ -49,7 +52,11 @@ fn hamed_rao_matches_pymannkendall() {
         near(t.z, f(&c["z"]), 1e-9, name);
         // pymannkendall's `1 - cdf` rounds to steps of about 1e-16.
         let p = f(&c["p"]);
-        assert!((t.p - p).abs() <= 1e-7 * p + 1e-15, "{name}: p {} against {p}", t.p);
+        assert!(
+            (t.p - p).abs() <= 1e-7 * p + 1e-15,
+            "{name}: p {} against {p}",
+            t.p
+        );
         near(t.tau, f(&c["tau"]), 1e-12, name);
         near(t.slope, f(&c["slope"]), 1e-12, name);
         near(t.intercept, f(&c["intercept"]), 1e-9, name);
