@@ -175,26 +175,3 @@ mod tests {
         assert_ne!(again(9), again(10));
     }
 }
-
-#[cfg(test)]
-mod soak_trials {
-    use super::*;
-
-    #[test]
-    #[ignore = "prints the trials at a soak's shape; run by hand while tuning"]
-    fn print_the_trials() {
-        let o = DriftOptions {
-            horizon: 14.0 * 86_400.0 / 10.0,
-            ..DriftOptions::default()
-        };
-        let shapes = [
-            Planted::Flat,
-            Planted::Drift(0.10),
-            Planted::Step { at: 0.6, by: 0.2 },
-        ];
-        let noises = [(0.0, 0.03), (0.5, 0.03), (0.8, 0.03), (0.9, 0.05)];
-        for c in run(720, 20, &shapes, &noises, &o, 2026) {
-            eprintln!("{c:?} passes={}", c.passes());
-        }
-    }
-}

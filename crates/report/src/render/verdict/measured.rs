@@ -47,6 +47,12 @@ impl Measured {
         (self.secs > 0.0).then(|| (p - self.secs) / self.secs * 100.0)
     }
 
+    /// Its lookups after the month's last batch, when it got that far:
+    /// what the lookup bound weighs.
+    pub(super) fn lookup_at_month(&self) -> Option<&MonthLookup> {
+        self.lookup.as_ref().filter(|l| l.batch == MONTH_BATCHES)
+    }
+
     /// The report's transactions a batch over the run's: `22` for 1/22.
     pub(super) fn scale(&self) -> f64 {
         MONTH_TXS / self.txs_per_batch.max(1.0)

@@ -186,10 +186,7 @@ pub(super) fn verdict_section(
     answer.months = measured::all(&months, "txdata");
     // The bound is weighed only when lookups at the month were measured:
     // by fan-out runs, or by a month run after its last batch.
-    let month_lookups = answer
-        .months
-        .iter()
-        .any(|m| m.lookup.as_ref().is_some_and(|l| l.batch == MONTH_BATCHES));
+    let month_lookups = answer.months.iter().any(|m| m.lookup_at_month().is_some());
     let bound = (!fanouts.is_empty() || month_lookups).then_some(opts.lookup_bound_us);
     answer.lookup_bound_us = bound;
     intro(&mut out.md, opts);
@@ -199,7 +196,7 @@ pub(super) fn verdict_section(
             "{} month run(s) are among the results (checkpointed runs of the month's {MONTH_BATCHES} batches at a smaller scale, `--preset month`). \
              Each is evidence for the config set up as it is (backend, durability, settings, compaction after each batch or not), not a candidate: \
              its month measured stands beside the config's predicted one, a debt that rose over it sets the config aside, \
-             and its lookups after the last batch stand for the lookup bound where no fan-out run measured the config.\n",
+             and its lookups after batch {MONTH_BATCHES} meet the lookup bound beside any fan-out run of the config, the worse of the two standing.\n",
             months.len()
         );
     }

@@ -282,10 +282,7 @@ impl<'a> Row<'a> {
         // lookups at the month's count, in different states of the store
         // (the month's compaction debt, the fan-out's settled load): the
         // worse one stands.
-        let own = measured
-            .as_ref()
-            .and_then(|m| m.lookup.clone())
-            .filter(|l| l.batch == MONTH_BATCHES);
+        let own = measured.as_ref().and_then(|m| m.lookup_at_month().cloned());
         let lookup = worse(backend.and_then(|b| month_lookup(ctx.fanouts, b)), own);
         Some(Candidate {
             label: group.to_string(),
