@@ -39,6 +39,29 @@ def fixed_hamed_rao():
     return scope["hamed_rao_modification_test"]
 
 
+def mann_kendall_ar1(x):
+    """crates/stats' `mann_kendall_ar1`, built on pymannkendall's pieces:
+    its S and Var(S) (`original_test`), its Sen's slope for the detrending
+    and scipy's ranks; the inflation is Hamed and Rao's sum with every lag
+    of the ranks' autocorrelation taken as phi^k, phi their lag-1
+    autocorrelation bias-corrected (r1 + (1 + 4 r1) / n), clipped to [0, 0.99]."""
+    n = len(x)
+    base = mk.original_test(x)
+    slope = mk.sens_slope(x).slope
+    ranks = stats.rankdata(x - np.arange(1, n + 1) * slope)
+    c = ranks - ranks.mean()
+    r1 = float(np.dot(c[:-1], c[1:]) / np.dot(c, c))
+    phi = min(max(r1 + (1 + 4 * r1) / n, 0.0), 0.99)
+    k = np.arange(1, n)
+    m = (n - k).astype(float)
+    total = float(np.sum(m * (m - 1) * (m - 2) * phi ** k))
+    var_s = base.var_s * (1 + 2 / (n * (n - 1) * (n - 2)) * total)
+    s = base.s
+    z = (s - np.sign(s)) / np.sqrt(var_s) if s != 0 else 0.0
+    return {"s": float(s), "var_s": float(var_s), "z": float(z),
+            "p": float(2 * stats.norm.sf(abs(z))), "phi": phi}
+
+
 def ar1(rng, n, phi, sigma=1.0):
     """AR(1) noise: e[t] = phi * e[t-1] + N(0, sigma)."""
     e = np.zeros(n)
@@ -81,6 +104,7 @@ def main():
             "ppf": [[p, stats.norm.ppf(p)] for p in (1e-12, 1e-6, 0.001, 0.025, 0.3, 0.5, 0.9, 0.975, 0.995)],
         },
         "hamed_rao": [],
+        "mann_kendall_ar1": [],
         "theil_sen": [],
         "pelt": [],
         "signed_rank": [],
@@ -101,6 +125,8 @@ def main():
             "s": float(r.s), "var_s": float(r.var_s), "z": float(r.z), "p": float(r.p),
             "tau": float(r.Tau), "slope": float(r.slope), "intercept": float(r.intercept),
         })
+        if len(x) >= 3:
+            golden["mann_kendall_ar1"].append({"name": name, "x": x.tolist(), **mann_kendall_ar1(x)})
         t = np.arange(len(x), dtype=float)
         ts = stats.theilslopes(x, t, 0.95)
         golden["theil_sen"].append({

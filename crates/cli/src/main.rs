@@ -7,6 +7,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod ab_cmd;
 mod plan;
 mod report_cmd;
+mod trials_cmd;
 
 use ledgerbench_engines as registry;
 use ledgerbench_runner::{
@@ -89,6 +90,12 @@ enum Command {
         after_long_help = "Example:\n  ledgerbench export csv ledgerbench-runs/stellar-A --out csv/\n\nGuide: docs/src/reports.md"
     )]
     Export(report_cmd::ExportArgs),
+    /// Run the drift verdict's known-answer trials: synthetic soak series,
+    /// flat or with a planted drift or step, under AR(1) noise.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench drift-trials --series 200\n\nGuide: docs/src/soak.md"
+    )]
+    DriftTrials(trials_cmd::Args),
     /// List backends, presets, stores and compaction strategies.
     #[command(
         after_long_help = "Example:\n  ledgerbench list --json\n\nGuide: docs/src/getting-started.md"
@@ -215,6 +222,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => report_cmd::compare(a),
         Command::Ab(a) => ab_cmd::ab(*a),
         Command::Export(a) => report_cmd::export(a),
+        Command::DriftTrials(a) => trials_cmd::run(a),
         Command::CrashWorker(a) => crash::worker::run(a),
         Command::FanOutProbe(a) => fanout_cmd::probe::run(a),
         Command::Clean { dry_run } => clean(dry_run),

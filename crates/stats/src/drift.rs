@@ -6,7 +6,8 @@
 //! the series better than the line by more than its extra segments'
 //! penalty, and then each step must be material (over the threshold of
 //! the level before it); otherwise the line is tested: Mann-Kendall with
-//! the Hamed-Rao correction must reject at `alpha` *and* the slope,
+//! Hamed and Rao's correction (in its AR(1) form,
+//! [`trend::mann_kendall_ar1`]) must reject at `alpha` *and* the slope,
 //! projected over the horizon the reader asks about (LittDB's 14 days, or
 //! the run itself when longer), must move the metric by more than the
 //! threshold. Either test alone fails a practical reader: a significant
@@ -19,6 +20,7 @@
 //! wandering of AR(1) noise is not read as steps.
 
 use crate::changepoint::pelt_l2;
+use crate::normal;
 use crate::quantile::median;
 use crate::trend::{self, MannKendall, TheilSen};
 
@@ -37,6 +39,20 @@ pub struct DriftOptions {
     pub penalty_factor: f64,
     /// The shortest segment PELT may make, in samples.
     pub min_segment: usize,
+    /// Which variance correction the trend test takes.
+    pub correction: Correction,
+}
+
+/// The trend test's correction for autocorrelated samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Correction {
+    /// Hamed and Rao's, from an AR(1) model of the ranks
+    /// ([`trend::mann_kendall_ar1`]): the verdict's.
+    #[default]
+    Ar1,
+    /// Hamed and Rao's over the significant sample lags
+    /// ([`trend::hamed_rao`], pymannkendall's): kept to show why not.
+    SignificantLags,
 }
 
 impl Default for DriftOptions {
@@ -51,6 +67,7 @@ impl Default for DriftOptions {
             horizon: 0.0,
             penalty_factor: 3.0,
             min_segment: 5,
+            correction: Correction::Ar1,
         }
     }
 }
@@ -100,6 +117,12 @@ pub struct Drift {
     pub over_run: Option<f64>,
     /// The slope over the horizon (or the series, when longer), the same.
     pub over_horizon: Option<f64>,
+    /// The smallest drift over the series, as a share of its level, that
+    /// this noise lets the test find 19 times in 20 at `alpha`: what a
+    /// "flat" rules out. From the slope's interval: its half-width is
+    /// `z(1 - alpha/2)` standard errors, and the drift must be
+    /// `z(1 - alpha/2) + z(0.95)` of them.
+    pub detectable: Option<f64>,
     /// The series' median, the level shares are of.
     pub level: f64,
 }
@@ -114,11 +137,15 @@ pub fn judge(x: &[f64], o: &DriftOptions) -> Drift {
             line: None,
             over_run: None,
             over_horizon: None,
+            detectable: None,
             level,
         };
     }
     let n = x.len();
-    let test = trend::hamed_rao(x, o.alpha);
+    let test = match o.correction {
+        Correction::Ar1 => trend::mann_kendall_ar1(x),
+        Correction::SignificantLags => trend::hamed_rao(x, o.alpha),
+    };
     let times: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let inflation = test.as_ref().map_or(1.0, |t| t.inflation.max(1.0));
     let line = trend::theil_sen(&times, x, 1.0 - o.alpha, inflation);
@@ -129,6 +156,11 @@ pub fn judge(x: &[f64], o: &DriftOptions) -> Drift {
     };
     let over_run = share((n - 1) as f64);
     let over_horizon = share(o.horizon.max((n - 1) as f64));
+    let detectable = line.as_ref().map(|l| {
+        let z = normal::ppf(1.0 - o.alpha / 2.0);
+        let se = (l.high - l.low) / (2.0 * z);
+        (z + normal::ppf(0.95)) * se * (n - 1) as f64 / start.abs().max(f64::MIN_POSITIVE)
+    });
     let verdict = call(x, o, test.as_ref(), line.as_ref(), over_horizon);
     Drift {
         verdict,
@@ -136,6 +168,7 @@ pub fn judge(x: &[f64], o: &DriftOptions) -> Drift {
         line,
         over_run,
         over_horizon,
+        detectable,
         level,
     }
 }

@@ -50,6 +50,56 @@ pub struct MannKendall {
 /// count: those outside the normal band at `alpha`); `None` with fewer
 /// than 3 samples or any NaN.
 pub fn hamed_rao(x: &[f64], alpha: f64) -> Option<MannKendall> {
+    corrected(x, &|acf, n| {
+        let band = normal::ppf(1.0 - alpha / 2.0) / (n as f64).sqrt();
+        let lags = acf.iter().enumerate().skip(1);
+        let sum: f64 = lags
+            .filter(|(_, r)| r.abs() > band)
+            .map(|(i, &r)| triple(n - i) * r)
+            .sum();
+        // |sum|, as pymannkendall's source has it since its issue 29: 1.4.3's
+        // signed sum turns negative autocorrelation into a negative variance.
+        sum.abs()
+    })
+}
+
+/// The Mann-Kendall test with Hamed and Rao's correction taken from an
+/// AR(1) model of the detrended ranks: their lag-1 autocorrelation,
+/// corrected for its bias (`r1 + (1 + 4 r1) / n`, Kendall's), stands for
+/// every lag as `phi^k`. The drift verdict's test: the sum over the
+/// significant sample lags ([`hamed_rao`]) misses the long tail of
+/// persistent noise (each lag alone under the band, together large): at
+/// a nominal 1%, the verdict built on it called 29 of 200 flat series
+/// under AR(1) 0.9 noise changed, on this one 4 (`ledgerbench
+/// drift-trials --series 200`, with and without `--correction
+/// significant-lags`). Negative
+/// autocorrelation is taken as none: the test stays conservative.
+pub fn mann_kendall_ar1(x: &[f64]) -> Option<MannKendall> {
+    corrected(x, &|acf, n| {
+        let r1 = acf.get(1).copied().unwrap_or(0.0);
+        let phi = (r1 + (1.0 + 4.0 * r1) / n as f64).clamp(0.0, 0.99);
+        let mut sum = 0.0;
+        let mut power = 1.0;
+        for k in 1..n {
+            power *= phi;
+            if power < 1e-12 {
+                break;
+            }
+            sum += triple(n - k) * power;
+        }
+        sum
+    })
+}
+
+/// `k (k - 1) (k - 2)`: the weight of a lag with `k = n - lag` pairs.
+fn triple(k: usize) -> f64 {
+    let k = k as f64;
+    k * (k - 1.0) * (k - 2.0)
+}
+
+/// Mann-Kendall on `x` with Var(S) inflated by `1 + 2 sum / (n (n-1) (n-2))`,
+/// `sum` from the autocorrelation of the ranks detrended by Sen's slope.
+fn corrected(x: &[f64], sum: &dyn Fn(&[f64], usize) -> f64) -> Option<MannKendall> {
     let n = x.len();
     if n < 3 || x.iter().any(|v| v.is_nan()) {
         return None;
@@ -64,19 +114,8 @@ pub fn hamed_rao(x: &[f64], alpha: f64) -> Option<MannKendall> {
         .enumerate()
         .map(|(i, v)| v - (i as f64 + 1.0) * slope)
         .collect();
-    let ranks = rank_average(&detrended);
-    let acf = autocorrelation(&ranks);
-    let band = normal::ppf(1.0 - alpha / 2.0) / nf.sqrt();
-    let mut sum = 0.0;
-    for (i, &r) in acf.iter().enumerate().skip(1) {
-        if r.abs() > band {
-            let k = (n - i) as f64;
-            sum += k * (k - 1.0) * (k - 2.0) * r;
-        }
-    }
-    // |sum|, as pymannkendall's source has it since its issue 29: 1.4.3's
-    // signed sum turns negative autocorrelation into a negative variance.
-    let inflation = 1.0 + 2.0 / (nf * (nf - 1.0) * (nf - 2.0)) * sum.abs();
+    let acf = autocorrelation(&rank_average(&detrended));
+    let inflation = 1.0 + 2.0 / (nf * (nf - 1.0) * (nf - 2.0)) * sum(&acf, n);
     var_s *= inflation;
     let z = if s > 0.0 {
         (s - 1.0) / var_s.sqrt()

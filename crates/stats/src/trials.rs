@@ -41,6 +41,9 @@ pub struct Cell {
     /// Flat series called drifting or stepped (false alarms); 0 for the
     /// planted cells.
     pub false_alarms: usize,
+    /// The median over the cell's series of the smallest drift over the
+    /// run the test finds 19 times in 20 ([`crate::drift::Drift::detectable`]).
+    pub detectable: Option<f64>,
 }
 
 impl Cell {
@@ -120,13 +123,16 @@ pub fn run(
         for (ni, &(phi, noise)) in noises.iter().enumerate() {
             let mut right = 0;
             let mut false_alarms = 0;
+            let mut detectable = Vec::with_capacity(count);
             for k in 0..count {
                 let s = seed
                     .wrapping_add((si as u64) << 40)
                     .wrapping_add((ni as u64) << 32)
                     .wrapping_add(k as u64);
                 let x = series(n, planted, phi, noise, s);
-                let v = judge(&x, o).verdict;
+                let d = judge(&x, o);
+                detectable.extend(d.detectable);
+                let v = d.verdict;
                 let ok = match (planted, &v) {
                     (Planted::Flat, Verdict::Flat) => true,
                     (Planted::Drift(_), Verdict::Drifting) => true,
@@ -150,10 +156,115 @@ pub fn run(
                 series: count,
                 right,
                 false_alarms,
+                detectable: crate::quantile::median(&detectable),
             });
         }
     }
     cells
+}
+
+/// The published trials: what `ledgerbench drift-trials` runs.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Samples per series: a 2-hour soak at 10-second intervals.
+    pub n: usize,
+    /// Series per cell.
+    pub count: usize,
+    /// The first series' seed.
+    pub seed: u64,
+    /// The verdict's settings: the defaults, with a soak's horizon.
+    pub options: DriftOptions,
+    /// The planted shapes.
+    pub shapes: Vec<Planted>,
+    /// The noises, as (AR(1) coefficient, marginal deviation share).
+    pub noises: Vec<(f64, f64)>,
+}
+
+impl Setup {
+    /// The grid chosen before the first trials ran (2026-11-27): 720
+    /// samples, 20 series a cell, a 14-day horizon at 10 s, a 10% drift
+    /// over the run, a 20% step at 60% of it, four noises; and a fifth
+    /// noise added after them: AR(1) 0.9 again, at 3%, where a 10% drift
+    /// is within what a test can see under that persistence.
+    pub fn published() -> Self {
+        Self {
+            n: 720,
+            count: 20,
+            seed: 20_261_127,
+            options: DriftOptions {
+                horizon: 14.0 * 86_400.0 / 10.0,
+                ..DriftOptions::default()
+            },
+            shapes: vec![
+                Planted::Flat,
+                Planted::Drift(0.10),
+                Planted::Step { at: 0.6, by: 0.20 },
+            ],
+            noises: vec![
+                (0.0, 0.03),
+                (0.5, 0.03),
+                (0.8, 0.03),
+                (0.9, 0.05),
+                (0.9, 0.03),
+            ],
+        }
+    }
+
+    /// Runs the trials.
+    pub fn run(&self) -> Vec<Cell> {
+        run(
+            self.n,
+            self.count,
+            &self.shapes,
+            &self.noises,
+            &self.options,
+            self.seed,
+        )
+    }
+}
+
+/// What a cell's row calls its planted shape.
+pub fn planted_name(p: Planted) -> String {
+    match p {
+        Planted::Flat => "flat".into(),
+        Planted::Drift(s) => format!("drift {:+.0}% over the run", s * 100.0),
+        Planted::Step { at, by } => {
+            format!("step {:+.0}% at {:.0}% of the run", by * 100.0, at * 100.0)
+        }
+    }
+}
+
+/// The trials as a markdown table, a row per cell.
+pub fn table(cells: &[Cell]) -> String {
+    let mut out = String::from(
+        "| planted | AR(1) phi | noise sd | called as planted | false alarms | detectable drift (median) | bar | meets it |\n\
+         |---|---:|---:|---:|---:|---:|---|---|\n",
+    );
+    for c in cells {
+        let bar = match c.planted {
+            Planted::Flat => "at most 1 of 20 called changed",
+            _ => "at least 19 of 20 found",
+        };
+        // A step widens the slope's interval: no drift limit to read there.
+        let detectable = match c.planted {
+            Planted::Step { .. } => None,
+            _ => c.detectable,
+        };
+        let detectable = detectable.map_or("-".into(), |d| format!("{:.1}%", d * 100.0));
+        out.push_str(&format!(
+            "| {} | {} | {:.0}% | {} of {} | {} | {} | {} | {} |\n",
+            planted_name(c.planted),
+            c.phi,
+            c.noise * 100.0,
+            c.right,
+            c.series,
+            c.false_alarms,
+            detectable,
+            bar,
+            if c.passes() { "yes" } else { "**no**" },
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

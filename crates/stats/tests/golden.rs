@@ -42,6 +42,21 @@ fn the_normal_distribution_matches_scipy() {
 }
 
 #[test]
+fn the_ar1_form_matches_numpy_on_pymannkendalls_pieces() {
+    let g = golden();
+    let cases = g["mann_kendall_ar1"].as_array().expect("cases");
+    assert!(cases.len() >= 10, "every series of the file");
+    for c in cases {
+        let name = c["name"].as_str().expect("name");
+        let t = trend::mann_kendall_ar1(&floats(&c["x"])).expect(name);
+        near(t.s, f(&c["s"]), 0.0, name);
+        near(t.var_s, f(&c["var_s"]), 1e-9, name);
+        near(t.z, f(&c["z"]), 1e-9, name);
+        near(t.p, f(&c["p"]), 1e-7, name);
+    }
+}
+
+#[test]
 fn hamed_rao_matches_pymannkendall() {
     let g = golden();
     for c in g["hamed_rao"].as_array().expect("cases") {
