@@ -98,6 +98,20 @@ doc_block docs/src/durability.md durability results/crash-matrix-2026-11-24
 while IFS= read -r summary; do
     scripts/ab-summary.sh "$(dirname "$summary")" --check || status=1
 done < <(find results -path 'results/ab-*' -name summary.md | sort)
+# The drift verdict's published trials: each table printed again by the
+# command beside it in drift-trials.args (`FILE ARGS...` a line); seeded, so equal.
+while IFS= read -r args_file; do
+    dir=$(dirname "$args_file")
+    while read -r file args; do
+        # shellcheck disable=SC2086 # the arguments are words on purpose
+        if [[ $UPDATE == 1 ]]; then
+            "$BIN" $args > "$dir/$file"
+        elif ! cmp -s <("$BIN" $args) "$dir/$file"; then
+            echo "republish: $dir/$file differs from \`ledgerbench $args\` (scripts/republish.sh --update, then review)" >&2
+            status=1
+        fi
+    done < "$args_file"
+done < <(find results -name drift-trials.args | sort)
 # Every results folder's provenance table and the results index, generated
 # from the results files; every screenshot taken from the page it shows.
 if [[ $UPDATE == 1 ]]; then

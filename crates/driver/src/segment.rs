@@ -76,6 +76,21 @@ impl OpHists {
         }
     }
 
+    /// Empties every histogram (a soak's next interval).
+    pub fn reset(&mut self) {
+        for h in [
+            &mut self.commit,
+            &mut self.flush,
+            &mut self.compaction,
+            &mut self.get,
+            &mut self.get_corrected,
+            &mut self.scan,
+            &mut self.commit_wait,
+        ] {
+            h.reset();
+        }
+    }
+
     /// Adds `other`'s counts to these (another thread's, same bounds).
     pub fn add(&mut self, other: &OpHists) {
         // Every histogram has the bounds of `histogram()`, so adding cannot fail.
@@ -167,6 +182,7 @@ impl<'a> SegmentMeter<'a> {
                 sync_secs: None,
                 engine: EngineStats::default(),
                 disk: Default::default(),
+                latency: None,
             })
             .collect()
     }

@@ -23,6 +23,7 @@ fn a_paced_run_keeps_its_schedule_and_times_gets_from_when_they_were_due() {
             after_mark: Some("load"),
         }),
         speed: None,
+        window: None,
     };
     let out = ops::replay_with(&mut *src, (&stores, &[None]), &mut (), pacing);
     assert!(out.error.is_none(), "{:?}", out.error);
@@ -114,6 +115,7 @@ fn a_replay_at_the_recorded_pace_waits_for_each_record_and_a_faster_one_less() {
         let pacing = ops::Pacing {
             rate: None,
             speed: Some(speed),
+            window: None,
         };
         let out = ops::replay_with(&mut src, (&stores, &[None]), &mut (), pacing);
         let took = t.elapsed().as_secs_f64();

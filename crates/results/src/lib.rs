@@ -298,6 +298,11 @@ pub struct StoreBatch {
     pub engine: EngineStats,
     /// Disk usage after the batch.
     pub disk: DiskUsage,
+    /// Latency of this store's operations in this segment alone (soaks:
+    /// one segment an interval); absent in other runs, whose latencies
+    /// are the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::OpLatency>,
 }
 
 /// What one phase of a run cost the process.

@@ -254,7 +254,14 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         trace_bytes * 3 + (512 << 20),
         (&threads, ledgerbench_trace::split::SPLIT),
         &|stores, devs, progress, n| {
-            let (on, pacing) = ((stores, devs), ops::Pacing { rate: None, speed });
+            let (on, pacing) = (
+                (stores, devs),
+                ops::Pacing {
+                    rate: None,
+                    speed,
+                    window: None,
+                },
+            );
             if n == 1 {
                 let mut src = TraceReader::open(&trace)?;
                 return Ok(ops::replay_with(&mut src, on, progress, pacing));
@@ -309,7 +316,11 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
             after_mark: ledgerbench_workloads::load_mark(name),
         }),
     };
-    let pacing = ops::Pacing { rate, speed: None };
+    let pacing = ops::Pacing {
+        rate,
+        speed: None,
+        window: None,
+    };
     let config = OpsConfig {
         workload: Some(name.to_string()),
         workers: None,

@@ -296,9 +296,10 @@ pub(super) type Targets<'a> = (
     &'a [Option<&'a Device>],
 );
 
-/// Applies `src`'s operations to the stores, a segment per mark, tallying
-/// latencies per store and counts; paced open loop at a fixed rate or by
-/// the recorded times when `pacing` says so.
+/// Applies `src`'s operations to the stores, a segment per mark (a soak's:
+/// per interval, [`super::Window`]), tallying latencies per store and
+/// counts; paced open loop at a fixed rate or by the recorded times when
+/// `pacing` says so.
 ///
 /// Long because one loop in the order it runs: pull, pace, apply, and at
 /// each mark the segment's meters.
@@ -315,6 +316,11 @@ pub(super) fn run_ops(
     let mut a = Applier::new(stores, names, counters, meter.fresh());
     a.clock = pacing.speed.map(|s| (Instant::now(), s));
     let mut seg_start = Instant::now();
+    let run_start = seg_start;
+    // A soak's run totals, its segments' latencies added in as each closes.
+    let mut totals: Option<Vec<OpHists>> = pacing
+        .window
+        .map(|_| names.iter().map(|_| OpHists::default()).collect());
     let fixed = |p: super::Pace| Schedule::new(p.ops_per_sec, Arrival::Fixed, Rng::new(0));
     let mut schedule = pacing
         .rate
@@ -343,7 +349,7 @@ pub(super) fn run_ops(
                 }
             }
         };
-        let at_end = mark == "end";
+        let mut at_end = mark == "end";
         if let Some(p) = pacing.rate
             && p.after_mark == Some(mark.as_str())
         {
@@ -353,6 +359,22 @@ pub(super) fn run_ops(
             break Err(DriverError::Config(format!(
                 "the workload left writes uncommitted at `{mark}`: a trace must commit before each mark and at its end"
             )));
+        }
+        if let Some(w) = pacing.window
+            && !at_end
+        {
+            if w.duration.is_some_and(|d| run_start.elapsed() >= d) {
+                at_end = true;
+            } else if seg_start.elapsed() < w.interval {
+                continue;
+            }
+        }
+        if let Some(t) = &mut totals {
+            for (i, h) in a.hists.iter_mut().enumerate() {
+                a.recs[i].latency = Some(h.latency());
+                t[i].add(h);
+                h.reset();
+            }
         }
         // A trailing segment with nothing in it is not a segment.
         if !(at_end && a.seg_ops == 0 && a.recs.iter().all(|r| r.flush_secs == 0.0)) {
@@ -381,7 +403,7 @@ pub(super) fn run_ops(
         (a.seg_ops, a.seg_gets, a.seg_source) = (0, 0, 0.0);
         seg_start = Instant::now();
     };
-    *hists = a.hists;
+    *hists = totals.unwrap_or(a.hists);
     counts.add(&a.counts);
     result
 }

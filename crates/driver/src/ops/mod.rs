@@ -73,6 +73,20 @@ pub struct Pacing {
     pub rate: Option<Pace>,
     /// The recorded times ([`ledgerbench_trace::Op::At`]) divided by this.
     pub speed: Option<f64>,
+    /// A soak's segments: one an interval, the run bounded by time.
+    pub window: Option<Window>,
+}
+
+/// How a soak cuts and bounds its run: marks end a segment only once
+/// `interval` has passed since the last one ended (so each segment is one
+/// interval, give or take a batch), each segment keeps its own latencies,
+/// and the first mark after `duration` ends the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// The least time a segment spans.
+    pub interval: std::time::Duration,
+    /// The run ends at the first mark after this; `None`: at the stream's end.
+    pub duration: Option<std::time::Duration>,
 }
 
 /// [`replay`] paced as `pacing` says: at a fixed rate, by the trace's

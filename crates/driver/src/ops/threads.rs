@@ -75,6 +75,13 @@ pub fn replay_threads(
 ) -> OpsOutcome {
     let pace = pacing.rate;
     let mut out = OpsOutcome::default();
+    if pacing.window.is_some() {
+        // Every thread would have to agree on which marks end an interval.
+        out.error = Some(DriverError::Config(
+            "a soak runs one client thread for now: give --threads 1".into(),
+        ));
+        return out;
+    }
     let Some(first) = sources.first() else {
         out.error = Some(DriverError::Config("no client threads".into()));
         return out;
