@@ -12,7 +12,7 @@ mod trials_cmd;
 use ledgerbench_engines as registry;
 use ledgerbench_runner::{
     capacity_cmd, crash, fanout_cmd, flags, import_cmd, micro_cmd, output, pointreads_cmd, presets,
-    replay_cmd, stellar_cmd, supervise, trie_cmd,
+    replay_cmd, soak_cmd, stellar_cmd, supervise, trie_cmd,
 };
 
 /// Counts the harness's own heap (Rust allocations; engines in C/C++
@@ -194,6 +194,12 @@ enum Workload {
         after_long_help = "Example:\n  ledgerbench run crash --backends mdbx --durability process,power --kinds kill,power-cut\n\nGuide: docs/src/durability.md"
     )]
     Crash(Box<crash::Args>),
+    /// Soak: a workload for hours at a steady load, sampled each interval,
+    /// then each metric judged flat, drifting or stepped.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run soak blobs --duration 2h --interval 10s --backends rocksdb-fifo,mdbx --memory-limit 1GiB\n\nGuide: docs/src/soak.md"
+    )]
+    Soak(Box<soak_cmd::Args>),
 }
 
 fn main() -> ExitCode {
@@ -254,11 +260,12 @@ fn main() -> ExitCode {
             Workload::Trie(args) => trie_cmd::run(*args),
             Workload::Micro(args) => micro_cmd::run(*args),
             Workload::Replay(args) => replay_cmd::replay(*args),
-            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args),
-            Workload::Solana(args) => replay_cmd::generated("solana", *args),
-            Workload::Blobs(args) => replay_cmd::generated("blobs", *args),
-            Workload::Accounts(args) => replay_cmd::generated("accounts", *args),
+            Workload::Ycsb(args) => replay_cmd::generated("ycsb", *args, None),
+            Workload::Solana(args) => replay_cmd::generated("solana", *args, None),
+            Workload::Blobs(args) => replay_cmd::generated("blobs", *args, None),
+            Workload::Accounts(args) => replay_cmd::generated("accounts", *args, None),
             Workload::Crash(args) => crash::run(*args),
+            Workload::Soak(args) => soak_cmd::run(*args),
         },
     };
     match result {
@@ -314,6 +321,7 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
         Workload::Solana(a) => ("solana", a.output()),
         Workload::Blobs(a) => ("blobs", a.output()),
         Workload::Accounts(a) => ("accounts", a.output()),
+        Workload::Soak(a) => ("soak", a.output()),
         // The crash test is a supervisor of its own.
         Workload::Crash(_) => return None,
     })

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use ledgerbench_core::{KvBackend, KvStore};
-use ledgerbench_driver::ops::{self, Window};
+use ledgerbench_driver::ops::{self, Observer, Window};
+use ledgerbench_driver::results::SegmentRecord;
 use ledgerbench_mem::{Mem, MemConfig, MemLog};
 
 fn blobs(batches: u64) -> Box<dyn ops::OpSource> {
@@ -15,7 +16,20 @@ fn blobs(batches: u64) -> Box<dyn ops::OpSource> {
     ledgerbench_workloads::by_name("blobs", 7, params).expect("blobs")
 }
 
-fn run(src: &mut dyn ops::OpSource, window: Option<Window>) -> ops::OpsOutcome {
+/// The segments as the observer saw them close.
+#[derive(Default)]
+struct Seen(Vec<SegmentRecord>);
+
+impl Observer for Seen {
+    fn segment_done(&mut self, rec: &SegmentRecord, _progress: Option<(u64, u64)>) {
+        self.0.push(rec.clone());
+    }
+}
+
+fn run(
+    src: &mut dyn ops::OpSource,
+    window: Option<Window>,
+) -> (ops::OpsOutcome, Vec<SegmentRecord>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = MemConfig {
         persist: false,
@@ -28,28 +42,29 @@ fn run(src: &mut dyn ops::OpSource, window: Option<Window>) -> ops::OpsOutcome {
         window,
         ..ops::Pacing::default()
     };
-    ops::replay_with(src, (&stores, &[None]), &mut (), pacing)
+    let mut seen = Seen::default();
+    let out = ops::replay_with(src, (&stores, &[None]), &mut seen, pacing);
+    (out, seen.0)
 }
 
 #[test]
 fn each_interval_is_a_segment_with_its_own_latencies() {
     // Without a window, a segment per batch, and no per-segment latencies.
-    let plain = run(&mut *blobs(30), None);
+    let (plain, _) = run(&mut *blobs(30), None);
     assert!(plain.error.is_none(), "{:?}", plain.error);
     assert_eq!(plain.segments.len(), 30);
     assert!(plain.segments[0].stores[0].latency.is_none());
     // An interval no batch fills: every mark ends one, as before, but each
     // segment now carries its own latencies, which add up to the run's.
-    let every = run(
+    let (every, segments) = run(
         &mut *blobs(30),
         Some(Window {
             interval: Duration::ZERO,
             duration: None,
         }),
     );
-    assert_eq!(every.segments.len(), 30);
-    let gets: u64 = every
-        .segments
+    assert_eq!(segments.len(), 30);
+    let gets: u64 = segments
         .iter()
         .map(|s| {
             s.stores[0]
@@ -59,7 +74,19 @@ fn each_interval_is_a_segment_with_its_own_latencies() {
                 .map_or(0, |g| g.count)
         })
         .sum();
+    // Kept in memory: one record, their fold, whose sums are the run's.
+    assert_eq!(every.segments.len(), 1);
+    let fold = &every.segments[0];
+    assert_eq!(fold.segment, 30);
+    assert_eq!(fold.ops, segments.iter().map(|s| s.ops).sum::<u64>());
+    let logical: u64 = segments.iter().map(|s| s.stores[0].logical_bytes).sum();
+    assert_eq!(fold.stores[0].logical_bytes, logical);
+    assert_eq!(fold.stores[0].disk, segments[29].stores[0].disk);
     let sum = every.summary.expect("summary");
+    assert_eq!(sum.segments, 30);
+    // Nor a list of per-second samples: the segments are its samples.
+    assert!(every.samples.is_empty());
+    assert_eq!(sum.stores["blobs"].logical_bytes, logical);
     assert_eq!(gets, sum.gets);
     assert_eq!(
         sum.stores["blobs"]
@@ -71,7 +98,7 @@ fn each_interval_is_a_segment_with_its_own_latencies() {
         gets
     );
     // An interval longer than the run: the marks pass, one segment at the end.
-    let one = run(
+    let (one, _) = run(
         &mut *blobs(30),
         Some(Window {
             interval: Duration::from_secs(3600),
@@ -87,7 +114,7 @@ fn each_interval_is_a_segment_with_its_own_latencies() {
 fn the_run_ends_at_the_first_mark_after_its_duration() {
     // A stream far longer than the run: it ends at the first mark past zero
     // seconds, that is after the first batch, its writes committed.
-    let out = run(
+    let (out, _) = run(
         &mut *blobs(1_000_000),
         Some(Window {
             interval: Duration::ZERO,

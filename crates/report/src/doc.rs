@@ -120,7 +120,49 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
         path: file.clone(),
         source,
     })?;
-    parse(&file, &bytes)
+    let mut loaded = parse(&file, &bytes)?;
+    if let Doc::Stellar(r) = &mut loaded.doc {
+        read_segments(&file, r)?;
+    }
+    Ok(loaded)
+}
+
+/// One line of a run's `segments.jsonl`.
+#[derive(serde::Deserialize)]
+struct SegmentLine {
+    label: String,
+    #[serde(flatten)]
+    segment: ledgerbench_results::SegmentRecord,
+}
+
+/// Fills in the segments of runs that keep them in a file beside the
+/// results (soaks), from that file's lines of each run's label.
+fn read_segments(file: &Path, r: &mut ledgerbench_results::RunResult) -> Result<(), ReportError> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    for run in &mut r.runs {
+        let Some(replay) = &mut run.replay else {
+            continue;
+        };
+        let Some(name) = replay.segments_file.clone() else {
+            continue;
+        };
+        let path = dir.join(&name);
+        let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        for (i, line) in text.lines().enumerate() {
+            let l: SegmentLine =
+                serde_json::from_str(line).map_err(|e| ReportError::BadResults {
+                    path: path.clone(),
+                    why: format!("line {}: {e}", i + 1),
+                })?;
+            if l.label == run.label {
+                replay.segments.push(l.segment);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads a results file's `bytes`; `file` names it in errors.

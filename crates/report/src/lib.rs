@@ -13,6 +13,7 @@ pub mod html;
 pub mod metrics;
 pub mod model;
 pub mod render;
+pub mod soak;
 pub mod svg;
 pub mod table;
 

@@ -166,6 +166,12 @@ pub struct ReplayResult {
     /// thread's own seeded stream) or `key-hash` (one stream split by key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<String>,
+    /// Where the segments are when `segments` is empty: a soak's (one an
+    /// interval, hours of them) stay out of memory and out of this file,
+    /// in the file of this name beside it, as the lines whose `label` is
+    /// this run's. Reports read them from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments_file: Option<String>,
 }
 
 /// A store's backend.

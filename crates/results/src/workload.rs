@@ -61,6 +61,26 @@ pub struct OpsConfig {
     pub trace_bytes: Option<u64>,
     /// What the operations describe (workload, seed, stores, source).
     pub header: ledgerbench_trace::Header,
+    /// A soak's window and how its drift is judged (`ledgerbench run soak`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<Box<SoakConfig>>,
+}
+
+/// A soak's settings, as given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoakConfig {
+    /// How long each engine ran, seconds (`--duration`).
+    pub duration_secs: f64,
+    /// The least time a segment spans, seconds (`--interval`).
+    pub interval_secs: f64,
+    /// The warm-up set aside before judging: `auto` (the workload's own
+    /// ramp: the first expiry, the start of retention, the load), a time
+    /// (`30m`) or a share of the run (`25%`).
+    pub warmup: String,
+    /// A change smaller than this share of the level is not called drift
+    /// or a step (`--drift-threshold`, 0.10).
+    pub drift_threshold: f64,
 }
 
 /// How requests arrive.

@@ -1,26 +1,19 @@
 //! `ledgerbench record` (a workload's operations into a trace file) and
 //! `ledgerbench run replay` (a trace on any backend, with every meter).
 
-use ledgerbench_driver::results::workload::{OpsConfig, WorkloadConfig};
-use ledgerbench_report::doc::Doc;
-use ledgerbench_report::export::RunSummary;
+use ledgerbench_driver::results::workload::OpsConfig;
 use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use ledgerbench_driver::observe::{Fanout, Observer};
 use ledgerbench_driver::ops::{self, OpSource};
-use ledgerbench_driver::results::{ReplayResult, RunResult};
 use ledgerbench_driver::stellar::StellarOps;
-use ledgerbench_meter::loopdev::Device;
 use ledgerbench_trace::TraceReader;
 use ledgerbench_trace::queue::Queued;
 use ledgerbench_trace::split::Split;
 
-use crate::harness::{self, Placement};
-use crate::observe::{JsonlSink, ProgressView};
-use crate::registry::BackendSpec;
+use crate::stream::run_stream;
 use crate::{presets, stellar_cmd};
 
 /// Options of `ledgerbench record`.
@@ -101,20 +94,20 @@ pub struct GenArgs {
 pub struct CommonArgs {
     /// Backends, comma-separated; each runs the whole stream.
     #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::DEFAULT_LIST)]
-    backends: String,
+    pub(crate) backends: String,
     #[command(flatten)]
-    set: crate::flags::SetArgs,
+    pub(crate) set: crate::flags::SetArgs,
     /// Memory budget of each store's engine (memtables, caches).
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
-    engine_memory: String,
+    pub(crate) engine_memory: String,
     #[command(flatten)]
-    level: crate::harness::DurabilityArg,
+    pub(crate) level: crate::harness::DurabilityArg,
     #[command(flatten)]
-    limit: crate::flags::MemoryLimitArg,
+    pub(crate) limit: crate::flags::MemoryLimitArg,
     #[command(flatten)]
-    place: crate::flags::DeviceArgs,
+    pub(crate) place: crate::flags::DeviceArgs,
     #[command(flatten)]
-    output: crate::flags::OutputArgs,
+    pub(crate) output: crate::flags::OutputArgs,
 }
 
 impl ReplayArgs {
@@ -129,6 +122,22 @@ impl GenArgs {
     pub fn output(&self) -> &crate::flags::OutputArgs {
         &self.common.output
     }
+}
+
+/// `--op-rate`, checked: the schedule of a workload's run phase.
+fn pace_of(name: &str, op_rate: Option<f64>) -> anyhow::Result<Option<ops::Pace>> {
+    Ok(match op_rate {
+        None => None,
+        // Bounded like the Stellar lookup rate: a schedule past this is no
+        // schedule the harness can keep on any machine.
+        Some(r) if !(r.is_finite() && r > 0.0 && r <= 100_000_000.0) => {
+            bail!("--op-rate {r}: give operations per second above 0 and at most 100,000,000")
+        }
+        Some(r) => Some(ops::Pace {
+            ops_per_sec: r,
+            after_mark: ledgerbench_workloads::load_mark(name),
+        }),
+    })
 }
 
 /// Runs `ledgerbench record`.
@@ -246,6 +255,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         trace: Some(args.trace.display().to_string()),
         trace_bytes: Some(trace_bytes),
         header: header.clone(),
+        soak: None,
     };
     run_stream(
         &args.common,
@@ -278,7 +288,11 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `ledgerbench run WORKLOAD` for a generated workload.
-pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
+pub fn generated(
+    name: &str,
+    mut args: GenArgs,
+    soak: Option<&crate::soak_cmd::Soak>,
+) -> anyhow::Result<ExitCode> {
     if let Some(p) = &args.preset {
         let preset = presets::ops(name, p)?;
         let mut lines: Vec<String> = preset.params.iter().map(|s| s.to_string()).collect();
@@ -296,30 +310,22 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
             .memory_limit
             .get_or_insert_with(|| preset.memory_limit.into());
     }
-    let params = parse_params(&args.params)?;
+    let mut params = parse_params(&args.params)?;
     let seed = args.seed;
     let threads = crate::flags::parse_threads(&args.threads)?;
+    if let Some(s) = soak {
+        s.prepare(&mut params, &threads)?;
+    }
     // Settings are checked (and the header made) before anything is created.
     let header = ledgerbench_workloads::by_name(name, seed, params.clone())
         .map_err(anyhow::Error::msg)?
         .header()
         .clone();
-    let rate = match args.op_rate {
-        None => None,
-        // Bounded like the Stellar lookup rate: a schedule past this is no
-        // schedule the harness can keep on any machine.
-        Some(r) if !(r.is_finite() && r > 0.0 && r <= 100_000_000.0) => {
-            bail!("--op-rate {r}: give operations per second above 0 and at most 100,000,000")
-        }
-        Some(r) => Some(ops::Pace {
-            ops_per_sec: r,
-            after_mark: ledgerbench_workloads::load_mark(name),
-        }),
-    };
+    let rate = pace_of(name, args.op_rate)?;
     let pacing = ops::Pacing {
         rate,
         speed: None,
-        window: None,
+        window: soak.map(|s| s.window),
     };
     let config = OpsConfig {
         workload: Some(name.to_string()),
@@ -330,6 +336,7 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
         trace: None,
         trace_bytes: None,
         header: header.clone(),
+        soak: soak.map(|s| Box::new(s.config.clone())),
     };
     run_stream(
         &args.common,
@@ -353,143 +360,4 @@ pub fn generated(name: &str, mut args: GenArgs) -> anyhow::Result<ExitCode> {
             Ok(ops::replay_threads(sources, on, progress, pacing))
         },
     )
-}
-
-/// Runs the stream on opened stores and devices with this many client threads.
-type Exec<'a> = dyn Fn(
-        &[&dyn ledgerbench_core::KvStore],
-        &[Option<&Device>],
-        &mut dyn Observer,
-        u64,
-    ) -> anyhow::Result<ops::OpsOutcome>
-    + 'a;
-
-/// Runs an operation stream on each backend with every meter.
-///
-/// Long because a run's steps in order (specs, placement, one run per backend, results kept after each) for every op-stream workload.
-fn run_stream(
-    args: &CommonArgs,
-    header: &ledgerbench_trace::Header,
-    (workload, config, preset): (String, OpsConfig, Option<String>),
-    default_device: u64,
-    (threads, split): (&[u64], &str),
-    exec: &Exec<'_>,
-) -> anyhow::Result<ExitCode> {
-    args.output.check_build()?;
-    let specs = harness::specs(
-        &args.backends,
-        &args.engine_memory,
-        args.level.durability,
-        &args.set.sets,
-    )?;
-    let memory_limit = args.limit.bytes()?;
-    let device_size = args.place.size(default_device)?;
-    let (out, rundir) = args.output.create(&workload)?;
-    let mut result = RunResult {
-        header: ledgerbench_driver::env::header(
-            &workload,
-            header.seed,
-            &out,
-            Some(args.level.durability),
-        ),
-        preset,
-        config: WorkloadConfig::Ops(config),
-        runs: Vec::new(),
-    };
-    let place = Placement {
-        memory_limit,
-        // Generators of op streams have no measured budget yet: nothing is
-        // added, and the results say so (no allowance recorded).
-        harness_allowance: 0,
-        device_size,
-        read_ahead_kb: args.place.read_ahead_kb,
-        keep_stores: false,
-        reattach: false,
-    };
-    let mut failed = false;
-    // A worker going on after its predecessor was ended (memory limit,
-    // watchdog) keeps the runs recorded and runs the rest.
-    if let Some(prev) = crate::supervise::resumed_runs(&out) {
-        failed = prev.iter().any(|r| r.error.is_some());
-        result.runs = prev;
-    }
-    // Written before the first run too, so a run killed midway has a
-    // results file to be recorded in.
-    crate::output::write_json(&out.join("results.json"), &result)?;
-    let cells = specs
-        .iter()
-        .flat_map(|s| threads.iter().map(move |&n| (s, n)));
-    for (spec, n) in cells {
-        // One thread count keeps the plain backend label; a sweep names each.
-        let label = if threads == [1] {
-            spec.name.clone()
-        } else {
-            format!("{}@{n}t", spec.name)
-        };
-        if result.runs.iter().any(|r| r.label == label) {
-            continue;
-        }
-        ledgerbench_core::note!(
-            "[{label}] running {} with {n} client thread(s)...",
-            result.header.workload
-        );
-        let mut run = harness::new_run(&label, memory_limit);
-        run.design = Some(spec.name.clone());
-        crate::supervise::note_current_run(
-            &out,
-            &label,
-            0,
-            memory_limit,
-            crate::supervise::Keep::No,
-        );
-        let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
-        let mut replayed = None;
-        let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &label);
-        let mut view = ProgressView::new(&label);
-        harness::run_on_stores(
-            &place,
-            &label,
-            (&header.stores, &per_store),
-            &rundir,
-            &mut result.header.env,
-            &mut run,
-            &mut |stores, devs| match exec(
-                stores,
-                devs,
-                &mut Fanout(vec![&mut jsonl, &mut view]),
-                n,
-            ) {
-                Ok(mut o) => {
-                    let err = o.error.take();
-                    replayed = Some(o);
-                    err
-                }
-                Err(e) => Some(ledgerbench_driver::DriverError::Config(format!("{e:#}"))),
-            },
-        );
-        view.finish();
-        if let Some(e) = jsonl.take_error() {
-            run.error.get_or_insert(e);
-        }
-        if let Some(o) = replayed {
-            run.ingest_samples = o.samples;
-            run.phases = o.phases;
-            run.replay = Some(ReplayResult {
-                segments: o.segments,
-                summary: o.summary,
-                threads: Some(n),
-                split: (n > 1).then(|| split.to_string()),
-            });
-        }
-        if let Some(e) = &run.error {
-            failed = true;
-            ledgerbench_core::note!("[{label}] failed: {e}");
-        }
-        result.runs.push(run);
-        // Rewritten after every backend so a later crash keeps the earlier runs.
-        crate::output::write_json(&out.join("results.json"), &result)?;
-        crate::supervise::clear_current_run(&out);
-    }
-    let summary = RunSummary::text(&Doc::Stellar(Box::new(result)));
-    args.output.finish(&out, &summary, failed)
 }

@@ -438,6 +438,7 @@ fn keep_interrupted_run(out: &Path, why: &str, ended: bool) -> String {
             // itself is only known to the worker that died.
             threads: None,
             split: None,
+            segments_file: None,
         });
     }
     if let Some(p) = crate::stellar_cmd::resume::in_progress(out) {

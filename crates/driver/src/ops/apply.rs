@@ -317,7 +317,9 @@ pub(super) fn run_ops(
     a.clock = pacing.speed.map(|s| (Instant::now(), s));
     let mut seg_start = Instant::now();
     let run_start = seg_start;
-    // A soak's run totals, its segments' latencies added in as each closes.
+    let mut closed = segments.len() as u32;
+    // A soak's run totals, its segments' latencies added in as each closes;
+    // its segments are folded into one record (`fold`), not kept.
     let mut totals: Option<Vec<OpHists>> = pacing
         .window
         .map(|_| names.iter().map(|_| OpHists::default()).collect());
@@ -363,11 +365,12 @@ pub(super) fn run_ops(
         if let Some(w) = pacing.window
             && !at_end
         {
-            if w.duration.is_some_and(|d| run_start.elapsed() >= d) {
-                at_end = true;
-            } else if seg_start.elapsed() < w.interval {
+            // Whole intervals only: the run ends with the first interval
+            // that closes past its duration.
+            if seg_start.elapsed() < w.interval {
                 continue;
             }
+            at_end = w.duration.is_some_and(|d| run_start.elapsed() >= d);
         }
         if let Some(t) = &mut totals {
             for (i, h) in a.hists.iter_mut().enumerate() {
@@ -383,8 +386,9 @@ pub(super) fn run_ops(
                 Ok(p) => p,
                 Err(e) => break Err(e),
             };
+            closed += 1;
             let rec = SegmentRecord {
-                segment: segments.len() as u32 + 1,
+                segment: closed,
                 mark,
                 ops: a.seg_ops,
                 gets: a.seg_gets,
@@ -395,7 +399,13 @@ pub(super) fn run_ops(
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
             };
             observer.segment_done(&rec, src.progress());
-            segments.push(rec);
+            if totals.is_some() {
+                let mut acc = segments.pop();
+                super::fold::fold(&mut acc, rec);
+                segments.extend(acc);
+            } else {
+                segments.push(rec);
+            }
         }
         if at_end {
             break Ok(());

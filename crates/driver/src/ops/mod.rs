@@ -20,6 +20,7 @@ use crate::segment::{Counters, OpHists, sample_every_second, summarize_stores};
 pub use ledgerbench_trace::OpSource;
 
 mod apply;
+mod fold;
 mod threads;
 
 use apply::{Counts, run_ops};
@@ -80,7 +81,9 @@ pub struct Pacing {
 /// How a soak cuts and bounds its run: marks end a segment only once
 /// `interval` has passed since the last one ended (so each segment is one
 /// interval, give or take a batch), each segment keeps its own latencies,
-/// and the first mark after `duration` ends the run.
+/// and the first interval to close after `duration` ends the run. The segments go to
+/// the observer as they close and are not kept: [`OpsOutcome::segments`]
+/// holds their fold, one record of the run's sums and last state.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
     /// The least time a segment spans.
@@ -117,7 +120,11 @@ pub fn replay_with(
     let counters = Counters::default();
     let result = std::thread::scope(|scope| {
         let _stops = crate::segment::SetOnDrop(&done);
-        let sampler = scope.spawn(|| sample_every_second(stores, &counters, &done, started));
+        // A soak samples at its segments, and keeps no list that grows.
+        let sampler = pacing
+            .window
+            .is_none()
+            .then(|| scope.spawn(|| sample_every_second(stores, &counters, &done, started)));
         let r = run_ops(
             src,
             (&names, stores, devices),
@@ -128,7 +135,9 @@ pub fn replay_with(
             pacing,
         );
         done.store(true, Ordering::Relaxed);
-        out.samples = sampler.join().unwrap_or_default();
+        out.samples = sampler
+            .map(|s| s.join().unwrap_or_default())
+            .unwrap_or_default();
         r
     });
     finish(
@@ -183,7 +192,8 @@ fn finish(
         }
         let ops = counts.puts + counts.deletes + counts.range_deletes + counts.gets + counts.scans;
         out.summary = Some(OpsSummary {
-            segments: out.segments.len() as u32,
+            // Numbered from 1 in order; a soak keeps only their fold.
+            segments: out.segments.last().map_or(0, |s| s.segment),
             puts: counts.puts,
             deletes: counts.deletes,
             range_deletes: counts.range_deletes,

@@ -12,6 +12,7 @@ mod month;
 mod openloop;
 mod points;
 mod replay;
+mod soak;
 mod sources;
 mod stellar;
 mod summary;
@@ -295,6 +296,7 @@ fn sections(
             })
             .collect();
     }
+    soak::soak_section(out, docs, label);
     if !replays.is_empty() {
         replay_section(out, &replays);
     }

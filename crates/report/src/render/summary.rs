@@ -3,6 +3,28 @@
 
 use super::*;
 
+/// A soak's drift verdict per run, first: what a soak is for.
+fn soak_tables(
+    runs: &[(String, &BackendRun)],
+    ops: &ledgerbench_results::workload::OpsConfig,
+) -> String {
+    let mut md = String::new();
+    for (label, b) in runs {
+        match crate::soak::verdict(b, ops) {
+            Ok(Some(v)) => {
+                md.push_str(&format!("## Drift over the soak: {label}\n\n"));
+                md.push_str(&crate::soak::table(&v));
+                md.push('\n');
+            }
+            Ok(None) => {}
+            Err(e) => md.push_str(&format!(
+                "## Drift over the soak: {label}\n\nNot judged: {e}\n\n"
+            )),
+        }
+    }
+    md
+}
+
 /// The summary a Stellar or replayed run prints at its end: the tables the
 /// report renders for these results (per run, per store, per batch, or the
 /// replayed operations), without charts or files.
@@ -22,6 +44,9 @@ pub fn run_summary(r: &RunResult) -> String {
             .as_ref()
             .map_or(String::new(), |p| format!(", preset {p}"))
     );
+    if let ledgerbench_results::workload::WorkloadConfig::Ops(ops) = &r.config {
+        md.push_str(&soak_tables(&replays, ops));
+    }
     if !ingest.is_empty() {
         stellar::stellar_tables(&mut md, &ingest);
     }

@@ -1,0 +1,173 @@
+//! Running an operation stream (a replay or a generator) on each backend
+//! with every meter: placement, one run per backend and thread count, the
+//! results kept after each, the summary at the end.
+
+use std::process::ExitCode;
+
+use ledgerbench_driver::observe::{Fanout, Observer};
+use ledgerbench_driver::ops;
+use ledgerbench_driver::results::workload::{OpsConfig, WorkloadConfig};
+use ledgerbench_driver::results::{ReplayResult, RunResult};
+use ledgerbench_meter::loopdev::Device;
+use ledgerbench_report::doc::Doc;
+use ledgerbench_report::export::RunSummary;
+
+use crate::harness::{self, Placement};
+use crate::observe::{JsonlSink, ProgressView};
+use crate::registry::BackendSpec;
+use crate::replay_cmd::CommonArgs;
+
+/// Runs the stream on opened stores and devices with this many client threads.
+pub(crate) type Exec<'a> = dyn Fn(
+        &[&dyn ledgerbench_core::KvStore],
+        &[Option<&Device>],
+        &mut dyn Observer,
+        u64,
+    ) -> anyhow::Result<ops::OpsOutcome>
+    + 'a;
+
+/// Runs an operation stream on each backend with every meter.
+///
+/// Long because a run's steps in order (specs, placement, one run per backend, results kept after each) for every op-stream workload.
+pub(crate) fn run_stream(
+    args: &CommonArgs,
+    header: &ledgerbench_trace::Header,
+    (workload, config, preset): (String, OpsConfig, Option<String>),
+    default_device: u64,
+    (threads, split): (&[u64], &str),
+    exec: &Exec<'_>,
+) -> anyhow::Result<ExitCode> {
+    args.output.check_build()?;
+    let specs = harness::specs(
+        &args.backends,
+        &args.engine_memory,
+        args.level.durability,
+        &args.set.sets,
+    )?;
+    let memory_limit = args.limit.bytes()?;
+    let device_size = args.place.size(default_device)?;
+    let (out, rundir) = args.output.create(&workload)?;
+    let mut result = RunResult {
+        header: ledgerbench_driver::env::header(
+            &workload,
+            header.seed,
+            &out,
+            Some(args.level.durability),
+        ),
+        preset,
+        config: WorkloadConfig::Ops(config),
+        runs: Vec::new(),
+    };
+    let place = Placement {
+        memory_limit,
+        // Generators of op streams have no measured budget yet: nothing is
+        // added, and the results say so (no allowance recorded).
+        harness_allowance: 0,
+        device_size,
+        read_ahead_kb: args.place.read_ahead_kb,
+        keep_stores: false,
+        reattach: false,
+    };
+    let mut failed = false;
+    let soaked = matches!(&result.config, WorkloadConfig::Ops(c) if c.soak.is_some());
+    // A worker going on after its predecessor was ended (memory limit,
+    // watchdog) keeps the runs recorded and runs the rest.
+    if let Some(prev) = crate::supervise::resumed_runs(&out) {
+        failed = prev.iter().any(|r| r.error.is_some());
+        result.runs = prev;
+    }
+    // Written before the first run too, so a run killed midway has a
+    // results file to be recorded in.
+    crate::output::write_json(&out.join("results.json"), &result)?;
+    let cells = specs
+        .iter()
+        .flat_map(|s| threads.iter().map(move |&n| (s, n)));
+    for (spec, n) in cells {
+        // One thread count keeps the plain backend label; a sweep names each.
+        let label = if threads == [1] {
+            spec.name.clone()
+        } else {
+            format!("{}@{n}t", spec.name)
+        };
+        if result.runs.iter().any(|r| r.label == label) {
+            continue;
+        }
+        ledgerbench_core::note!(
+            "[{label}] running {} with {n} client thread(s)...",
+            result.header.workload
+        );
+        let mut run = harness::new_run(&label, memory_limit);
+        run.design = Some(spec.name.clone());
+        crate::supervise::note_current_run(
+            &out,
+            &label,
+            0,
+            memory_limit,
+            crate::supervise::Keep::No,
+        );
+        let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
+        let mut replayed = None;
+        let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &label);
+        let mut view = ProgressView::new(&label);
+        harness::run_on_stores(
+            &place,
+            &label,
+            (&header.stores, &per_store),
+            &rundir,
+            &mut result.header.env,
+            &mut run,
+            &mut |stores, devs| match exec(
+                stores,
+                devs,
+                &mut Fanout(vec![&mut jsonl, &mut view]),
+                n,
+            ) {
+                Ok(mut o) => {
+                    let err = o.error.take();
+                    replayed = Some(o);
+                    err
+                }
+                Err(e) => Some(ledgerbench_driver::DriverError::Config(format!("{e:#}"))),
+            },
+        );
+        view.finish();
+        if let Some(e) = jsonl.take_error() {
+            run.error.get_or_insert(e);
+        }
+        if let Some(o) = replayed {
+            run.ingest_samples = o.samples;
+            run.phases = o.phases;
+            // A soak's segments are in segments.jsonl only; what the run
+            // kept is their fold, which the summary already holds.
+            let (segments, segments_file) = if soaked {
+                (Vec::new(), Some("segments.jsonl".to_string()))
+            } else {
+                (o.segments, None)
+            };
+            run.replay = Some(ReplayResult {
+                segments,
+                summary: o.summary,
+                threads: Some(n),
+                split: (n > 1).then(|| split.to_string()),
+                segments_file,
+            });
+        }
+        if let Some(e) = &run.error {
+            failed = true;
+            ledgerbench_core::note!("[{label}] failed: {e}");
+        }
+        result.runs.push(run);
+        // Rewritten after every backend so a later crash keeps the earlier runs.
+        crate::output::write_json(&out.join("results.json"), &result)?;
+        crate::supervise::clear_current_run(&out);
+    }
+    let summary = if soaked {
+        // Read back with its segments, as a report reads it.
+        ledgerbench_report::doc::load(&out)
+            .map(|l| RunSummary::text(&l.doc))
+            .unwrap_or_else(|e| format!("the soak's results could not be read back: {e}\n"))
+    } else {
+        RunSummary::text(&Doc::Stellar(Box::new(result)))
+    };
+    args.output.finish(&out, &summary, failed)
+}
