@@ -6,7 +6,7 @@
 use std::path::Path;
 
 mod common;
-use common::{ledgerbench, read_json, stderr, stdout};
+use common::{assert_no_devices_under, ledgerbench, read_json, stderr, stdout, usable};
 
 const BLOBS: &[&str] = &[
     "--param",
@@ -152,4 +152,124 @@ fn a_soak_refuses_settings_it_cannot_keep() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A guarded soak of 1 MiB blobs that never expire, paced, on `backends`;
+/// `place` says where the stores are and under what limit.
+fn outgrowing(dir: &Path, backends: &str, rate: &str, place: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "soak",
+        "blobs",
+        "--duration",
+        "60s",
+        "--interval",
+        "100ms",
+        "--out",
+        "g",
+    ];
+    args.extend_from_slice(&["--backends", backends, "--op-rate", rate]);
+    for p in [
+        "value_bytes=1048576",
+        "blobs_per_batch=4",
+        "ttl_batches=100000",
+        "reads_per_batch=1",
+    ] {
+        args.extend_from_slice(&["--param", p]);
+    }
+    args.extend_from_slice(place);
+    ledgerbench(&args, dir)
+}
+
+/// The guarded run's error, its intervals kept, nothing left mounted.
+fn stopped(o: &std::process::Output, dir: &Path) -> String {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let r = read_json(&dir.join("g/results.json"));
+    let run = &r["runs"][0];
+    let wall = run["replay"]["summary"]["wall_secs"]
+        .as_f64()
+        .expect("kept");
+    assert!(wall < 40.0, "stopped long before its 60 s: {wall}");
+    let kept = std::fs::read_to_string(dir.join("g/segments.jsonl")).expect("kept");
+    assert!(
+        kept.lines().count() >= 3,
+        "the intervals before the stop are kept"
+    );
+    assert_no_devices_under(dir);
+    run["error"].as_str().expect("an error").to_string()
+}
+
+#[test]
+fn a_soak_stops_before_its_device_fills() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = outgrowing(t.path(), "mdbx", "40", &["--device-size", "64MiB"]);
+    let why = stopped(&o, t.path());
+    assert!(
+        why.starts_with("stopped: store `blobs`'s disk would run out within 3 intervals"),
+        "{why}"
+    );
+    assert!(why.contains("of its 64 MiB device"), "{why}");
+    assert!(
+        !why.contains("is full"),
+        "stopped before, not at, the full disk: {why}"
+    );
+}
+
+#[test]
+fn a_soak_stops_before_its_memory_limit_kills_it() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    // `mem` keeps every blob on its heap, and copies them all to flush.
+    let place = ["--device", "none", "--memory-limit", "256MiB"];
+    let o = outgrowing(t.path(), "mem", "200", &place);
+    let why = stopped(&o, t.path());
+    assert!(why.starts_with("stopped: memory would run out"), "{why}");
+    assert!(why.contains("under its 256 MiB --memory-limit"), "{why}");
+    assert!(
+        !stderr(&o).contains("killed by its memory limit"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_soak_whose_engine_stops_making_progress_is_ended_and_the_next_runs() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut args = vec![
+        "run",
+        "soak",
+        "blobs",
+        "--duration",
+        "3s",
+        "--interval",
+        "100ms",
+    ];
+    args.extend_from_slice(&["--backends", "mem,lmdb", "--device", "none"]);
+    args.extend_from_slice(&["--stall-timeout", "2s", "--out", "w"]);
+    args.extend_from_slice(BLOBS);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(&args)
+        .env("LEDGERBENCH_PLANT_STALL", "get:mem")
+        .current_dir(t.path())
+        .output()
+        .expect("run ledgerbench");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let r = read_json(&t.path().join("w/results.json"));
+    let err = r["runs"][0]["error"]
+        .as_str()
+        .expect("the stalled run's error");
+    assert!(err.contains("no progress for"), "{err}");
+    assert_eq!(r["runs"][1]["label"], "lmdb");
+    assert!(r["runs"][1].get("error").is_none(), "{}", r["runs"][1]);
+    let wall = r["runs"][1]["replay"]["summary"]["wall_secs"].as_f64();
+    assert!(
+        wall.is_some_and(|w| w >= 3.0),
+        "the next backend soaked its 3 s"
+    );
+    assert!(!t.path().join("w/stores/mem").exists());
 }

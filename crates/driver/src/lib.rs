@@ -65,6 +65,10 @@ pub enum DriverError {
     /// A generator thread panicked or hung up.
     #[error("generator thread failed: {0}")]
     Generator(String),
+    /// A guard ended the run before it could fail worse (a soak's disk or
+    /// memory about to run out); what it measured is kept.
+    #[error("stopped: {0}")]
+    Stopped(String),
 }
 
 impl From<ledgerbench_results::InvalidConfig> for DriverError {

@@ -18,6 +18,11 @@ pub trait Observer {
     fn phase(&mut self, _name: &str) {}
     /// Units of the current phase done, of `total`.
     fn advanced(&mut self, _done: u64, _total: u64) {}
+    /// Why the run must stop now, if it must: asked after each segment of
+    /// a soak (its guards watch the disk and memory).
+    fn stop(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Observer for () {}
@@ -45,6 +50,9 @@ impl Observer for Fanout<'_> {
         for o in &mut self.0 {
             o.advanced(done, total);
         }
+    }
+    fn stop(&self) -> Option<String> {
+        self.0.iter().find_map(|o| o.stop())
     }
 }
 

@@ -273,6 +273,10 @@ fn full_hint(
     placed: &Placed,
     device_size: Option<u64>,
 ) -> String {
+    // A guard that stopped the run said why, with what to change.
+    if matches!(e, ledgerbench_driver::DriverError::Stopped(_)) {
+        return String::new();
+    }
     let nearly_full = placed
         .dirs
         .iter()

@@ -20,6 +20,7 @@ pub mod capacity_cmd;
 pub mod crash;
 pub mod fanout_cmd;
 pub mod flags;
+pub mod guard;
 pub mod harness;
 pub mod import_cmd;
 pub mod import_rocks;

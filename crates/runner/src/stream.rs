@@ -109,6 +109,9 @@ pub(crate) fn run_stream(
         let mut replayed = None;
         let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &label);
         let mut view = ProgressView::new(&label);
+        // A soak stops itself before its disk or memory runs out.
+        let mut guard =
+            soaked.then(|| crate::guard::Guard::new(device_size, rundir.path(), memory_limit));
         harness::run_on_stores(
             &place,
             &label,
@@ -119,7 +122,12 @@ pub(crate) fn run_stream(
             &mut |stores, devs| match exec(
                 stores,
                 devs,
-                &mut Fanout(vec![&mut jsonl, &mut view]),
+                &mut Fanout(
+                    [&mut jsonl as &mut dyn Observer, &mut view]
+                        .into_iter()
+                        .chain(guard.as_mut().map(|g| g as &mut dyn Observer))
+                        .collect(),
+                ),
                 n,
             ) {
                 Ok(mut o) => {

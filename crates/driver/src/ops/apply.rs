@@ -399,12 +399,16 @@ pub(super) fn run_ops(
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
             };
             observer.segment_done(&rec, src.progress());
+            let stop = totals.as_ref().and_then(|_| observer.stop());
             if totals.is_some() {
                 let mut acc = segments.pop();
                 super::fold::fold(&mut acc, rec);
                 segments.extend(acc);
             } else {
                 segments.push(rec);
+            }
+            if let Some(why) = stop {
+                break Err(DriverError::Stopped(why));
             }
         }
         if at_end {
