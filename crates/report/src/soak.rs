@@ -8,6 +8,30 @@ use ledgerbench_results::workload::{OpsConfig, SoakConfig};
 use ledgerbench_results::{BackendRun, SegmentRecord, StoreBatch};
 use ledgerbench_stats::drift::{Drift, DriftOptions, Verdict, judge};
 
+/// A `--warmup` that names no warm-up: what was given and what to give.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadWarmup(pub String);
+
+/// Checks a `--warmup` before a run spends hours: `auto`, a time, or a
+/// share from 0% to under 100%.
+pub fn check_warmup(w: &str) -> Result<(), BadWarmup> {
+    let w = w.trim();
+    let ok = w == "auto"
+        || match w.strip_suffix('%') {
+            Some(p) => p
+                .trim()
+                .parse::<f64>()
+                .is_ok_and(|v| (0.0..100.0).contains(&v)),
+            None => parse_time(w).is_some(),
+        };
+    ok.then_some(()).ok_or_else(|| {
+        BadWarmup(format!(
+            "--warmup {w}: give `auto`, a time such as 30m or 90s, or a share from 0% to under 100% such as 25%"
+        ))
+    })
+}
+
 /// LittDB's horizon: a slope is projected over 14 days.
 pub const HORIZON_SECS: f64 = 14.0 * 86_400.0;
 
@@ -125,7 +149,7 @@ pub fn warmup(
     segments: &[SegmentRecord],
     cfg: &SoakConfig,
     ops: &OpsConfig,
-) -> Result<Warmup, String> {
+) -> Result<Warmup, BadWarmup> {
     let header = &ops.header;
     let n = segments.len();
     let secs_to = |k: usize| segments[..k].iter().map(|s| s.total_secs).sum::<f64>();
@@ -136,7 +160,9 @@ pub fn warmup(
             .parse()
             .ok()
             .filter(|v: &f64| (0.0..100.0).contains(v))
-            .ok_or_else(|| format!("--warmup {w}: give a share from 0% to under 100%"))?;
+            .ok_or_else(|| {
+                BadWarmup(format!("--warmup {w}: give a share from 0% to under 100%"))
+            })?;
         let k = (n as f64 * share / 100.0).ceil() as usize;
         (k, format!("the first {w} of the intervals, as asked"))
     } else if w == "auto" {
@@ -169,7 +195,9 @@ pub fn warmup(
         })
     } else {
         let secs = parse_time(w).ok_or_else(|| {
-            format!("--warmup {w}: give `auto`, a time such as 30m or 90s, or a share such as 25%")
+            BadWarmup(format!(
+                "--warmup {w}: give `auto`, a time such as 30m or 90s, or a share such as 25%"
+            ))
         })?;
         let mut k = 0;
         while k < n && secs_to(k) < secs {
@@ -187,7 +215,7 @@ pub fn warmup(
 
 /// Judges every metric the run measured after the warm-up; `None` when the
 /// run is no soak or has no segments.
-pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>, String> {
+pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>, BadWarmup> {
     let Some(cfg) = &ops.soak else {
         return Ok(None);
     };

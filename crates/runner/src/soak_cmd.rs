@@ -131,9 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     .filter(|v| v.is_finite() && *v > 0.0 && *v < 10.0)
     .ok_or_else(|| anyhow::anyhow!("--drift-threshold {t}: give a share such as 10% or 0.1"))?;
     let w = args.warmup.trim();
-    if w != "auto" && !w.ends_with('%') && parse_time(w).is_none() {
-        bail!("--warmup {w}: give `auto`, a time such as 30m, or a share such as 25%");
-    }
+    ledgerbench_report::soak::check_warmup(w)?;
     let soak = Soak {
         config: SoakConfig {
             duration_secs: duration,

@@ -178,7 +178,10 @@ fn supervise(
     // run. Point reads, fan-out, trie and micro stop.
     let capacity = workload == "capacity";
     let resumable = capacity
-        || ["stellar", "replay", "ycsb", "solana", "blobs", "accounts", "soak"].contains(&workload);
+        || [
+            "stellar", "replay", "ycsb", "solana", "blobs", "accounts", "soak",
+        ]
+        .contains(&workload);
     let recorded = || {
         if capacity {
             return crate::capacity_cmd::progress(out);
