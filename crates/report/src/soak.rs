@@ -79,23 +79,25 @@ fn rate(bytes: Option<u64>, s: &SegmentRecord) -> Option<f64> {
     bytes.map(|b| b as f64 / 1e6 / s.total_secs.max(1e-9))
 }
 
-/// Per-store metrics in LittDB's panel order: what was written and read,
-/// how fast, the footprint, the engine's backlog.
+/// Per-store metrics in LittDB's panel order: the footprint and the live
+/// keys (where the engine counts them), what was written and how fast,
+/// what was read and how fast, then the engine's shape and backlog.
 const STORE_METRICS: &[(&str, &str, PerStore)] = &[
+    ("disk footprint", "MiB", |_, b| {
+        Some(b.disk.allocated_bytes as f64 / 1_048_576.0)
+    }),
+    ("entries", "keys", |_, b| b.engine.entries.map(|e| e as f64)),
     ("write throughput", "MB/s", |s, b| {
         rate(Some(b.logical_bytes), s)
     }),
     ("device writes", "MB/s", |s, b| {
         rate(b.device_write_bytes, s)
     }),
-    ("device reads", "MB/s", |s, b| rate(b.device_read_bytes, s)),
-    ("disk footprint", "MiB", |_, b| {
-        Some(b.disk.allocated_bytes as f64 / 1_048_576.0)
-    }),
     ("commit p99", "ms", |_, b| {
         let l = b.latency.as_ref()?.commit.as_ref()?;
         Some(l.p99_us / 1e3)
     }),
+    ("device reads", "MB/s", |s, b| rate(b.device_read_bytes, s)),
     ("get p50", "ms", |_, b| {
         Some(b.latency.as_ref()?.get.as_ref()?.p50_us / 1e3)
     }),
@@ -104,6 +106,16 @@ const STORE_METRICS: &[(&str, &str, PerStore)] = &[
     }),
     ("get p99.9", "ms", |_, b| {
         Some(b.latency.as_ref()?.get.as_ref()?.p999_us / 1e3)
+    }),
+    ("L0 files", "files", |_, b| {
+        b.engine
+            .files_per_level
+            .as_ref()
+            .and_then(|l| l.first())
+            .map(|&f| f as f64)
+    }),
+    ("tree depth", "levels", |_, b| {
+        b.engine.tree_depth.map(f64::from)
     }),
     ("pending compaction", "MiB", |_, b| {
         b.engine

@@ -398,7 +398,12 @@ pub(super) fn run_ops(
                 memory: crate::segment::memory_now(),
                 stores: std::mem::replace(&mut a.recs, meter.fresh()),
             };
-            observer.segment_done(&rec, src.progress());
+            // A soak's progress is its time, not its endless stream's.
+            let progress = match pacing.window.and_then(|w| w.duration) {
+                Some(d) => Some((run_start.elapsed().min(d).as_secs(), d.as_secs().max(1))),
+                None => src.progress(),
+            };
+            observer.segment_done(&rec, progress);
             let stop = totals.as_ref().and_then(|_| observer.stop());
             if totals.is_some() {
                 let mut acc = segments.pop();
