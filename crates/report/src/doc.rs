@@ -1,5 +1,6 @@
 //! Loading results files, whatever workload wrote them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ledgerbench_results::capacity::CapacityResults;
@@ -7,7 +8,7 @@ use ledgerbench_results::crash::CrashResults;
 use ledgerbench_results::env::EnvInfo;
 use ledgerbench_results::fanout::FanOutResults;
 use ledgerbench_results::points::PointResults;
-use ledgerbench_results::{RunHeader, RunResult, SCHEMA_VERSION};
+use ledgerbench_results::{RunHeader, RunResult, SCHEMA_VERSION, SegmentRecord};
 
 use crate::ReportError;
 
@@ -132,13 +133,15 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
 struct SegmentLine {
     label: String,
     #[serde(flatten)]
-    segment: ledgerbench_results::SegmentRecord,
+    segment: SegmentRecord,
 }
 
 /// Fills in the segments of runs that keep them in a file beside the
-/// results (soaks), from that file's lines of each run's label.
-fn read_segments(file: &Path, r: &mut ledgerbench_results::RunResult) -> Result<(), ReportError> {
+/// results (soaks), from that file's lines of each run's label; each file
+/// read once, however many runs it holds.
+fn read_segments(file: &Path, r: &mut RunResult) -> Result<(), ReportError> {
     let dir = file.parent().unwrap_or(Path::new("."));
+    let mut by_file: BTreeMap<String, BTreeMap<String, Vec<SegmentRecord>>> = BTreeMap::new();
     for run in &mut r.runs {
         let Some(replay) = &mut run.replay else {
             continue;
@@ -146,23 +149,31 @@ fn read_segments(file: &Path, r: &mut ledgerbench_results::RunResult) -> Result<
         let Some(name) = replay.segments_file.clone() else {
             continue;
         };
-        let path = dir.join(&name);
-        let text = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        for (i, line) in text.lines().enumerate() {
-            let l: SegmentLine =
-                serde_json::from_str(line).map_err(|e| ReportError::BadResults {
-                    path: path.clone(),
-                    why: format!("line {}: {e}", i + 1),
-                })?;
-            if l.label == run.label {
-                replay.segments.push(l.segment);
-            }
+        if !by_file.contains_key(&name) {
+            by_file.insert(name.clone(), segment_lines(&dir.join(&name))?);
+        }
+        if let Some(mine) = by_file.get_mut(&name).and_then(|m| m.remove(&run.label)) {
+            replay.segments = mine;
         }
     }
     Ok(())
+}
+
+/// The segments of a `segments.jsonl`, by run label, in file order.
+fn segment_lines(path: &Path) -> Result<BTreeMap<String, Vec<SegmentRecord>>, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut out: BTreeMap<String, Vec<SegmentRecord>> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let l: SegmentLine = serde_json::from_str(line).map_err(|e| ReportError::BadResults {
+            path: path.to_path_buf(),
+            why: format!("line {}: {e}", i + 1),
+        })?;
+        out.entry(l.label).or_default().push(l.segment);
+    }
+    Ok(out)
 }
 
 /// Reads a results file's `bytes`; `file` names it in errors.

@@ -57,8 +57,6 @@ pub struct Call {
     pub unit: &'static str,
     /// The verdict and the figures behind it.
     pub drift: Drift,
-    /// Start of each judged sample, seconds into the run (for steps).
-    pub at_secs: Vec<f64>,
 }
 
 /// A soak run's verdict.
@@ -68,6 +66,9 @@ pub struct SoakVerdict {
     pub label: String,
     /// What was set aside.
     pub warmup: Warmup,
+    /// Each judged interval's start, seconds into the run (a step's
+    /// sample number indexes it).
+    pub starts: Vec<f64>,
     /// Every metric that was measured, in the panel's order.
     pub calls: Vec<Call>,
 }
@@ -162,19 +163,14 @@ pub fn warmup(
     cfg: &SoakConfig,
     ops: &OpsConfig,
 ) -> Result<Warmup, BadWarmup> {
+    let w = cfg.warmup.trim();
+    check_warmup(w)?;
     let header = &ops.header;
     let n = segments.len();
-    let secs_to = |k: usize| segments[..k].iter().map(|s| s.total_secs).sum::<f64>();
-    let w = cfg.warmup.trim();
+    let ends = ends(segments);
     let (k, why) = if let Some(p) = w.strip_suffix('%') {
-        let share: f64 = p
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| (0.0..100.0).contains(v))
-            .ok_or_else(|| {
-                BadWarmup(format!("--warmup {w}: give a share from 0% to under 100%"))
-            })?;
+        // Checked above: a share from 0 to under 100.
+        let share: f64 = p.trim().parse().unwrap_or(0.0);
         let k = (n as f64 * share / 100.0).ceil() as usize;
         (k, format!("the first {w} of the intervals, as asked"))
     } else if w == "auto" {
@@ -206,23 +202,31 @@ pub fn warmup(
             )
         })
     } else {
-        let secs = parse_time(w).ok_or_else(|| {
-            BadWarmup(format!(
-                "--warmup {w}: give `auto`, a time such as 30m or 90s, or a share such as 25%"
-            ))
-        })?;
-        let mut k = 0;
-        while k < n && secs_to(k) < secs {
-            k += 1;
-        }
-        (k, format!("the first {w}, as asked"))
+        // Checked above: a time.
+        let secs = parse_time(w).unwrap_or(0.0);
+        (
+            ends.partition_point(|&e| e < secs),
+            format!("the first {w}, as asked"),
+        )
     };
     let k = k.max(1).min(n);
     Ok(Warmup {
         segments: k,
-        secs: secs_to(k),
+        secs: ends[k],
         why,
     })
+}
+
+/// Seconds from the run's start to the end of each of its first `k`
+/// segments, for `k` from 0 (0 s) to all of them.
+fn ends(segments: &[SegmentRecord]) -> Vec<f64> {
+    let mut t = 0.0;
+    std::iter::once(0.0)
+        .chain(segments.iter().map(|s| {
+            t += s.total_secs;
+            t
+        }))
+        .collect()
 }
 
 /// Judges every metric the run measured after the warm-up; `None` when the
@@ -243,17 +247,7 @@ pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>,
         horizon: HORIZON_SECS / cfg.interval_secs.max(1e-3),
         ..DriftOptions::default()
     };
-    let mut t = 0.0;
-    let starts: Vec<f64> = segments
-        .iter()
-        .map(|s| {
-            let at = t;
-            t += s.total_secs;
-            at
-        })
-        .collect();
     let judged = &segments[warmup.segments..];
-    let at = &starts[warmup.segments..];
     let mut calls = Vec::new();
     let mut push = |store: &str, metric, unit, x: Option<Vec<f64>>| {
         // A metric missing from any judged interval is not judged: a
@@ -264,7 +258,6 @@ pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>,
                 metric,
                 unit,
                 drift: judge(&x, &o),
-                at_secs: at.to_vec(),
             });
         }
     };
@@ -281,21 +274,24 @@ pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>,
     for &(metric, unit, f) in RUN_METRICS {
         push("", metric, unit, judged.iter().map(f).collect());
     }
+    // Each judged interval's start: where a step is.
+    let starts = ends(segments)[warmup.segments..segments.len()].to_vec();
     Ok(Some(SoakVerdict {
         label: run.label.clone(),
         warmup,
+        starts,
         calls,
     }))
 }
 
-/// Where a metric stands in the panel's order.
-pub fn rank(metric: &str) -> usize {
-    STORE_METRICS
+/// Every chart of a soak's panel, in LittDB's order: each of `stores`'
+/// metrics, then the process's (store empty), with their units.
+pub fn panel(stores: &[String]) -> Vec<(String, &'static str, &'static str)> {
+    let per_store = stores
         .iter()
-        .map(|m| m.0)
-        .chain(RUN_METRICS.iter().map(|m| m.0))
-        .position(|m| m == metric)
-        .unwrap_or(usize::MAX)
+        .flat_map(|s| STORE_METRICS.iter().map(move |m| (s.clone(), m.0, m.1)));
+    let per_run = RUN_METRICS.iter().map(|m| (String::new(), m.0, m.1));
+    per_store.chain(per_run).collect()
 }
 
 /// The points of one metric of one run over time (minutes from its start,
@@ -322,6 +318,19 @@ pub fn series(run: &BackendRun, store: &str, metric: &str) -> Vec<(f64, f64)> {
         }
     }
     points
+}
+
+/// A soak run's verdict as markdown under a heading of `level` (`##`,
+/// `###`) naming `label`: its table, or why there is none; empty for a run
+/// that is no soak. The run's summary and the report both print this.
+pub fn run_section(level: &str, label: &str, run: &BackendRun, ops: &OpsConfig) -> String {
+    let body = match verdict(run, ops) {
+        Ok(Some(v)) => table(&v),
+        Ok(None) if ops.soak.is_none() => return String::new(),
+        Ok(None) => "No intervals recorded.\n".into(),
+        Err(e) => format!("Not judged: {e}\n"),
+    };
+    format!("{level} {label}\n\n{body}\n")
 }
 
 /// A time such as `90s`, `15m`, `2h` or `1d`, in seconds (a bare number is
@@ -360,8 +369,8 @@ fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
 
-/// What a call says, in words.
-pub fn call_text(c: &Call) -> String {
+/// What a call says, in words; `starts` are the judged intervals' starts.
+pub fn call_text(c: &Call, starts: &[f64]) -> String {
     let d = &c.drift;
     // A share of zero is no share: a step from 0.1 to 0 reads -100%.
     if d.level == 0.0 {
@@ -382,7 +391,7 @@ pub fn call_text(c: &Call) -> String {
             let each: Vec<String> = steps
                 .iter()
                 .map(|st| {
-                    let at = c.at_secs.get(st.at).copied().unwrap_or(0.0);
+                    let at = starts.get(st.at).copied().unwrap_or(0.0);
                     format!("{} at {}", pct(st.share()), when(at))
                 })
                 .collect();
@@ -406,7 +415,13 @@ pub fn table(v: &SoakVerdict) -> String {
     );
     for c in &v.calls {
         let d = &c.drift;
-        let opt = |x: Option<f64>| x.map_or("-".into(), pct);
+        // A metric not judged (at zero) has no slope to state either.
+        let judged = d.level != 0.0;
+        let opt = |x: Option<f64>| x.filter(|_| judged).map_or("-".into(), pct);
+        // A step widens the slope's interval: no drift limit to read there.
+        let seeable = d
+            .detectable
+            .filter(|_| judged && !matches!(d.verdict, Verdict::Stepped(_)));
         out.push_str(&format!(
             "| {} | {} | {:.3} {} | {} | {} | {} | {} |\n",
             if c.store.is_empty() {
@@ -417,13 +432,10 @@ pub fn table(v: &SoakVerdict) -> String {
             c.metric,
             d.level,
             c.unit,
-            call_text(c),
+            call_text(c, &v.starts),
             opt(d.over_run),
             opt(d.over_horizon),
-            // A step widens the slope's interval: no drift limit to read there.
-            d.detectable
-                .filter(|_| !matches!(d.verdict, Verdict::Stepped(_)))
-                .map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
+            seeable.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
         ));
     }
     out

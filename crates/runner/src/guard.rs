@@ -24,13 +24,10 @@ pub struct Guard {
     /// Where the stores are when they have no device of their own.
     dir: std::path::PathBuf,
     memory_limit: Option<u64>,
-    /// Each store's footprint at the last interval; `None` before the first.
-    last: Vec<Option<u64>>,
-    /// Each store's growth over the latest [`RECENT`] intervals.
-    growth: Vec<std::collections::VecDeque<u64>>,
-    /// The memory held at the last interval, and its recent growth.
-    held: Option<u64>,
-    held_growth: std::collections::VecDeque<u64>,
+    /// Each store's footprint.
+    disk: Vec<Growth>,
+    /// The memory the run holds.
+    held: Growth,
     why: Option<String>,
 }
 
@@ -42,30 +39,21 @@ impl Guard {
             device,
             dir: dir.to_path_buf(),
             memory_limit,
-            last: Vec::new(),
-            growth: Vec::new(),
-            held: None,
-            held_growth: Default::default(),
+            disk: Vec::new(),
+            held: Growth::default(),
             why: None,
         }
     }
 
     fn check_disk(&mut self, rec: &SegmentRecord) -> Option<String> {
-        self.last.resize(rec.stores.len(), None);
-        self.growth.resize(rec.stores.len(), Default::default());
+        self.disk.resize(rec.stores.len(), Growth::default());
         for (i, s) in rec.stores.iter().enumerate() {
             let used = s.disk.allocated_bytes;
             // The first reading has nothing to grow from: the store's
             // creation (a preallocated log, a map) is no growth rate.
-            let Some(before) = self.last[i].replace(used) else {
+            let Some(fastest) = self.disk[i].observe(used) else {
                 continue;
             };
-            let recent = &mut self.growth[i];
-            if recent.len() == RECENT {
-                recent.pop_front();
-            }
-            recent.push_back(used.saturating_sub(before));
-            let fastest = recent.iter().copied().max().unwrap_or(0);
             let need = fastest * HEADROOM_INTERVALS;
             let free = match self.device {
                 Some(size) => ((size as f64 * DEVICE_USABLE) as u64).saturating_sub(used),
@@ -102,16 +90,7 @@ impl Guard {
         };
         let transient = above(m.engine_heap_peak_bytes, m.engine_heap_bytes)
             + above(m.harness_heap_peak_bytes, m.harness_heap_bytes);
-        let grew = self
-            .held
-            .replace(held)
-            .map_or(0, |b| held.saturating_sub(b));
-        let recent = &mut self.held_growth;
-        if recent.len() == RECENT {
-            recent.pop_front();
-        }
-        recent.push_back(grew);
-        let fastest = recent.iter().copied().max().unwrap_or(0);
+        let fastest = self.held.observe(held).unwrap_or(0);
         let need = held + transient + fastest * HEADROOM_INTERVALS;
         (need as f64 >= limit as f64 * MEMORY_USABLE).then(|| {
             format!(
@@ -123,6 +102,27 @@ impl Guard {
                 MEMORY_USABLE * 100.0
             )
         })
+    }
+}
+
+/// A reading's growth from one interval to the next.
+#[derive(Debug, Clone, Default)]
+struct Growth {
+    last: Option<u64>,
+    /// The growth over the latest [`RECENT`] intervals.
+    recent: std::collections::VecDeque<u64>,
+}
+
+impl Growth {
+    /// Takes this interval's reading; the fastest recent growth, or `None`
+    /// at the first reading (nothing to grow from).
+    fn observe(&mut self, now: u64) -> Option<u64> {
+        let before = self.last.replace(now)?;
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(now.saturating_sub(before));
+        self.recent.iter().copied().max()
     }
 }
 

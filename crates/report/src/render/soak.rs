@@ -4,7 +4,7 @@
 //! backlog, then the process's operations and memory).
 
 use super::*;
-use crate::soak::{self, SoakVerdict};
+use crate::soak;
 
 /// The soak runs among `docs`, labelled as the report labels them.
 fn soaks<'a>(
@@ -41,33 +41,24 @@ pub(super) fn soak_section(
         return;
     }
     out.md.push_str("## Soak: drift over time\n\nEach metric sampled once an interval and judged after the warm-up: **flat**, **drifting** (Mann-Kendall with an autocorrelation correction rejects at 1% and the Theil-Sen slope, projected over 14 days, moves the metric past the threshold) or **stepped** (a change of level past the threshold, located by PELT). \"Smallest drift it could see\": the drift over the run this metric's noise let the test find 19 times in 20; a flat call rules out no smaller drift. Method and trials: the guide's soak chapter.\n\n");
-    let mut verdicts: Vec<(String, SoakVerdict)> = Vec::new();
     for (l, run, ops) in &runs {
-        out.md.push_str(&format!("### {l}\n\n"));
-        match soak::verdict(run, ops) {
-            Ok(Some(v)) => {
-                out.md.push_str(&soak::table(&v));
-                verdicts.push((l.clone(), v));
-            }
-            Ok(None) => out.md.push_str("No intervals recorded.\n"),
-            Err(e) => out.md.push_str(&format!("Not judged: {e}\n")),
-        }
-        out.md.push('\n');
+        out.md.push_str(&soak::run_section("###", l, run, ops));
     }
-    // One chart per metric and store, in the verdicts' order, every run in it.
-    let mut keys: Vec<(String, &'static str, &'static str)> = Vec::new();
-    for (_, v) in &verdicts {
-        for c in &v.calls {
-            let k = (c.store.clone(), c.metric, c.unit);
-            if !keys.contains(&k) {
-                keys.push(k);
+    // One chart per metric and store in the panel's order, every run in it.
+    let mut stores: Vec<String> = Vec::new();
+    for (_, run, _) in &runs {
+        for s in run
+            .replay
+            .iter()
+            .flat_map(|r| r.segments.first())
+            .flat_map(|g| &g.stores)
+        {
+            if !stores.contains(&s.store) {
+                stores.push(s.store.clone());
             }
         }
     }
-    // The panel's order: each store's metrics in the verdict's order, then
-    // the process's, whatever run first lacked one.
-    keys.sort_by_key(|(store, metric, _)| (store.is_empty(), store.clone(), soak::rank(metric)));
-    for (store, metric, unit) in keys {
+    for (store, metric, unit) in soak::panel(&stores) {
         let series: Vec<Series> = runs
             .iter()
             .map(|(l, run, _)| Series {
@@ -77,6 +68,9 @@ pub(super) fn soak_section(
             })
             .filter(|s| !s.points.is_empty())
             .collect();
+        if series.is_empty() {
+            continue;
+        }
         let what = if store.is_empty() {
             metric.to_string()
         } else {

@@ -8,21 +8,11 @@ fn soak_tables(
     runs: &[(String, &BackendRun)],
     ops: &ledgerbench_results::workload::OpsConfig,
 ) -> String {
-    let mut md = String::new();
-    for (label, b) in runs {
-        match crate::soak::verdict(b, ops) {
-            Ok(Some(v)) => {
-                md.push_str(&format!("## Drift over the soak: {label}\n\n"));
-                md.push_str(&crate::soak::table(&v));
-                md.push('\n');
-            }
-            Ok(None) => {}
-            Err(e) => md.push_str(&format!(
-                "## Drift over the soak: {label}\n\nNot judged: {e}\n\n"
-            )),
-        }
-    }
-    md
+    runs.iter()
+        .map(|(label, b)| {
+            crate::soak::run_section("##", &format!("Drift over the soak: {label}"), b, ops)
+        })
+        .collect()
 }
 
 /// The summary a Stellar or replayed run prints at its end: the tables the
