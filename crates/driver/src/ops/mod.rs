@@ -81,14 +81,16 @@ pub struct Pacing {
 /// How a soak cuts and bounds its run: marks end a segment only once
 /// `interval` has passed since the last one ended (so each segment is one
 /// interval, give or take a batch), each segment keeps its own latencies,
-/// and the first interval to close after `duration` ends the run. The segments go to
-/// the observer as they close and are not kept: [`OpsOutcome::segments`]
-/// holds their fold, one record of the run's sums and last state.
+/// and the first interval to close after `duration` ends the run. The
+/// segments go to the observer as they close and are not kept:
+/// [`OpsOutcome::segments`] holds their fold, one record of the run's sums
+/// and last state.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
     /// The least time a segment spans.
     pub interval: std::time::Duration,
-    /// The run ends at the first mark after this; `None`: at the stream's end.
+    /// The run ends with the first interval that closes after this;
+    /// `None`: at the stream's end.
     pub duration: Option<std::time::Duration>,
 }
 
