@@ -34,3 +34,12 @@ ab_scratch() {
     mktemp -d "$1/ab.XXXXXX"
   fi
 }
+
+# Whether the name $1 is among the rest, or the rest is empty (a script's
+# NAME... arguments: none means all).
+wanted() {
+  [ $# -eq 1 ] && return 0
+  local n
+  for n in "${@:2}"; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}

@@ -11,6 +11,8 @@
 # library); RUNS is where the run directories go (its disk needs ~26 GiB
 # free). DESIGN names pick some of the designs below; default: all.
 set -euo pipefail
+# shellcheck source=scripts/bin.sh
+source "$(dirname "$0")/bin.sh"
 bin="${1:?usage: scripts/month.sh BIN_DIR RUNS [DESIGN...]}/ledgerbench"
 runs="${2:?usage: scripts/month.sh BIN_DIR RUNS [DESIGN...]}"
 shift 2
@@ -25,13 +27,6 @@ designs=(
   "partitioned-filters-in-heap-i4i|--backends rocksdb-partitioned --set rocksdb-partitioned.base.cache_index_and_filter_blocks=false --ratio i4i"
   "mdbx-i4i|--backends mdbx --ratio i4i"
 )
-
-wanted() {
-  [ $# -eq 1 ] && return 0
-  local n
-  for n in "${@:2}"; do [ "$n" = "$1" ] && return 0; done
-  return 1
-}
 
 for d in "${designs[@]}"; do
   name="${d%%|*}"

@@ -23,6 +23,8 @@
 # the run), 14 GiB live. FIFO's cap is the live set plus an eighth: FIFO
 # expires by size, so its cap is how a user gives it a TTL.
 set -euo pipefail
+# shellcheck source=scripts/bin.sh
+source "$(dirname "$0")/bin.sh"
 usage="usage: scripts/soak.sh BIN_DIR RUNS [NAME...]"
 bin="${1:?$usage}/ledgerbench"
 runs="${2:?$usage}"
@@ -43,13 +45,6 @@ soaks=(
 )
 # The Solana soaks (leveled with range purges against FIFO) join the list
 # once a probe has set their rate: half the slower engine's capacity.
-
-wanted() {
-  [ $# -eq 1 ] && return 0
-  local n
-  for n in "${@:2}"; do [ "$n" = "$1" ] && return 0; done
-  return 1
-}
 
 for s in "${soaks[@]}"; do
   name="${s%%|*}"
