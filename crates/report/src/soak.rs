@@ -1,12 +1,16 @@
 //! A soak's drift verdict: for each engine, every metric sampled once an
 //! interval (throughput, latency percentiles, device bytes, footprint,
-//! memory) judged flat, drifting or stepped after the warm-up, by
+//! memory) judged flat, drifting, stepped or swinging after the warm-up, by
 //! [`ledgerbench_stats::drift`]. Derived from the committed segments each
 //! time, so a report and the run's own summary say the same.
 
 use ledgerbench_results::workload::{OpsConfig, SoakConfig};
-use ledgerbench_results::{BackendRun, SegmentRecord, StoreBatch};
+use ledgerbench_results::{BackendRun, SegmentRecord};
 use ledgerbench_stats::drift::{Drift, DriftOptions, Verdict, judge};
+
+mod metrics;
+pub use metrics::{BEYOND, needed};
+use metrics::{RUN_METRICS, STORE_METRICS, thin};
 
 /// A `--warmup` that names no warm-up: what was given and what to give.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,81 +75,9 @@ pub struct SoakVerdict {
     pub starts: Vec<f64>,
     /// Every metric that was measured, in the panel's order.
     pub calls: Vec<Call>,
-}
-
-type PerStore = fn(&SegmentRecord, &StoreBatch) -> Option<f64>;
-type PerRun = fn(&SegmentRecord) -> Option<f64>;
-
-fn rate(bytes: Option<u64>, s: &SegmentRecord) -> Option<f64> {
-    bytes.map(|b| b as f64 / 1e6 / s.total_secs.max(1e-9))
-}
-
-/// Per-store metrics in LittDB's panel order: the footprint and the live
-/// keys (where the engine counts them), what was written and how fast,
-/// what was read and how fast, then the engine's shape and backlog.
-const STORE_METRICS: &[(&str, &str, PerStore)] = &[
-    ("disk footprint", "MiB", |_, b| {
-        Some(b.disk.allocated_bytes as f64 / 1_048_576.0)
-    }),
-    ("entries", "keys", |_, b| b.engine.entries.map(|e| e as f64)),
-    ("write throughput", "MB/s", |s, b| {
-        rate(Some(b.logical_bytes), s)
-    }),
-    ("device writes", "MB/s", |s, b| {
-        rate(b.device_write_bytes, s)
-    }),
-    ("commit p99", "ms", |_, b| {
-        let l = b.latency.as_ref()?.commit.as_ref()?;
-        Some(l.p99_us / 1e3)
-    }),
-    ("device reads", "MB/s", |s, b| rate(b.device_read_bytes, s)),
-    ("get p50", "ms", |_, b| {
-        Some(b.latency.as_ref()?.get.as_ref()?.p50_us / 1e3)
-    }),
-    ("get p99", "ms", |_, b| {
-        Some(b.latency.as_ref()?.get.as_ref()?.p99_us / 1e3)
-    }),
-    ("get p99.9", "ms", |_, b| {
-        Some(b.latency.as_ref()?.get.as_ref()?.p999_us / 1e3)
-    }),
-    ("L0 files", "files", |_, b| {
-        b.engine
-            .files_per_level
-            .as_ref()
-            .and_then(|l| l.first())
-            .map(|&f| f as f64)
-    }),
-    ("tree depth", "levels", |_, b| {
-        b.engine.tree_depth.map(f64::from)
-    }),
-    ("pending compaction", "MiB", |_, b| {
-        b.engine
-            .pending_compaction_bytes
-            .map(|p| p as f64 / 1_048_576.0)
-    }),
-];
-
-/// The process's metrics: operations, memory by kind, the harness's own.
-const RUN_METRICS: &[(&str, &str, PerRun)] = &[
-    ("operations", "ops/s", |s| {
-        Some(s.ops as f64 / s.total_secs.max(1e-9))
-    }),
-    ("RSS anonymous", "MiB", |s| {
-        s.memory.as_ref()?.rss_anon_bytes.map(mib)
-    }),
-    ("RSS file-backed", "MiB", |s| {
-        s.memory.as_ref()?.rss_file_bytes.map(mib)
-    }),
-    ("page cache (cgroup)", "MiB", |s| {
-        s.memory.as_ref()?.cgroup_page_cache_bytes.map(mib)
-    }),
-    ("harness heap", "MiB", |s| {
-        s.memory.as_ref()?.harness_heap_bytes.map(mib)
-    }),
-];
-
-fn mib(b: u64) -> f64 {
-    b as f64 / 1_048_576.0
+    /// Percentiles left unjudged because an interval held too few samples
+    /// for them, in words.
+    pub thin: Vec<String>,
 }
 
 /// The number in a mark label such as `batch 12` or `slot 400`.
@@ -262,6 +194,11 @@ pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>,
         }
     };
     let stores: Vec<String> = segments[0].stores.iter().map(|s| s.store.clone()).collect();
+    let thin = stores
+        .iter()
+        .enumerate()
+        .flat_map(|(i, store)| thin(judged, i, store))
+        .collect();
     for (i, store) in stores.iter().enumerate() {
         for &(metric, unit, f) in STORE_METRICS {
             let x = judged
@@ -281,6 +218,7 @@ pub fn verdict(run: &BackendRun, ops: &OpsConfig) -> Result<Option<SoakVerdict>,
         warmup,
         starts,
         calls,
+        thin,
     }))
 }
 
@@ -364,6 +302,15 @@ fn when(secs: f64) -> String {
     }
 }
 
+/// A level with three significant digits or more.
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 /// A share as a signed percentage.
 fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
@@ -387,6 +334,12 @@ pub fn call_text(c: &Call, starts: &[f64]) -> String {
             };
             format!("**drifting {dir}**")
         }
+        Verdict::Swinging { changes, low, high } => format!(
+            "**swinging**: {changes} changes of level back and forth (levels from {} to {} {})",
+            num(*low),
+            num(*high),
+            c.unit
+        ),
         Verdict::Stepped(steps) => {
             let each: Vec<String> = steps
                 .iter()
@@ -418,10 +371,10 @@ pub fn table(v: &SoakVerdict) -> String {
         // A metric not judged (at zero) has no slope to state either.
         let judged = d.level != 0.0;
         let opt = |x: Option<f64>| x.filter(|_| judged).map_or("-".into(), pct);
-        // A step widens the slope's interval: no drift limit to read there.
-        let seeable = d
-            .detectable
-            .filter(|_| judged && !matches!(d.verdict, Verdict::Stepped(_)));
+        // A step widens the slope's interval (no drift limit to read
+        // there) and is no slope to carry forward.
+        let stepped = matches!(d.verdict, Verdict::Stepped(_));
+        let seeable = d.detectable.filter(|_| judged && !stepped);
         out.push_str(&format!(
             "| {} | {} | {:.3} {} | {} | {} | {} | {} |\n",
             if c.store.is_empty() {
@@ -434,8 +387,14 @@ pub fn table(v: &SoakVerdict) -> String {
             c.unit,
             call_text(c, &v.starts),
             opt(d.over_run),
-            opt(d.over_horizon),
+            opt(d.over_horizon.filter(|_| !stepped)),
             seeable.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
+        ));
+    }
+    if !v.thin.is_empty() {
+        out.push_str(&format!(
+            "\nNot judged, an interval held too few samples ({BEYOND} beyond the percentile): {}.\n",
+            v.thin.join("; ")
         ));
     }
     out

@@ -132,6 +132,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     .ok_or_else(|| anyhow::anyhow!("--drift-threshold {t}: give a share such as 10% or 0.1"))?;
     let w = args.warmup.trim();
     ledgerbench_report::soak::check_warmup(w)?;
+    if parse_time(w).is_some_and(|secs| secs >= duration) {
+        bail!(
+            "--warmup {w} is not shorter than --duration {}: nothing would be left to judge (give a shorter warm-up, a share such as 25%, or `auto`)",
+            args.duration
+        );
+    }
     let soak = Soak {
         config: SoakConfig {
             duration_secs: duration,

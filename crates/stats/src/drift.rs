@@ -5,7 +5,8 @@
 //! a staircase (PELT's segments). The staircase is taken when it explains
 //! the series better than the line by more than its extra segments'
 //! penalty, and then each step must be material (over the threshold of
-//! the level before it); otherwise the line is tested: Mann-Kendall with
+//! the level before it) and the steps must not keep turning back (a
+//! sawtooth is no step: it swings); otherwise the line is tested: Mann-Kendall with
 //! Hamed and Rao's correction (in its AR(1) form,
 //! [`trend::mann_kendall_ar1`]) must reject at `alpha` *and* the slope,
 //! projected over the horizon the reader asks about (LittDB's 14 days, or
@@ -99,6 +100,16 @@ pub enum Verdict {
     Drifting,
     /// Levels that changed at the steps given.
     Stepped(Vec<Step>),
+    /// Levels that changed past the threshold back and forth (a
+    /// sawtooth), with no drift under them.
+    Swinging {
+        /// Changes of level past the threshold.
+        changes: usize,
+        /// The lowest level's mean.
+        low: f64,
+        /// The highest level's mean.
+        high: f64,
+    },
     /// Too few samples to say (fewer than `2 * min_segment`).
     TooShort,
 }
@@ -181,6 +192,10 @@ fn call(
     over_horizon: Option<f64>,
 ) -> Verdict {
     let n = x.len();
+    let drifting = matches!(
+        (test, over_horizon),
+        (Some(t), Some(r)) if t.p < o.alpha && r.abs() > o.threshold
+    );
     let penalty = o.penalty_factor * (n as f64).ln() * long_run_variance(x);
     let ends = pelt_l2(x, penalty, o.min_segment);
     let mean = |a: usize, b: usize| x[a..b].iter().sum::<f64>() / (b - a) as f64;
@@ -188,14 +203,13 @@ fn call(
         (a..b).map(|i| (x[i] - f(i)).powi(2)).sum::<f64>()
     };
     if ends.len() > 1 {
-        let mut steps = Vec::new();
-        let mut staircase = 0.0;
-        let mut start = 0;
-        for &e in &ends {
-            let m = mean(start, e);
-            staircase += ss(start, e, &|_| m);
-            start = e;
-        }
+        let starts: Vec<usize> = std::iter::once(0).chain(ends.iter().copied()).collect();
+        let levels: Vec<f64> = starts.windows(2).map(|w| mean(w[0], w[1])).collect();
+        let staircase: f64 = starts
+            .windows(2)
+            .zip(&levels)
+            .map(|(w, &m)| ss(w[0], w[1], &|_| m))
+            .sum();
         let line_ss = line.map_or(f64::INFINITY, |l| {
             ss(0, n, &|i| l.intercept + l.slope * i as f64)
         });
@@ -203,24 +217,52 @@ fn call(
         // extra parameter.
         let extra = (ends.len() - 1) as f64 - 1.0;
         if staircase + extra * penalty < line_ss {
-            let mut start = 0;
-            for w in ends.windows(2) {
-                let (from, to) = (mean(start, w[0]), mean(w[0], w[1]));
-                let step = Step { at: w[0], from, to };
-                if step.share().abs() > o.threshold {
-                    steps.push(step);
-                }
-                start = w[0];
+            let steps: Vec<Step> = starts[1..]
+                .iter()
+                .zip(levels.windows(2))
+                .map(|(&at, l)| Step {
+                    at,
+                    from: l[0],
+                    to: l[1],
+                })
+                .filter(|st| st.share().abs() > o.threshold)
+                .collect();
+            if reversals(&steps) >= MIN_REVERSALS {
+                // Levels that keep coming back are no step; a rising
+                // floor under them is still a drift.
+                return if drifting {
+                    Verdict::Drifting
+                } else {
+                    Verdict::Swinging {
+                        changes: steps.len(),
+                        low: levels.iter().copied().fold(f64::INFINITY, f64::min),
+                        high: levels.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    }
+                };
             }
             if !steps.is_empty() {
                 return Verdict::Stepped(steps);
             }
         }
     }
-    match (test, over_horizon) {
-        (Some(t), Some(r)) if t.p < o.alpha && r.abs() > o.threshold => Verdict::Drifting,
-        _ => Verdict::Flat,
+    if drifting {
+        Verdict::Drifting
+    } else {
+        Verdict::Flat
     }
+}
+
+/// Material steps that turn back before a series is called swinging: two
+/// cycles up and down. One bump that passes is two steps, stated as such;
+/// a step under persistent noise may wander back once.
+const MIN_REVERSALS: usize = 3;
+
+/// How often consecutive material steps change direction.
+fn reversals(steps: &[Step]) -> usize {
+    steps
+        .windows(2)
+        .filter(|w| (w[0].to > w[0].from) != (w[1].to > w[1].from))
+        .count()
 }
 
 /// The noise's long-run variance, `sigma^2 / (1 - phi)^2` for AR(1) noise
@@ -306,5 +348,47 @@ mod tests {
             .collect();
         assert_eq!(judge(&slight, &o).verdict, Verdict::Flat);
         assert_eq!(judge(&flat[..9], &o).verdict, Verdict::TooShort);
+    }
+
+    /// L0 files pile up to each compaction and fall back: PELT cuts the
+    /// sawtooth into many levels, but none holds, so it swings; a sawtooth
+    /// whose floor rises is a drift. A bump that passes is two steps; one
+    /// that stays is one.
+    #[test]
+    fn steps_that_keep_turning_back_swing() {
+        let o = DriftOptions::default();
+        let n = 600;
+        let noise = ar1(n, 0.3, 0.2, 11);
+        let tooth = |i: usize| if i % 60 < 30 { 2.0 } else { 8.0 };
+        let saw: Vec<f64> = (0..n).map(|i| tooth(i) + noise[i]).collect();
+        let d = judge(&saw, &o);
+        assert!(
+            matches!(d.verdict, Verdict::Swinging { changes: 19, .. }),
+            "{d:?}"
+        );
+        let rising: Vec<f64> = (0..n)
+            .map(|i| tooth(i) + 4.0 * i as f64 / n as f64 + noise[i])
+            .collect();
+        let d = judge(&rising, &o);
+        assert_eq!(d.verdict, Verdict::Drifting, "{d:?}");
+        let level = |i: usize, back: bool| {
+            if (200..400).contains(&i) || (!back && i >= 400) {
+                130.0
+            } else {
+                100.0
+            }
+        };
+        let bump: Vec<f64> = (0..n).map(|i| level(i, true) + noise[i]).collect();
+        let d = judge(&bump, &o);
+        assert!(
+            matches!(d.verdict, Verdict::Stepped(ref s) if s.len() == 2),
+            "{d:?}"
+        );
+        let stays: Vec<f64> = (0..n).map(|i| level(i, false) + noise[i]).collect();
+        assert!(
+            matches!(judge(&stays, &o).verdict, Verdict::Stepped(ref s) if s.len() == 1),
+            "{:?}",
+            judge(&stays, &o)
+        );
     }
 }

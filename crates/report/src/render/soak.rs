@@ -40,7 +40,7 @@ pub(super) fn soak_section(
     if runs.is_empty() {
         return;
     }
-    out.md.push_str("## Soak: drift over time\n\nEach metric sampled once an interval and judged after the warm-up: **flat**, **drifting** (Mann-Kendall with an autocorrelation correction rejects at 1% and the Theil-Sen slope, projected over 14 days, moves the metric past the threshold) or **stepped** (a change of level past the threshold, located by PELT). \"Smallest drift it could see\": the drift over the run this metric's noise let the test find 19 times in 20; a flat call rules out no smaller drift. Method and trials: the guide's soak chapter.\n\n");
+    out.md.push_str("## Soak: drift over time\n\nEach metric sampled once an interval and judged after the warm-up: **flat**, **drifting** (Mann-Kendall with an autocorrelation correction rejects at 1% and the Theil-Sen slope, projected over 14 days, moves the metric past the threshold), **stepped** (a change of level past the threshold, located by PELT, that lasts) or **swinging** (such changes that keep turning back: a sawtooth). \"Smallest drift it could see\": the drift over the run this metric's noise let the test find 19 times in 20; a flat call rules out no smaller drift. Method and trials: the guide's soak chapter.\n\n");
     for (l, run, ops) in &runs {
         out.md.push_str(&soak::run_section("###", l, run, ops));
     }
