@@ -25,7 +25,7 @@ import inspect
 import pymannkendall as mk
 import ruptures as rpt
 import scipy
-from scipy import stats
+from scipy import optimize, stats
 
 
 def fixed_hamed_rao():
@@ -88,6 +88,74 @@ def series():
     return out
 
 
+def log_ranks(length):
+    """Ranks 1..length at 20 a decade, each once (fit::log_ranks)."""
+    out, k = [], 0
+    while True:
+        n = int(np.floor(10 ** (k / 20) + 0.5))
+        if n > length:
+            break
+        if not out or out[-1] != n:
+            out.append(n)
+        k += 1
+    if length > 0 and out[-1] != length:
+        out.append(length)
+    return out
+
+
+def fits():
+    """The fits of a workload's distributions (crates/stats/src/fit)."""
+    rng = np.random.default_rng(46)
+    out = {"line": [], "gpd": [], "two_exp": [], "power_cdf": []}
+    for slope, noise in ((2.0, 0.5), (-0.3, 2.0), (0.0, 1.0)):
+        x = np.sort(rng.uniform(0, 10, 40))
+        y = 1.5 + slope * x + noise * rng.standard_normal(40)
+        r = stats.linregress(x, y)
+        out["line"].append({"x": x.tolist(), "y": y.tolist(), "slope": float(r.slope),
+                            "intercept": float(r.intercept), "r": float(r.rvalue),
+                            "slope_stderr": float(r.stderr)})
+    # db_bench's value sizes (value_k 0.2615, value_sigma 25.45) and other tails.
+    for c, scale in ((0.2615, 25.45), (0.0, 10.0), (-0.2, 100.0), (0.8, 5.0)):
+        d = stats.genpareto(c, loc=0.0, scale=scale)
+        x = d.rvs(size=1000, random_state=rng)
+        fc, floc, fscale = stats.genpareto.fit(x, floc=0.0)
+        out["gpd"].append({
+            "sample": x.tolist(), "true": [c, scale],
+            "shape": float(fc), "scale": float(fscale),
+            "log_likelihood": float(stats.genpareto.logpdf(x, fc, 0.0, fscale).sum()),
+            "ks": float(stats.kstest(x, d.cdf).statistic),
+            "cdf": [[float(q), float(d.cdf(q))] for q in d.ppf([0.01, 0.5, 0.9, 0.999])],
+            "ppf": [[p, float(d.ppf(p))] for p in (1e-6, 0.25, 0.5, 0.99)],
+        })
+    # mixgraph's key-range hotness, with 5% noise, and a gentler pair.
+    def two(x, a, b, c, d):
+        return a * np.exp(b * x) + c * np.exp(d * x)
+    for p in ((14.18, -2.917, 0.0164, -0.08082), (1.0, -0.5, 0.1, -0.05)):
+        x = np.arange(1, 31, dtype=float)
+        y = two(x, *p) * (1 + 0.05 * rng.standard_normal(len(x)))
+        fit, _ = optimize.curve_fit(two, x, y, p0=p, maxfev=100000)
+        out["two_exp"].append({"x": x.tolist(), "y": y.tolist(), "true": list(p),
+                               "params": [float(v) for v in fit],
+                               "sse": float(((y - two(x, *fit)) ** 2).sum())})
+    # db_bench's key access (key_dist_a 0.002312, key_dist_b 0.3467): seeds
+    # drawn as its PowerCdfInversion does, accesses counted per seed.
+    # Only keys seen at least 10 times are ranked (fit::MIN_COUNT): below
+    # that, which key is hotter is the draw's luck. The counts are stored
+    # as (count, keys with it) pairs.
+    for a, b, n in ((0.002312, 0.3467, 1000000), (0.05, 0.6, 200000)):
+        u = rng.uniform(0, 1, n)
+        seeds = np.floor((u / a) ** (1 / b)).astype(np.int64)
+        counts = np.sort(np.unique(seeds, return_counts=True)[1])[::-1]
+        cum = np.cumsum(counts) / counts.sum()
+        ranks = log_ranks(int((counts >= 10).sum()))
+        r = stats.linregress(np.log(ranks), np.log(cum[np.array(ranks) - 1]))
+        values, times = np.unique(counts, return_counts=True)
+        out["power_cdf"].append({
+            "counts": [[int(v), int(t)] for v, t in zip(values[::-1], times[::-1])],
+            "true": [a, b], "a": float(np.exp(r.intercept)), "b": float(r.slope)})
+    return out
+
+
 def main():
     cases = series()
     hamed_rao = fixed_hamed_rao()
@@ -108,6 +176,7 @@ def main():
         "theil_sen": [],
         "pelt": [],
         "signed_rank": [],
+        "fit": fits(),
     }
     rng = np.random.default_rng(7)
     for n, shift in ((6, 0.0), (10, 0.02), (15, 0.0), (20, 0.01), (25, 0.05)):

@@ -64,6 +64,12 @@ enum Command {
         after_long_help = "Examples:\n  ledgerbench import galexie fixtures/stellar-pubnet --out real.kvtrace\n  ledgerbench import rocksdb-trace fixtures/rocksdb-trace/6-mixgraph.trace --scan-length 10 --out mixgraph.kvtrace\n\nGuide: docs/src/own-workload.md"
     )]
     Import(import_cmd::ImportArgs),
+    /// Fit a workload model per store from a trace (op mix, sizes, insert
+    /// order, access skew, read ages, lifetimes, commits) into a TOML file.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench fit fixtures/rocksdb-trace/6-mixgraph.trace --scan-length 10 --out mixgraph.toml\n\nGuide: docs/src/fit.md"
+    )]
+    Fit(ledgerbench_runner::fit_cmd::FitArgs),
     /// Print real files' distributions beside the synthetic generator's.
     #[command(
         after_long_help = "Example:\n  ledgerbench calibrate stellar fixtures/stellar-pubnet\n\nGuide: docs/src/workloads.md"
@@ -188,6 +194,11 @@ enum Workload {
         after_long_help = "Example:\n  ledgerbench run accounts --param accounts=1000000 --threads 4\n\nGuide: docs/src/workloads.md"
     )]
     Accounts(Box<replay_cmd::GenArgs>),
+    /// A workload model (from `ledgerbench fit`, or written by hand) played at a scale: its initial state, then its mix, sizes, skew and commits.
+    #[command(
+        after_long_help = "Example:\n  ledgerbench run synth --workload mixgraph.toml --scale 10x --backends rocksdb-leveled,mdbx\n\nGuide: docs/src/fit.md"
+    )]
+    Synth(Box<ledgerbench_runner::synth_cmd::Args>),
     /// Crash safety: kill -9 and power cuts of a committing writer, then
     /// checks that every batch the durability level promises survived whole.
     #[command(
@@ -224,6 +235,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd::report(a),
         Command::Record(a) => replay_cmd::record(a),
         Command::Import(a) => import_cmd::import(a),
+        Command::Fit(a) => ledgerbench_runner::fit_cmd::fit(a),
         Command::Calibrate(a) => import_cmd::calibrate(a),
         Command::Compare(a) => report_cmd::compare(a),
         Command::Ab(a) => ab_cmd::ab(*a),
@@ -264,6 +276,7 @@ fn main() -> ExitCode {
             Workload::Solana(args) => replay_cmd::generated("solana", *args, None),
             Workload::Blobs(args) => replay_cmd::generated("blobs", *args, None),
             Workload::Accounts(args) => replay_cmd::generated("accounts", *args, None),
+            Workload::Synth(args) => ledgerbench_runner::synth_cmd::run(*args),
             Workload::Crash(args) => crash::run(*args),
             Workload::Soak(args) => soak_cmd::run(*args),
         },
@@ -321,6 +334,7 @@ fn supervised(cli: &Cli) -> Option<(&'static str, &flags::OutputArgs)> {
         Workload::Solana(a) => ("solana", a.output()),
         Workload::Blobs(a) => ("blobs", a.output()),
         Workload::Accounts(a) => ("accounts", a.output()),
+        Workload::Synth(a) => ("synth", a.output()),
         Workload::Soak(a) => ("soak", a.output()),
         // The crash test is a supervisor of its own.
         Workload::Crash(_) => return None,

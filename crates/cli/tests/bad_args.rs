@@ -64,6 +64,20 @@ fn base(path: &[String]) -> (Vec<String>, usize) {
             "--param",
             "value_bytes=1024",
         ]),
+        ["run", "synth"] => {
+            let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../examples/workloads/cosmos.toml")
+                .display()
+                .to_string();
+            s(&["run", "synth", "--workload", &model, "--scale", "0.001x"])
+        }
+        ["fit"] => {
+            let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../fixtures/rocksdb-trace/6-mixgraph.trace")
+                .display()
+                .to_string();
+            s(&["fit", &trace, "--scan-length", "10", "--out", "new.toml"])
+        }
         ["record"] => s(&["record", "ycsb", "--out", "new.kvtrace"]),
         ["import"] => s(&["import", "galexie", &pubnet, "--out", "new.kvtrace"]),
         ["calibrate"] => s(&["calibrate", "stellar", &pubnet]),

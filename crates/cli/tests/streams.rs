@@ -475,3 +475,19 @@ fn the_solana_contrast_preset_runs_leveled_with_range_purges_beside_fifo() {
     );
     assert!(!t.path().join("y").exists());
 }
+
+#[test]
+fn fifo_holds_the_blobs_alive_whatever_their_time_to_live() {
+    // 2,000 batches of 8 MiB live: 15.6 GiB, far past FIFO's 1 GiB default,
+    // which would expire blobs still to be read. Two batches are enough to
+    // see the cap the run gave the store.
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = generated(
+        t.path(),
+        "blobs",
+        "rocksdb-fifo",
+        &["batches=2", "ttl_batches=2000"],
+    );
+    let cap = &r["runs"][0]["stores"][0]["config"]["compaction"]["max_table_files_size"];
+    assert_eq!(cap.as_u64(), Some(((2000u64 * 8) << 20) * 9 / 8), "{cap}");
+}

@@ -68,7 +68,8 @@ impl RocksArgs {
             || self.mark_every != MARK_EVERY
     }
 
-    fn options(&self) -> anyhow::Result<ImportOptions> {
+    /// The import's options; the secret of --hash-keys is drawn here.
+    pub(crate) fn options(&self) -> anyhow::Result<ImportOptions> {
         Ok(ImportOptions {
             cf_names: parse_cf_names(&self.cf)?,
             scan_length: self.scan_length,

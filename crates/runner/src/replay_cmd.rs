@@ -122,6 +122,21 @@ impl GenArgs {
     pub fn output(&self) -> &crate::flags::OutputArgs {
         &self.common.output
     }
+
+    /// Client threads `n`, when `--threads` was left at its default; false
+    /// when it was given as another number.
+    pub(crate) fn default_threads(&mut self, n: u64) -> bool {
+        if self.threads == "1" {
+            self.threads = n.to_string();
+        }
+        self.threads == n.to_string()
+    }
+
+    /// Settings a command's own flags stand for, before any `--param`.
+    pub(crate) fn prepend_params(&mut self, mut first: Vec<String>) {
+        first.append(&mut self.params);
+        self.params = first;
+    }
 }
 
 /// `--op-rate`, checked: the schedule of a workload's run phase.
@@ -168,6 +183,11 @@ pub fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     ledgerbench_driver::interrupt::install();
     if !stellar {
         let params = parse_params(&args.params)?;
+        if ledgerbench_workloads::timed(&args.workload, &params) {
+            bail!(
+                "this model's roles play on several threads at its period: a trace holds one stream; run it with `ledgerbench run synth`"
+            );
+        }
         let mut src =
             ledgerbench_workloads::by_name(&args.workload, args.shape.seed.unwrap_or(42), params)
                 .map_err(anyhow::Error::msg)?;
@@ -263,6 +283,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (format!("replay:{}", header.workload), config, None),
         trace_bytes * 3 + (512 << 20),
         (&threads, ledgerbench_trace::split::SPLIT),
+        None,
         &|stores, devs, progress, n| {
             let (on, pacing) = (
                 (stores, devs),
@@ -287,29 +308,36 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// A `--preset`'s settings before any `--param`, and its backends, threads
+/// and memory limit where the command line left the defaults.
+fn apply_preset(name: &str, args: &mut GenArgs) -> anyhow::Result<()> {
+    let Some(p) = &args.preset else {
+        return Ok(());
+    };
+    let preset = presets::ops(name, p)?;
+    let mut lines: Vec<String> = preset.params.iter().map(|s| s.to_string()).collect();
+    lines.append(&mut args.params);
+    args.params = lines;
+    if args.threads == "1" {
+        args.threads = preset.threads.into();
+    }
+    if args.common.backends == crate::registry::DEFAULT_LIST {
+        args.common.backends = preset.backends.into();
+    }
+    args.common
+        .limit
+        .memory_limit
+        .get_or_insert_with(|| preset.memory_limit.into());
+    Ok(())
+}
+
 /// Runs `ledgerbench run WORKLOAD` for a generated workload.
 pub fn generated(
     name: &str,
     mut args: GenArgs,
     soak: Option<&crate::soak_cmd::Soak>,
 ) -> anyhow::Result<ExitCode> {
-    if let Some(p) = &args.preset {
-        let preset = presets::ops(name, p)?;
-        let mut lines: Vec<String> = preset.params.iter().map(|s| s.to_string()).collect();
-        lines.append(&mut args.params);
-        args.params = lines;
-        // What was not given on the command line (the defaults) is the preset's.
-        if args.threads == "1" {
-            args.threads = preset.threads.into();
-        }
-        if args.common.backends == crate::registry::DEFAULT_LIST {
-            args.common.backends = preset.backends.into();
-        }
-        args.common
-            .limit
-            .memory_limit
-            .get_or_insert_with(|| preset.memory_limit.into());
-    }
+    apply_preset(name, &mut args)?;
     let mut params = parse_params(&args.params)?;
     let seed = args.seed;
     let threads = crate::flags::parse_threads(&args.threads)?;
@@ -322,17 +350,31 @@ pub fn generated(
         .header()
         .clone();
     let rate = pace_of(name, args.op_rate)?;
+    // A model's roles carry their own times (its period): followed as
+    // recorded, from the end of the load.
+    let timed = ledgerbench_workloads::timed(name, &params);
+    if timed && rate.is_some() {
+        bail!(
+            "--op-rate: this model's roles are paced by its period (commits.period_micros); drop --op-rate"
+        );
+    }
+    let speed = timed.then_some(1.0);
     let pacing = ops::Pacing {
         rate,
-        speed: None,
+        speed,
         window: soak.map(|s| s.window),
+    };
+    let split = if timed {
+        "roles"
+    } else {
+        ledgerbench_workloads::split_of(name)
     };
     let config = OpsConfig {
         workload: Some(name.to_string()),
         workers: None,
         threads: threads.clone(),
         op_rate: args.op_rate,
-        speed: None,
+        speed,
         trace: None,
         trace_bytes: None,
         header: header.clone(),
@@ -343,7 +385,8 @@ pub fn generated(
         &header,
         (name.to_string(), config, args.preset.clone()),
         8 << 30,
-        (&threads, ledgerbench_workloads::split_of(name)),
+        (&threads, split),
+        ledgerbench_workloads::live_bytes(name, &params),
         &|stores, devs, progress, n| {
             // A Solana `retention = "auto"` follows what the stores do by
             // themselves (recorded per store as `evicts_oldest`).

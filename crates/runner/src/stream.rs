@@ -35,15 +35,31 @@ pub(crate) fn run_stream(
     (workload, config, preset): (String, OpsConfig, Option<String>),
     default_device: u64,
     (threads, split): (&[u64], &str),
+    live_bytes: Option<u64>,
     exec: &Exec<'_>,
 ) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
-    let specs = harness::specs(
+    let mut specs = harness::specs(
         &args.backends,
         &args.engine_memory,
         args.level.durability,
         &args.set.sets,
     )?;
+    // A store that expires its oldest data by size (FIFO) gets a cap that
+    // holds what the workload keeps alive, and an eighth for the files in
+    // flight; else it would drop live data and the reads would fail.
+    if let Some(live) = live_bytes {
+        let cap = live.saturating_add(live / 8);
+        for s in &mut specs {
+            if s.evicts_oldest() && s.tune(ledgerbench_core::Tuning::EvictionCapAtLeast(cap)) {
+                ledgerbench_core::note!(
+                    "[{}] its size cap is kept at {} MiB or above: the workload's live data and an eighth",
+                    s.name,
+                    cap >> 20
+                );
+            }
+        }
+    }
     let memory_limit = args.limit.bytes()?;
     let device_size = args.place.size(default_device)?;
     let (out, rundir) = args.output.create(&workload)?;

@@ -3,7 +3,9 @@
 //! the exact signed-rank test and Hodges-Lehmann estimate (`ledgerbench
 //! ab`, the compaction-debt rule), trend tests for series sampled over a
 //! run (Mann-Kendall with Hamed and Rao's correction, Theil-Sen), change
-//! points (PELT), and the drift verdict built on them with its trials.
+//! points (PELT), the drift verdict built on them with its trials, and the
+//! fits of a workload's distributions from a trace (value sizes, access
+//! skew, key-range hotness).
 //!
 //! Each is checked against an independent implementation (scipy,
 //! pymannkendall, ruptures): `scripts/golden-stats.py` computed the
@@ -12,6 +14,7 @@
 
 pub mod changepoint;
 pub mod drift;
+pub mod fit;
 pub mod normal;
 pub mod quantile;
 pub mod rank;

@@ -42,6 +42,15 @@ impl Default for BlobConfig {
     }
 }
 
+impl BlobConfig {
+    /// Bytes of the blobs alive at once after the first expire.
+    pub fn live_bytes(&self) -> u64 {
+        self.ttl_batches
+            .saturating_mul(u64::from(self.blobs_per_batch))
+            .saturating_mul(u64::from(self.value_bytes))
+    }
+}
+
 /// The blob-store generator.
 pub struct Blobs {
     cfg: BlobConfig,

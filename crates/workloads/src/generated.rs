@@ -2,13 +2,13 @@
 //! Solana blockstore, a blob store with TTL and an account-state store. Each
 //! runs through the same replay driver and meters as a recorded trace.
 
-use crate::{accounts, blobs, solana, ycsb};
+use crate::{accounts, blobs, solana, synth, ycsb};
 
 /// Why a generated workload could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {
     /// No workload has that name.
-    #[error("unknown workload `{0}`; accepted: ycsb, solana, blobs, accounts")]
+    #[error("unknown workload `{0}`; accepted: ycsb, solana, blobs, accounts, synth")]
     Unknown(String),
     /// A setting is missing, unknown or out of range.
     #[error("workload `{workload}`: {message}")]
@@ -34,7 +34,7 @@ use ledgerbench_trace::queue::{Queued, Refill};
 use ledgerbench_trace::{Header, OpSource};
 
 /// The workloads, by name.
-pub const NAMES: &[&str] = &["ycsb", "solana", "blobs", "accounts"];
+pub const NAMES: &[&str] = &["ycsb", "solana", "blobs", "accounts", "synth"];
 
 /// A generator by name, configured from a JSON object of settings (unknown
 /// settings are refused, naming the setting).
@@ -63,8 +63,25 @@ pub fn by_name(
             seed,
             serde_json::from_value(params).map_err(|e| GenError::config("accounts", e))?,
         )?),
+        "synth" => boxed(synth::Synth::new(
+            seed,
+            serde_json::from_value(params).map_err(|e| GenError::config("synth", e))?,
+        )?),
         other => return Err(GenError::Unknown(other.to_string())),
     })
+}
+
+/// Bytes a workload keeps alive at once (blobs: every blob within its time
+/// to live), which a store that expires its oldest data by size (FIFO) must
+/// hold or it would drop live data early; `None` for the workloads with no
+/// time to live, or settings [`by_name`] refuses.
+pub fn live_bytes(name: &str, params: &serde_json::Value) -> Option<u64> {
+    match name {
+        "blobs" => serde_json::from_value::<blobs::BlobConfig>(params.clone())
+            .ok()
+            .map(|c| c.live_bytes()),
+        _ => None,
+    }
 }
 
 /// The mark that ends a workload's load phase, which an open-loop rate
@@ -76,6 +93,7 @@ pub fn load_mark(name: &str) -> Option<&'static str> {
     match name {
         "ycsb" => Some("load"),
         "accounts" => Some("genesis"),
+        "synth" => Some("load"),
         _ => None,
     }
 }
@@ -102,9 +120,18 @@ pub fn threads(
     fn boxed<G: Refill + Send + 'static>(g: G) -> Box<dyn OpSource + Send> {
         Box::new(Queued::new(g))
     }
+    let roles = timed(name, &params);
     (0..threads)
         .map(|t| {
             Ok(match name {
+                // A model's roles: each thread its role's part.
+                "synth" if roles => boxed(synth::Synth::thread(
+                    seed,
+                    serde_json::from_value(params.clone())
+                        .map_err(|e| GenError::config("synth", e))?,
+                    t,
+                    threads,
+                )?),
                 "ycsb" => boxed(ycsb::Ycsb::thread(
                     seed,
                     serde_json::from_value(params.clone())
@@ -135,6 +162,17 @@ pub fn threads(
             })
         })
         .collect()
+}
+
+/// Whether a workload's streams carry their own times: a `synth` model
+/// with roles, paced by its period, one stream per role's thread. The run
+/// follows those times and takes no `--op-rate`.
+pub fn timed(name: &str, params: &serde_json::Value) -> bool {
+    name == "synth"
+        && serde_json::from_value::<synth::SynthConfig>(params.clone())
+            .ok()
+            .and_then(|c| synth::role_threads(&c).ok().flatten())
+            .is_some()
 }
 
 /// A header for a generated stream.

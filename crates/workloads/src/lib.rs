@@ -13,7 +13,8 @@ mod generated;
 pub mod shape;
 pub mod solana;
 pub mod stellar;
+pub mod synth;
 pub mod ycsb;
 pub mod zipf;
 
-pub use generated::{GenError, NAMES, by_name, load_mark, split_of, threads};
+pub use generated::{GenError, NAMES, by_name, live_bytes, load_mark, split_of, threads, timed};

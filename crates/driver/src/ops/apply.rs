@@ -82,7 +82,19 @@ pub(super) struct Applier<'a> {
     pub(super) turns: &'a [Option<Mutex<()>>],
 }
 
+/// The mark after which a stream's recorded times ([`Op::At`]) count: a
+/// generator's load phase (`run synth`'s initial state) takes what it
+/// takes, and its timed phase starts when it ends.
+pub(super) const CLOCK_MARK: &str = "load";
+
 impl<'a> Applier<'a> {
+    /// Counts recorded times from now (at [`CLOCK_MARK`]).
+    pub(super) fn restart_clock(&mut self) {
+        if let Some((_, speed)) = self.clock {
+            self.clock = Some((Instant::now(), speed));
+        }
+    }
+
     pub(super) fn new(
         stores: &'a [&'a dyn KvStore],
         names: &'a [String],
@@ -352,6 +364,9 @@ pub(super) fn run_ops(
             }
         };
         let mut at_end = mark == "end";
+        if mark == CLOCK_MARK {
+            a.restart_clock();
+        }
         if let Some(p) = pacing.rate
             && p.after_mark == Some(mark.as_str())
         {

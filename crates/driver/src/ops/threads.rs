@@ -16,7 +16,7 @@ use ledgerbench_meter::loopdev::Device;
 use ledgerbench_meter::rusage::Usage;
 use ledgerbench_rng::{Rng, stream};
 
-use super::apply::{Applier, Counts};
+use super::apply::{Applier, CLOCK_MARK, Counts};
 use super::{OpsOutcome, Pace, Pacing, finish};
 use crate::DriverError;
 use crate::observe::Observer;
@@ -273,6 +273,7 @@ fn client(
         {
             paced = Some(schedule(t, (p, n)));
         }
+        let after_load = label.as_deref() == Some(CLOCK_MARK);
         let part = Part {
             thread: t,
             label,
@@ -287,6 +288,9 @@ fn client(
         }
         if !go.recv().unwrap_or(false) {
             return Ok((a.hists, a.counts));
+        }
+        if after_load {
+            a.restart_clock();
         }
     }
 }
