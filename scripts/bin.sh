@@ -29,7 +29,12 @@ ab_scratch() {
   local avail
   avail=$(df --output=avail -B1 /dev/shm 2>/dev/null | tail -n 1 || echo 0)
   if [[ -w /dev/shm && ${avail:-0} -gt $((2 << 30)) ]]; then
-    mktemp -d /dev/shm/ledgerbench-ab.XXXXXX
+    local d
+    d=$(mktemp -d /dev/shm/ledgerbench-ab.XXXXXX)
+    # Names this script's process: `ledgerbench clean` removes the
+    # directory once it is gone (a killed gate leaves it in RAM).
+    echo "ledgerbench pid=$$" > "$d/.scratch.ledgerbench-owner"
+    echo "$d"
   else
     mktemp -d "$1/ab.XXXXXX"
   fi

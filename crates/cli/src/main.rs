@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod ab_cmd;
+mod param_help;
 mod plan;
 mod report_cmd;
 mod trials_cmd;
@@ -120,7 +121,8 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// Remove what a killed ledgerbench left behind: mounted loop devices, their
-    /// images and memory cgroups of processes that no longer run.
+    /// images, memory cgroups, crash mounts and tmpfs scratch directories of
+    /// processes that no longer run.
     #[command(
         after_long_help = "Example:\n  ledgerbench clean --dry-run\n\nGuide: docs/src/getting-started.md"
     )]
@@ -214,7 +216,8 @@ enum Workload {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = param_help::with_settings(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     registry::init_process();
     if supervise::is_worker() {
         crash::worker::die_with_parent();
@@ -346,7 +349,7 @@ fn clean(dry_run: bool) -> anyhow::Result<ExitCode> {
     let found = find();
     if found.is_empty() {
         output::say(format_args!(
-            "nothing to clean: no loop device, crash filesystem mount or cgroup of a stopped ledgerbench"
+            "nothing to clean: no loop device, crash filesystem mount, cgroup or tmpfs scratch directory of a stopped ledgerbench"
         ));
         return Ok(ExitCode::SUCCESS);
     }
@@ -391,6 +394,10 @@ fn list(json: bool) -> anyhow::Result<()> {
             "call_paths": paths,
             "default_backends": registry::DEFAULT_BACKENDS,
             "presets": presets,
+            "workload_presets": presets::OPS
+                .iter()
+                .map(|(w, n, p)| serde_json::json!({"workload": w, "name": n, "about": p.about}))
+                .collect::<Vec<_>>(),
             "stores": ledgerbench_workloads::stellar::STORES,
             "workloads": run_workloads(),
             "compaction_strategies": compaction_strategies(),
@@ -421,6 +428,12 @@ fn list(json: bool) -> anyhow::Result<()> {
         if let Some(p) = presets::get(n) {
             output::say(format_args!("  {n:<15} {}", p.about));
         }
+    }
+    output::say(format_args!(
+        "presets of generated workloads (ledgerbench run WORKLOAD --preset NAME):"
+    ));
+    for (w, n, p) in presets::OPS {
+        output::say(format_args!("  {n:<15} {w}: {}", p.about));
     }
     output::say(format_args!(
         "stores: {}",

@@ -51,6 +51,11 @@ pub struct ReportArgs {
     /// (CPU, cores, RAM); refused otherwise, as their timings differ.
     #[arg(long)]
     mixed_machines: bool,
+    /// A verdict for runs of operations (`run synth`, replays, YCSB) under
+    /// a memory limit, predicted to this horizon: the runs' length times
+    /// a factor (10x) or a number of batches (500); a batch is a segment.
+    #[arg(long, value_name = "HORIZON")]
+    horizon: Option<String>,
 }
 
 /// Options of `ledgerbench compare`.
@@ -142,6 +147,12 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
         lookup_bound_us: args.lookup_bound_ms * 1e3,
         mixed_machines: args.mixed_machines,
+        horizon: args
+            .horizon
+            .as_deref()
+            .map(render::Horizon::parse)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
     };
     if args.brief {
         let Some(text) = render::summary_brief(&docs, &verdict)? else {

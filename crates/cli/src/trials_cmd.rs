@@ -43,12 +43,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let cells = setup.run();
     let o = &setup.options;
-    println!(
-        "Drift verdict trials: {} series a cell of {} samples (a 2-hour soak at 10 s), seed {} (series k of a cell: seed + k, the cell's place mixed in).",
+    let mut text = format!(
+        "Drift verdict trials: {} series a cell of {} samples (a 2-hour soak at 10 s), seed {} (series k of a cell: seed + k, the cell's place mixed in).\n",
         setup.count, setup.n, setup.seed
     );
-    println!(
-        "Verdict settings: trend test corrected by {}, alpha {}, threshold {:.0}%, slopes projected over {} samples (14 days at 10 s), segment penalty {} ln(n) long-run variances, segments of at least {} samples.",
+    text.push_str(&format!(
+        "Verdict settings: trend test corrected by {}, alpha {}, threshold {:.0}%, slopes projected over {} samples (14 days at 10 s), segment penalty {} ln(n) long-run variances, segments of at least {} samples.\n\n",
         match o.correction {
             drift::Correction::Ar1 => "Hamed-Rao from an AR(1) model of the ranks",
             drift::Correction::SignificantLags => "Hamed-Rao over the significant lags",
@@ -58,15 +58,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         o.horizon,
         o.penalty_factor,
         o.min_segment
-    );
-    println!();
-    print!("{}", table(&cells));
+    ));
+    text.push_str(&table(&cells));
     let missed = cells.iter().filter(|c| !c.passes()).count();
-    println!();
-    println!(
-        "{} of {} cells meet their bar.",
+    text.push_str(&format!(
+        "\n{} of {} cells meet their bar.",
         cells.len() - missed,
         cells.len()
-    );
+    ));
+    // Through `say`: a closed stdout (`| head`) ends the printing quietly.
+    ledgerbench_runner::output::say(text);
     Ok(ExitCode::SUCCESS)
 }

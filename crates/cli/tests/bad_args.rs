@@ -1,106 +1,14 @@
-//! Every subcommand against generated bad arguments, and every printing
-//! command into a closed pipe: no panic, no backtrace, an error that names
-//! what was wrong, and nothing left behind.
+//! Every subcommand against generated bad arguments: no panic, no
+//! backtrace, an error that names what was wrong, and nothing left behind.
+//! (Closed pipes: `pipes.rs`.)
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
+use common::args::{base, seed_trace};
 use common::{ledgerbench, stderr, subcommands};
-
-fn fixture(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-/// The arguments that make a subcommand valid apart from the flag under
-/// test, and where in them the flag goes; a subcommand not named here is
-/// tried with none (its error then says what it needs, which is clean too).
-fn base(path: &[String]) -> (Vec<String>, usize) {
-    let results = fixture("results/stellar-smoke");
-    let pubnet = fixture("stellar-pubnet");
-    let ab_json = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../results/ab-2026-11-26/gate/planted-1.json")
-        .display()
-        .to_string();
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    let key: Vec<&str> = path.iter().map(String::as_str).collect();
-    let args = match key.as_slice() {
-        ["run", "stellar"] => s(&["run", "stellar", "--preset", "smoke"]),
-        ["run", "point-reads"] => s(&["run", "point-reads", "--keys", "1000"]),
-        ["run", "fan-out"] => s(&[
-            "run",
-            "fan-out",
-            "--keys-per-batch",
-            "1000",
-            "--batches",
-            "1",
-        ]),
-        ["run", "trie"] => s(&[
-            "run",
-            "trie",
-            "--accounts",
-            "1000",
-            "--blocks",
-            "1",
-            "--backends",
-            "mem",
-        ]),
-        ["run", "micro"] => s(&["run", "micro", "--num", "1000", "--backends", "mem"]),
-        ["run", "capacity"] => s(&["run", "capacity", "--backends", "mem", "--probes", "2"]),
-        ["run", "replay"] => s(&["run", "replay", "seed.kvtrace"]),
-        ["run", "soak"] => s(&[
-            "run",
-            "soak",
-            "blobs",
-            "--duration",
-            "1s",
-            "--interval",
-            "100ms",
-            "--param",
-            "value_bytes=1024",
-        ]),
-        ["run", "synth"] => {
-            let model = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../examples/workloads/cosmos.toml")
-                .display()
-                .to_string();
-            s(&["run", "synth", "--workload", &model, "--scale", "0.001x"])
-        }
-        ["fit"] => {
-            let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../fixtures/rocksdb-trace/6-mixgraph.trace")
-                .display()
-                .to_string();
-            s(&["fit", &trace, "--scan-length", "10", "--out", "new.toml"])
-        }
-        ["record"] => s(&["record", "ycsb", "--out", "new.kvtrace"]),
-        ["import"] => s(&["import", "galexie", &pubnet, "--out", "new.kvtrace"]),
-        ["calibrate"] => s(&["calibrate", "stellar", &pubnet]),
-        ["report"] => s(&["report", &results, "--out", "report"]),
-        ["compare"] => s(&["compare", "--baseline", &results, "--current", &results]),
-        ["export"] => s(&["export", "bencher", &results]),
-        ["ab"] => s(&["ab", "--rejudge", &ab_json]),
-        ["clean"] => s(&["clean", "--dry-run"]),
-        ["completions"] => s(&["completions", "bash"]),
-        // The planned command follows plan's own flags.
-        ["plan"] => {
-            return (
-                s(&[
-                    "plan", "--dir", "newplan", "run", "stellar", "--preset", "smoke",
-                ]),
-                3,
-            );
-        }
-        _ => path.to_vec(),
-    };
-    let at = args.len();
-    (args, at)
-}
 
 /// The flags of a subcommand that take a value, with the value's name,
 /// read from its `--help` so that a new flag is covered without a change here.
@@ -129,24 +37,6 @@ fn value_flags(path: &[String], cwd: &Path) -> Vec<(String, String)> {
         ));
     }
     flags
-}
-
-/// A real trace for `run replay`, `seed.kvtrace` in `dir`.
-fn seed_trace(dir: &Path) {
-    let o = ledgerbench(
-        &[
-            "record",
-            "ycsb",
-            "--param",
-            "records=10",
-            "--param",
-            "operations=10",
-            "--out",
-            "seed.kvtrace",
-        ],
-        dir,
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// Values no flag of that value name accepts.
@@ -358,127 +248,5 @@ fn ledgerbench_backends_applies_to_every_run_command_that_takes_backends() {
             checked.iter().any(|c| c == must),
             "{must} not checked: {checked:?}"
         );
-    }
-}
-
-#[test]
-fn printing_into_a_closed_pipe_ends_quietly() {
-    let results = fixture("results/stellar-smoke");
-    let pubnet = fixture("stellar-pubnet");
-    let t = tempfile::tempdir().expect("tempdir");
-    for args in [
-        vec!["list"],
-        vec!["list", "--json"],
-        vec!["completions", "bash"],
-        vec!["compare", "--baseline", &results, "--current", &results],
-        vec!["export", "bencher", &results],
-        vec!["calibrate", "stellar", &pubnet, "--synthetic-ledgers", "5"],
-        vec!["clean", "--dry-run"],
-        // A Go engine in process: the Go runtime's SIGPIPE handler must not
-        // turn the closed pipe into a crash.
-        vec![
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
-            "--device",
-            "none",
-            "--backends",
-            "pebble",
-            "--out",
-            "pebble",
-        ],
-    ] {
-        // The reading end is closed before ledgerbench writes a byte: every
-        // write fails with EPIPE, as under `| head -1` once head is done.
-        let (reader, writer) = std::io::pipe().expect("pipe");
-        drop(reader);
-        let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
-            .args(&args)
-            .current_dir(t.path())
-            .stdout(writer)
-            .stderr(Stdio::piped())
-            .output()
-            .expect("run ledgerbench");
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(0), "{args:?}:\n{err}");
-        assert!(
-            !err.contains("panicked") && !err.contains("Broken pipe"),
-            "{args:?}:\n{err}"
-        );
-    }
-}
-
-#[test]
-fn a_closed_standard_error_neither_hangs_nor_fails_a_run() {
-    let results = fixture("results/stellar-smoke");
-    let t = tempfile::tempdir().expect("tempdir");
-    let runs = t.path().join("runs");
-    for args in [
-        vec![
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
-            "--device",
-            "none",
-            "--backends",
-            "mem",
-        ],
-        vec![
-            "run",
-            "ycsb",
-            "--backends",
-            "mem",
-            "--device",
-            "none",
-            "--param",
-            "records=2000",
-            "--param",
-            "operations=2000",
-            "--param",
-            "ops_per_segment=200",
-        ],
-        vec![
-            "run",
-            "stellar",
-            "--preset",
-            "smoke",
-            "--device",
-            "none",
-            "--backends",
-            "goleveldb",
-        ],
-        vec!["report", &results, "--out", "report"],
-        vec!["compare", "--baseline", &results, "--current", &results],
-        vec!["clean", "--dry-run"],
-        vec!["list"],
-    ] {
-        // Both ends closed before ledgerbench writes a byte, as under
-        // `2>&1 | head -3` once head is done: progress lines and warnings
-        // must be dropped, not end the run or leave it waiting.
-        let (reader, writer) = std::io::pipe().expect("pipe");
-        drop(reader);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
-            .args(&args)
-            .current_dir(t.path())
-            .env("LEDGERBENCH_RUNS_DIR", &runs)
-            .stdin(Stdio::null())
-            .stdout(writer.try_clone().expect("clone"))
-            .stderr(writer)
-            .spawn()
-            .expect("spawn ledgerbench");
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            if start.elapsed() > std::time::Duration::from_secs(120) {
-                let _ = child.kill();
-                panic!("{args:?} hung with its standard error closed");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        };
-        assert_eq!(status.code(), Some(0), "{args:?}");
     }
 }

@@ -276,6 +276,10 @@ fn stellar_flags_are_checked_before_anything_runs() {
             "not in this run",
         ),
         (vec!["--engine-memory", "lots"], "--engine-memory"),
+        // A limit the process itself outgrows is refused, not run to its
+        // kill (root or not: the size is checked before cgroups are).
+        (vec!["--memory-limit", "0"], "give at least 4MiB"),
+        (vec!["--memory-limit", "1KiB"], "give at least 4MiB"),
     ] {
         let mut all = args.clone();
         all.extend(["--out", "o", "--device", "none"]);
@@ -435,4 +439,42 @@ fn an_interrupted_recording_leaves_nothing_and_says_so() {
         t.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// An engine memory under an engine's own minimums runs, saying which
+/// engine raised what and the smallest budget it keeps as given.
+#[test]
+fn an_engine_memory_under_an_engine_s_floor_is_said_and_run() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "run",
+            "point-reads",
+            "--keys",
+            "1000",
+            "--reads",
+            "100",
+            "--missing-reads",
+            "10",
+            "--backends",
+            "rocksdb-leveled,lmdb",
+            "--engine-memory",
+            "1MiB",
+            "--device",
+            "none",
+            "--out",
+            "p",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "[rocksdb-leveled] engine memory 1 MiB is under its smallest budget of 32 MiB"
+        ),
+        "{err}"
+    );
+    // LMDB keeps no budget of its own: nothing to say.
+    assert!(!err.contains("[lmdb] engine memory"), "{err}");
 }

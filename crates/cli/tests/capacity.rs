@@ -70,6 +70,74 @@ fn a_capacity_search_brackets_the_rate_and_records_every_close() {
     }
 }
 
+/// Each probe starts on a store holding the prefill: recorded in the
+/// settings, timed apart in each probe, stated in the report.
+#[test]
+fn a_prefilled_search_loads_each_probe_s_store_first_and_says_so() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "run",
+            "capacity",
+            "--backends",
+            "lmdb",
+            "--device",
+            "none",
+            "--close-interval",
+            "50ms",
+            "--intervals",
+            "2",
+            "--min-rate",
+            "100",
+            "--max-rate",
+            "200",
+            "--probes",
+            "2",
+            "--value-bytes",
+            "100",
+            "--prefill",
+            "1MiB",
+            "--out",
+            "cap",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // 1 MiB of 132-byte rows.
+    assert!(
+        stderr(&o).contains("[lmdb] prefilled 7943 rows"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("with a store holding 7943 rows"),
+        "{}",
+        stdout(&o)
+    );
+    let r = read_json(&t.path().join("cap/results.json"));
+    assert_eq!(r["config"]["prefill_rows"], 7943);
+    let probes = r["runs"][0]["probes"].as_array().expect("probes");
+    assert!(!probes.is_empty());
+    for p in probes {
+        assert!(p["prefill_secs"].as_f64().is_some_and(|s| s > 0.0), "{p}");
+    }
+    let o = ledgerbench(
+        &[
+            "run",
+            "capacity",
+            "--rows",
+            "shred",
+            "--prefill",
+            "1MiB",
+            "--out",
+            "x",
+        ],
+        t.path(),
+    );
+    assert!(stderr(&o).contains("--rows tx-hash"), "{}", stderr(&o));
+    assert!(!t.path().join("x").exists());
+}
+
 #[test]
 fn bad_capacity_settings_are_refused_before_anything_is_made() {
     let t = tempfile::tempdir().expect("tempdir");
@@ -79,6 +147,8 @@ fn bad_capacity_settings_are_refused_before_anything_is_made() {
         ("--intervals", "1", "at least 2"),
         ("--min-rate", "0", "--min-rate"),
         ("--probes", "1", "--probes"),
+        ("--prefill", "10B", "less than one row"),
+        ("--prefill", "lots", "--prefill"),
     ] {
         let o = ledgerbench(&["run", "capacity", flag, value, "--out", "x"], t.path());
         assert!(!o.status.success(), "{flag} {value} accepted");

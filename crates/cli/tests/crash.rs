@@ -207,6 +207,48 @@ fn clean_removes_what_a_killed_supervisor_left() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
+    let pid = kill_a_crash_run(t.path());
+    let before = leftovers_of(pid);
+    assert!(
+        !before.is_empty(),
+        "a killed supervisor leaves its device and cgroup"
+    );
+    let o = ledgerbench(&["clean", "--dry-run"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("would remove"));
+    assert_eq!(leftovers_of(pid), before, "a dry run removes nothing");
+    let o = ledgerbench(&["clean"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+}
+
+#[test]
+#[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]
+fn clean_finds_a_killed_runs_device_after_its_directory_was_deleted() {
+    if !usable() {
+        return;
+    }
+    let t = tempfile::tempdir().expect("tempdir");
+    let pid = kill_a_crash_run(t.path());
+    // `rm -rf` of the run: the image and its marker go, the mounted
+    // device's mount point stays (busy).
+    let _ = std::fs::remove_dir_all(t.path().join("c"));
+    let left = leftovers_of(pid);
+    assert!(
+        left.iter().any(|l| l.contains("loop")),
+        "the device is still known by its label: {left:?}"
+    );
+    let o = ledgerbench(&["clean", "--dry-run"], t.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("would remove"));
+    let o = ledgerbench(&["clean"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    assert_no_devices_under(t.path());
+}
+
+/// Starts a long crash run of LMDB in `dir/c`, kills its supervisor
+/// without warning once a writer runs, and returns the supervisor's pid.
+fn kill_a_crash_run(dir: &Path) -> u32 {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args([
             "run",
@@ -224,7 +266,7 @@ fn clean_removes_what_a_killed_supervisor_left() {
             "--out",
             "c",
         ])
-        .current_dir(t.path())
+        .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -232,7 +274,7 @@ fn clean_removes_what_a_killed_supervisor_left() {
     let pid = child.id();
     // Wait until its device exists and a writer has started, then kill it
     // without warning (its workers die with it: they ask for that).
-    let log = t.path().join("c/lmdb-power-kill.worker.log");
+    let log = dir.join("c/lmdb-power-kill.worker.log");
     for _ in 0..400 {
         if log.exists() {
             break;
@@ -243,18 +285,7 @@ fn clean_removes_what_a_killed_supervisor_left() {
     child.kill().expect("kill -9");
     child.wait().expect("reap");
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let before = leftovers_of(pid);
-    assert!(
-        !before.is_empty(),
-        "a killed supervisor leaves its device and cgroup"
-    );
-    let o = ledgerbench(&["clean", "--dry-run"], t.path());
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("would remove"));
-    assert_eq!(leftovers_of(pid), before, "a dry run removes nothing");
-    let o = ledgerbench(&["clean"], t.path());
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    pid
 }
 
 #[test]

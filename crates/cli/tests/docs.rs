@@ -328,7 +328,7 @@ fn every_subcommand_help_gives_an_example_and_its_chapter() {
 }
 
 #[test]
-fn every_setting_of_the_generated_workloads_is_in_the_guide() {
+fn every_setting_of_the_generated_workloads_is_in_the_guide_and_its_help() {
     let guide =
         std::fs::read_to_string(root().join("docs/src/workloads.md")).expect("workloads.md");
     let mut bad = Vec::new();
@@ -366,6 +366,24 @@ fn every_setting_of_the_generated_workloads_is_in_the_guide() {
         for k in &documented {
             if !keys.contains(k) {
                 bad.push(format!("{w}: `{k}` is in the guide's table but refused"));
+            }
+        }
+        // `run W --help` lists each with its meaning and default.
+        let help = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+            .args(["run", w, "--help"])
+            .output()
+            .expect("run ledgerbench");
+        let help = String::from_utf8_lossy(&help.stdout).to_string();
+        let settings = help
+            .split("Settings (--param KEY=VALUE):")
+            .nth(1)
+            .unwrap_or_else(|| panic!("run {w} --help lists no settings:\n{help}"));
+        for k in &keys {
+            let line = settings
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(k));
+            if !line.is_some_and(|l| l.contains("[default: ")) {
+                bad.push(format!("{w}: `{k}` is not in --help with its default"));
             }
         }
     }

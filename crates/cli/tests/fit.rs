@@ -133,3 +133,66 @@ fn synth_refuses_a_missing_or_broken_model_saying_why() {
         stderr(&o)
     );
 }
+
+/// A Stellar trace's stores, as the issue states them: ledgers' keys are
+/// sequential (ledger numbers), txdata's random (transaction hashes),
+/// txindex's values 4 bytes (a ledger number); and the fit plays back.
+#[test]
+fn fit_finds_the_stellar_stores_shapes_in_a_recorded_trace() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = ledgerbench(
+        &[
+            "record",
+            "stellar",
+            "--preset",
+            "smoke",
+            "--out",
+            "s.kvtrace",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ledgerbench(&["fit", "s.kvtrace", "--out", "s.toml"], t.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(t.path().join("s.toml")).expect("model");
+    let m = ledgerbench_model::parse("s.toml", &text).expect("the model reads back");
+    let store = |name: &str| {
+        m.stores
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no store {name}: {text}"))
+    };
+    let (ledgers, txdata, txindex) = (store("ledgers"), store("txdata"), store("txindex"));
+    assert!(ledgers.inserts.ascending > 0.95, "{:?}", ledgers.inserts);
+    assert!(txdata.inserts.ascending < 0.05, "{:?}", txdata.inserts);
+    assert_eq!(
+        txindex.value_size.fixed,
+        Some(4),
+        "{:?}",
+        txindex.value_size
+    );
+    assert_eq!(txdata.key_size.fixed, Some(32), "{:?}", txdata.key_size);
+    // Stellar writes each key once: no overwrite in any store.
+    for s in &m.stores {
+        assert_eq!(s.mix.overwrite, 0.0, "{}: {:?}", s.name, s.mix);
+    }
+    let o = ledgerbench(
+        &[
+            "run",
+            "synth",
+            "--workload",
+            "s.toml",
+            "--backends",
+            "mem",
+            "--device",
+            "none",
+            "--out",
+            "run",
+        ],
+        t.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_json(&t.path().join("run/results.json"));
+    let stores = &r["runs"][0]["stores"];
+    assert_eq!(stores.as_array().map(Vec::len), Some(3), "{stores}");
+}

@@ -256,6 +256,11 @@ fn a_soak_whose_engine_stops_making_progress_is_ended_and_the_next_runs() {
     args.extend_from_slice(&["--backends", "mem,lmdb", "--device", "none"]);
     args.extend_from_slice(&["--stall-timeout", "2s", "--out", "w"]);
     args.extend_from_slice(BLOBS);
+    let secs = || {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.expect("clock").as_secs()
+    };
+    let launched = secs();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
         .args(&args)
         .env("LEDGERBENCH_PLANT_STALL", "get:mem")
@@ -276,4 +281,9 @@ fn a_soak_whose_engine_stops_making_progress_is_ended_and_the_next_runs() {
         "the next backend soaked its 3 s"
     );
     assert!(!t.path().join("w/stores/mem").exists());
+    // The run began with its first worker, not with the one that went on
+    // (at least the 2 s stall later): RFC 3339 in UTC sorts as it reads.
+    let began = r["started_at"].as_str().expect("started_at");
+    let latest = ledgerbench_driver::timefmt::rfc3339(launched + 1);
+    assert!(began <= latest.as_str(), "{began} > {latest}");
 }

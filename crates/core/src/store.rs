@@ -314,6 +314,13 @@ pub trait KvBackend {
     /// cache have nothing to scale.
     fn scale_memory(_cfg: &mut Self::Config, _bytes: u64) {}
 
+    /// The smallest budget [`Self::scale_memory`] keeps as given: under it
+    /// the engine raises a cache or buffer to a minimum of its own, so it
+    /// uses more than it was given; 0 when it keeps any budget.
+    fn memory_floor(_cfg: &Self::Config) -> u64 {
+        0
+    }
+
     /// How `cfg`'s GETs reach the device.
     fn read_path(cfg: &Self::Config) -> ReadPath;
 

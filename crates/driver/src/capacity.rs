@@ -21,6 +21,7 @@ pub use ledgerbench_results::capacity::{CapacityConfig, Probe, RowShape};
 
 const TAG_KEY: u64 = 0x6361;
 const TAG_VALUE: u64 = 0x6376;
+const TAG_PREFILL: u64 = 0x6370;
 
 /// Bytes of rows per write batch at most: a close of many rows is written
 /// as several batches, so the harness's memory stays small inside the
@@ -99,6 +100,39 @@ pub fn probe(store: &dyn KvStore, cfg: &CapacityConfig, rate: f64) -> Result<Pro
     Ok(judge(cfg, rate, n, persist_secs, pending))
 }
 
+/// Loads `cfg.prefill_rows` rows into `store` (random 32-byte keys of
+/// their own stream, so no probe's key is among them) in write batches of
+/// at most [`CHUNK_BYTES`], then flushes it: the state a probe then
+/// starts from. Returns the seconds it took (not the probe's).
+pub fn prefill(store: &dyn KvStore, cfg: &CapacityConfig) -> Result<f64, DriverError> {
+    let err = |source| DriverError::Store {
+        store: "rows".into(),
+        source,
+    };
+    let n = cfg.prefill_rows;
+    let row_bytes = 32 + cfg.value_bytes as u64;
+    let chunk = (CHUNK_BYTES / row_bytes).clamp(1, n.max(1));
+    let mut batch = Batch::with_capacity(chunk as usize, (chunk * row_bytes) as usize);
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    for first in (0..n).step_by(chunk as usize) {
+        batch.clear();
+        for row in first..(first + chunk).min(n) {
+            // Key and value from one stream a row: a row is regenerated
+            // from its position, whatever the prefill's size.
+            let mut r = Rng::new(stream(cfg.seed, TAG_PREFILL, row));
+            k.clear();
+            r.fill(&mut k, 32);
+            v.clear();
+            r.fill(&mut v, cfg.value_bytes);
+            batch.put(&k, &v);
+        }
+        store.write(&batch).map_err(err)?;
+    }
+    store.flush().map_err(err)?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
 /// Whether the closes of a probe held: each within the interval, and no
 /// growth of persist time or compaction debt from the first half to the last.
 fn judge(
@@ -138,6 +172,7 @@ fn judge(
         persist_secs,
         pending_compaction_bytes: pending,
         max_persist_secs: Some(max),
+        prefill_secs: None,
         sustained: why_not.is_none(),
         why_not,
     }

@@ -230,15 +230,26 @@ impl<'a> SegmentMeter<'a> {
     }
 }
 
+/// What space amplification divides the bytes on disk by.
+#[derive(Debug, Clone, Copy)]
+pub enum Live<'a> {
+    /// Each store's live bytes, counted by a scan.
+    Counted(&'a [u64]),
+    /// The bytes written: every key is written once (Stellar ingestion).
+    Written,
+    /// Not known (deletes and overwrites, and no scan): no space amplification.
+    Unknown,
+}
+
 /// Per-store totals and the totals over all stores, from the segments'
 /// records (`segments[k][i]` is store `i` in segment `k`), the process
-/// bytes of each segment, and each store's live bytes when measured.
+/// bytes of each segment, and what each store holds live.
 pub fn summarize_stores(
     names: &[String],
     segments: &[&[StoreBatch]],
     process_bytes: &[Option<u64>],
     hists: &[OpHists],
-    live: Option<&[u64]>,
+    live: Live<'_>,
 ) -> Option<(BTreeMap<String, StoreSummary>, TotalSummary)> {
     let last = segments.last()?;
     let mut stores = BTreeMap::new();
@@ -249,8 +260,14 @@ pub fn summarize_stores(
         let engine_bytes: Option<u64> = segments.iter().map(|b| b[i].engine_write_bytes).sum();
         let device_bytes: Option<u64> = segments.iter().map(|b| b[i].device_write_bytes).sum();
         let end = &last[i];
-        let live_bytes = live.and_then(|l| l.get(i).copied());
-        let base = live_bytes.unwrap_or(logical);
+        let live_bytes = match live {
+            Live::Counted(l) => l.get(i).copied(),
+            _ => None,
+        };
+        let base = match live {
+            Live::Written => Some(logical),
+            _ => live_bytes,
+        };
         // Only set when a compaction ran, so presence says it all.
         let compact_secs = (!compacts.is_empty()).then(|| compacts.iter().sum());
         stores.insert(
@@ -267,7 +284,7 @@ pub fn summarize_stores(
                 disk_apparent_bytes: end.disk.apparent_bytes,
                 write_amp_engine: engine_bytes.map(|e| e as f64 / logical.max(1) as f64),
                 write_amp_device: device_bytes.map(|e| e as f64 / logical.max(1) as f64),
-                space_amp: end.disk.allocated_bytes as f64 / base.max(1) as f64,
+                space_amp: base.map(|b| end.disk.allocated_bytes as f64 / b.max(1) as f64),
                 live_bytes,
                 final_entries: None,
                 content_sha256: None,
@@ -277,10 +294,12 @@ pub fn summarize_stores(
     }
     let logical: u64 = stores.values().map(|s| s.logical_bytes).sum();
     let ratio = |b: u64| b as f64 / logical.max(1) as f64;
-    let live_total: u64 = stores
-        .values()
-        .map(|s| s.live_bytes.unwrap_or(s.logical_bytes))
-        .sum();
+    // Every store's base, or none.
+    let live_total: Option<u64> = match live {
+        Live::Counted(_) => stores.values().map(|s| s.live_bytes).sum(),
+        Live::Written => Some(logical),
+        Live::Unknown => None,
+    };
     let all = |f: fn(&StoreBatch) -> Option<u64>| -> Option<u64> {
         segments.iter().flat_map(|b| b.iter().map(f)).sum()
     };
@@ -293,8 +312,9 @@ pub fn summarize_stores(
             .copied()
             .sum::<Option<u64>>()
             .map(ratio),
-        space_amp: last.iter().map(|s| s.disk.allocated_bytes).sum::<u64>() as f64
-            / live_total.max(1) as f64,
+        space_amp: live_total.map(|l| {
+            last.iter().map(|s| s.disk.allocated_bytes).sum::<u64>() as f64 / l.max(1) as f64
+        }),
         // Stores open fresh for a run, so the counter's last value is the total.
         stall_secs: last
             .iter()

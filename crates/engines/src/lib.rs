@@ -132,6 +132,13 @@ macro_rules! engines {
                     $(EngineConfig::$variant(c) => <$backend>::scale_memory(c, bytes),)*
                 }
             }
+
+            /// The smallest budget the engine keeps as given (0: any).
+            pub fn memory_floor(&self) -> u64 {
+                match &self.config {
+                    $(EngineConfig::$variant(c) => <$backend>::memory_floor(c),)*
+                }
+            }
         }
     };
 }

@@ -110,6 +110,11 @@ impl KvBackend for Fjall {
         cfg.max_memtable_bytes = (bytes / 4).max(1 << 20);
     }
 
+    /// A memtable of 1 MiB (a quarter of the budget) at least.
+    fn memory_floor(_cfg: &FjallConfig) -> u64 {
+        4 << 20
+    }
+
     fn open(dir: &Path, cfg: &FjallConfig) -> Result<FjallStore> {
         if cfg.max_memtable_bytes < 1 << 20 {
             return Err(Error::Config {

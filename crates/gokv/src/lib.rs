@@ -86,6 +86,12 @@ impl KvBackend for Go {
         cfg.memtable_bytes = (bytes / 4).max(cfg.go_engine.min_memtable());
     }
 
+    /// A cache of 8 MiB (half the budget) and the engine's smallest
+    /// memtable (a quarter) at least.
+    fn memory_floor(cfg: &GoConfig) -> u64 {
+        (16u64 << 20).max(4 * cfg.go_engine.min_memtable())
+    }
+
     fn open(dir: &Path, cfg: &GoConfig) -> Result<Box<dyn KvStore>> {
         let engine = cfg.go_engine;
         if let Some(why) = go_unavailable() {

@@ -36,6 +36,14 @@ pub enum Leftover {
         /// The process that made it.
         pid: u32,
     },
+    /// A scratch directory on tmpfs (`/dev/shm/ledgerbench-*`, the timing
+    /// gate's stores) holding an owner marker, whose maker is gone.
+    Scratch {
+        /// Its directory.
+        dir: PathBuf,
+        /// The process that made it.
+        pid: u32,
+    },
 }
 
 impl std::fmt::Display for Leftover {
@@ -71,6 +79,9 @@ impl std::fmt::Display for Leftover {
             ),
             Leftover::Cgroup { dir, pid } => {
                 write!(f, "memory cgroup {} (made by pid {pid})", dir.display())
+            }
+            Leftover::Scratch { dir, pid } => {
+                write!(f, "scratch directory {} (made by pid {pid})", dir.display())
             }
         }
     }
@@ -119,6 +130,35 @@ fn owner_pid(image: &Path) -> Option<u32> {
         .ok()
 }
 
+/// The maker's pid in the label ledgerbench gives the ext4 filesystem of
+/// each image (`lb-PID`), read from the device's superblock.
+fn label_pid(device: &str) -> Option<u32> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(device).ok()?;
+    let mut sb = [0u8; SUPERBLOCK_BYTES];
+    f.seek(SeekFrom::Start(1024)).ok()?;
+    f.read_exact(&mut sb).ok()?;
+    pid_in_superblock(&sb)
+}
+
+/// The ext4 superblock up to the end of its volume name.
+const SUPERBLOCK_BYTES: usize = 0x88;
+
+/// `lb-PID` from an ext4 superblock's volume name (at 0x78, 16 bytes), when
+/// its magic (0xEF53 at 0x38) says it is one.
+fn pid_in_superblock(sb: &[u8; SUPERBLOCK_BYTES]) -> Option<u32> {
+    if u16::from_le_bytes([sb[0x38], sb[0x39]]) != 0xEF53 {
+        return None;
+    }
+    let name = &sb[0x78..0x88];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    std::str::from_utf8(&name[..end])
+        .ok()?
+        .strip_prefix(crate::loopdev::LABEL_PREFIX)?
+        .parse()
+        .ok()
+}
+
 /// The filesystem name of a crash filesystem mount (crates/crashfs),
 /// followed in the mount table by `:PID` of the process serving it.
 pub const CRASH_FS_NAME: &str = "ledgerbench-crashfs";
@@ -158,14 +198,22 @@ pub fn find() -> Vec<Leftover> {
         let Ok(backing) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
             continue;
         };
+        let deleted = backing.trim().ends_with(" (deleted)");
         let image = PathBuf::from(backing.trim().trim_end_matches(" (deleted)"));
-        let Some(pid) = owner_pid(&image) else {
-            continue;
+        let device = format!("/dev/{name}");
+        // A deleted run directory takes the marker with it: the device's
+        // own label still names its maker.
+        let pid = match owner_pid(&image) {
+            Some(pid) => pid,
+            None if deleted => match label_pid(&device) {
+                Some(pid) => pid,
+                None => continue,
+            },
+            None => continue,
         };
         if alive(pid) {
             continue;
         }
-        let device = format!("/dev/{name}");
         let mount = mounts.lines().find_map(|l| {
             let mut f = l.split_whitespace();
             (f.next() == Some(device.as_str()))
@@ -201,13 +249,42 @@ pub fn find() -> Vec<Leftover> {
             out.push(Leftover::CrashMount { mount, pid });
         }
     }
+    out.extend(scratch_in(Path::new(SCRATCH_ROOT)));
     out.sort_by_key(|l| match l {
         Leftover::Cgroup { .. } => 0,
         Leftover::CrashMount { .. } => 1,
         Leftover::Loop { .. } => 2,
+        Leftover::Scratch { .. } => 3,
     });
     out
 }
+
+/// Where scratch directories on tmpfs are made (`scripts/bin.sh`).
+pub const SCRATCH_ROOT: &str = "/dev/shm";
+
+/// `ledgerbench-*` directories in `root` whose owner marker
+/// ([`owner_marker`] of the directory, inside it) names a process gone.
+pub fn scratch_in(root: &Path) -> Vec<Leftover> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let dir = e.path();
+        let ours = e.file_name().to_string_lossy().starts_with("ledgerbench-");
+        if !ours || !dir.is_dir() {
+            continue;
+        }
+        let Some(pid) = owner_pid(&dir.join(SCRATCH_OWNER)) else {
+            continue;
+        };
+        if !alive(pid) {
+            out.push(Leftover::Scratch { dir, pid });
+        }
+    }
+    out
+}
+
+/// The stem of a scratch directory's owner marker (`owner_marker` adds its
+/// suffix): `DIR/.scratch.ledgerbench-owner`.
+pub const SCRATCH_OWNER: &str = ".scratch";
 
 /// The file in a run directory that names its checkpointed run in
 /// progress; while it exists the run's images are kept for `--resume`.
@@ -258,6 +335,14 @@ pub fn remove(l: &Leftover) -> Result<()> {
             Ok(())
         }
         Leftover::CrashMount { mount, .. } => unmount(mount),
+        // Made and marked by ledgerbench's scripts, its maker gone.
+        Leftover::Scratch { dir, .. } => {
+            std::fs::remove_dir_all(dir).map_err(|source| crate::MeterError::Io {
+                what: "removing scratch directory",
+                path: dir.display().to_string(),
+                source,
+            })
+        }
         Leftover::Cgroup { dir, .. } => {
             let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
             for pid in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
@@ -282,6 +367,52 @@ pub fn remove(l: &Leftover) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_scratch_directory_is_found_only_with_a_dead_makers_marker() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let mk = |name: &str, marker: Option<String>| {
+            let d = t.path().join(name);
+            std::fs::create_dir(&d).expect("dir");
+            if let Some(m) = marker {
+                let at = crate::loopdev::owner_marker(&d.join(super::SCRATCH_OWNER));
+                std::fs::write(at, m).expect("marker");
+            }
+        };
+        // A pid above the kernel's limit never runs.
+        mk(
+            "ledgerbench-ab.dead",
+            Some("ledgerbench pid=4194305\n".into()),
+        );
+        mk(
+            "ledgerbench-ab.live",
+            Some(format!("ledgerbench pid={}\n", std::process::id())),
+        );
+        mk("ledgerbench-ab.unmarked", None);
+        mk("someone-else", Some("ledgerbench pid=4194305\n".into()));
+        let found = super::scratch_in(t.path());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let super::Leftover::Scratch { dir, pid } = &found[0] else {
+            panic!("{found:?}");
+        };
+        assert!(dir.ends_with("ledgerbench-ab.dead"));
+        assert_eq!(*pid, 4_194_305);
+        super::remove(&found[0]).expect("removed");
+        assert!(!dir.exists());
+        assert!(t.path().join("ledgerbench-ab.unmarked").exists());
+    }
+
+    #[test]
+    fn the_makers_pid_is_read_from_an_ext4_label_and_nothing_else() {
+        let mut sb = [0u8; super::SUPERBLOCK_BYTES];
+        let label = crate::loopdev::owner_label(4_194_304);
+        sb[0x78..0x78 + label.len()].copy_from_slice(label.as_bytes());
+        assert_eq!(super::pid_in_superblock(&sb), None, "no ext4 magic");
+        sb[0x38..0x3a].copy_from_slice(&0xEF53u16.to_le_bytes());
+        assert_eq!(super::pid_in_superblock(&sb), Some(4_194_304));
+        sb[0x78..0x88].copy_from_slice(b"my-backup-disk\0\0");
+        assert_eq!(super::pid_in_superblock(&sb), None, "a user's label");
+    }
+
     #[test]
     fn a_zombie_is_not_alive() {
         // A child that exited and is not reaped yet is a zombie.

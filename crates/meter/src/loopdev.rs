@@ -93,7 +93,7 @@ impl LoopFs {
         if !Path::new("/dev/loop-control").exists() {
             return unavailable("/dev/loop-control is missing (no loop driver)");
         }
-        for tool in ["losetup", "mkfs.ext4", "mount", "umount"] {
+        for tool in ["losetup", "mkfs.ext4", "tune2fs", "mount", "umount"] {
             if run("sh", &["-c", &format!("command -v {tool}")]).is_err() {
                 return unavailable(&format!("`{tool}` is not installed"));
             }
@@ -147,12 +147,16 @@ impl LoopFs {
         };
         let mut fs = LoopFs::unmounted(image, device, mount);
         // Lazy init off: background inode-table zeroing would write to the
-        // device during the run and be counted as the store's writes.
+        // device during the run and be counted as the store's writes. The
+        // label names this process on the device itself, for `clean` to
+        // find it after its run directory (and marker) was deleted.
         run(
             "mkfs.ext4",
             &[
                 "-q",
                 "-F",
+                "-L",
+                &owner_label(std::process::id()),
                 "-E",
                 "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
                 &fs.device,
@@ -200,6 +204,10 @@ impl LoopFs {
         let device = run("losetup", &["--find", "--show", "--direct-io=on", &img])?;
         let mut fs = LoopFs::unmounted(image, device, mount);
         fs.keep_image = true;
+        run(
+            "tune2fs",
+            &["-L", &owner_label(std::process::id()), &fs.device],
+        )?;
         if !empty_dir {
             std::fs::create_dir(mount).map_err(|source| MeterError::Io {
                 what: "creating mount point",
@@ -298,6 +306,18 @@ impl LoopFs {
         Ok(())
     }
 
+    /// Empties the page cache of this filesystem alone: synced, unmounted
+    /// (its file pages, inodes and directory entries go with the mount, and
+    /// the device's own cache with its last close) and mounted again, so the
+    /// next reads come from the device. Nobody else's cache is touched, as
+    /// dropping the machine's would. Every file on it must be closed first.
+    pub fn evict_cache(&self) -> Result<()> {
+        self.sync()?;
+        unmount_when_free(&self.mount, UNMOUNT_PATIENCE)?;
+        let m = self.mount.display().to_string();
+        run("mount", &["-o", "noatime", &self.device, &m]).map(drop)
+    }
+
     /// Unmounts and mounts the filesystem again (ext4 replays its journal),
     /// as a machine does when it boots after a power cut. Every process that
     /// had files open on it must be gone first.
@@ -372,6 +392,15 @@ impl Drop for LoopFs {
             let _ = std::fs::remove_file(owner_marker(&self.image));
         }
     }
+}
+
+/// What the ext4 label of a ledgerbench image starts with; the maker's pid
+/// follows (ext4 labels hold 16 bytes).
+pub const LABEL_PREFIX: &str = "lb-";
+
+/// The label of an image made by process `pid`.
+pub fn owner_label(pid: u32) -> String {
+    format!("{LABEL_PREFIX}{pid}")
 }
 
 /// The file beside an image that says which ledgerbench process made it.

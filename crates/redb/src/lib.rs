@@ -92,6 +92,11 @@ impl KvBackend for Redb {
         cfg.cache_bytes = bytes;
     }
 
+    /// Its cache is the budget, and it opens with 1 MiB at least.
+    fn memory_floor(_cfg: &RedbConfig) -> u64 {
+        1 << 20
+    }
+
     fn open(dir: &Path, cfg: &RedbConfig) -> Result<RedbStore> {
         if cfg.cache_bytes < 1 << 20 {
             return Err(Error::Config {

@@ -51,6 +51,15 @@ pub struct CapacityConfig {
     pub max_rate: f64,
     /// Probes at most (the two ends included).
     pub probes: u32,
+    /// Rows each probe's store is loaded with before its first close
+    /// (untimed, then flushed): the search on a store that already holds
+    /// data, as a node's does (`--prefill`); 0 starts each probe empty.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prefill_rows: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl CapacityConfig {
@@ -74,6 +83,11 @@ impl CapacityConfig {
         }
         if self.value_bytes == 0 || self.value_bytes > 1 << 20 {
             return Err("--value-bytes must be 1 to 1,048,576".into());
+        }
+        if self.prefill_rows > 0 && self.rows == RowShape::Shred {
+            return Err(
+                "--prefill: shreds come slot after slot from the probe's first close; give --rows tx-hash, or leave --prefill out".into(),
+            );
         }
         Ok(())
     }
@@ -103,6 +117,10 @@ pub struct Probe {
     /// the probe was killed (by the memory limit) before its closes were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_persist_secs: Option<f64>,
+    /// Seconds the store took to load its prefill and flush it, untimed
+    /// by the search; absent without `--prefill`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_secs: Option<f64>,
     /// Whether every close persisted within the interval and neither the
     /// persist time nor the compaction debt grew.
     pub sustained: bool,
@@ -121,6 +139,7 @@ impl Probe {
             persist_secs: Vec::new(),
             pending_compaction_bytes: Vec::new(),
             max_persist_secs: None,
+            prefill_secs: None,
             sustained: false,
             why_not: Some(why),
         }

@@ -93,8 +93,10 @@ pub struct TotalSummary {
     /// kernel did after the batch, and counts every file the process wrote.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_amp_process: Option<f64>,
-    /// Allocated bytes of all stores / live logical bytes (as per store).
-    pub space_amp: f64,
+    /// Allocated bytes of all stores / live logical bytes (as per store);
+    /// absent when a store's live bytes were not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space_amp: Option<f64>,
     /// Time writes were stalled or slowed by the engines (RocksDB's
     /// `stall_micros`, summed over stores), seconds; absent for engines
     /// without the counter.
@@ -132,9 +134,11 @@ pub struct StoreSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_amp_device: Option<f64>,
     /// Space amplification: allocated bytes / live logical bytes. Live bytes
-    /// are `live_bytes` when measured, else the bytes written (workloads that
-    /// write every key once, like Stellar ingestion).
-    pub space_amp: f64,
+    /// are `live_bytes` when measured, else the bytes written where every
+    /// key is written once (Stellar ingestion); absent otherwise (a soak,
+    /// which ends without a full scan, or a replay whose scan failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space_amp: Option<f64>,
     /// Live key + value bytes, counted by a full scan after a workload that
     /// deletes or overwrites.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -48,6 +48,10 @@ macro_rules! base_config_backend {
         fn scale_memory(cfg: &mut $config, bytes: u64) {
             Rocks::scale_memory(&mut cfg.base, bytes);
         }
+
+        fn memory_floor(cfg: &$config) -> u64 {
+            Rocks::memory_floor(&cfg.base)
+        }
     };
 }
 pub(crate) use base_config_backend;
@@ -142,6 +146,12 @@ impl KvBackend for Rocks {
         c.write_buffer_size = (bytes / c.max_write_buffer_number.max(1) as u64).max(1 << 20);
         c.block_cache_bytes = (bytes / 4).max(8 << 20);
         c.max_background_jobs = c.max_background_jobs.min(4);
+    }
+
+    /// A block cache of 8 MiB (a quarter of the budget) and write buffers
+    /// of 1 MiB at least.
+    fn memory_floor(c: &RocksConfig) -> u64 {
+        (32u64 << 20).max(c.max_write_buffer_number.max(1) as u64 * (1 << 20))
     }
 
     fn open(dir: &Path, cfg: &RocksConfig) -> Result<RocksStore> {

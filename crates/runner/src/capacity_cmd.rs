@@ -40,6 +40,12 @@ pub struct Args {
     /// ~1.1 KB a transaction; 1203 for shred, a data shred's payload).
     #[arg(long)]
     value_bytes: Option<usize>,
+    /// Data each probe's store holds before its first close (random keys
+    /// of their own, loaded untimed and flushed): the rate a store already
+    /// at a node's size sustains, e.g. 10x the memory limit; default none
+    /// (each probe on an empty store). tx-hash rows only.
+    #[arg(long, value_name = "SIZE")]
+    prefill: Option<String>,
     /// Backends, comma-separated.
     #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::POINT_READ_LIST)]
     backends: String,
@@ -147,7 +153,7 @@ fn resumed(
 /// Long because the run's steps in order (settings, placement, specs, a resumed worker's results, one search per backend with results kept after each probe).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
-    let cfg = CapacityConfig {
+    let mut cfg = CapacityConfig {
         seed: args.seed,
         rows: args.rows,
         value_bytes: args.value_bytes.unwrap_or(match args.rows {
@@ -159,16 +165,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         min_rate: args.min_rate,
         max_rate: args.max_rate,
         probes: args.probes,
+        prefill_rows: 0,
+    };
+    cfg.prefill_rows = match &args.prefill {
+        Some(p) => {
+            let bytes = crate::size::parse(p).map_err(|e| anyhow::anyhow!("--prefill: {e}"))?;
+            let rows = bytes / (32 + cfg.value_bytes as u64);
+            if rows == 0 {
+                anyhow::bail!(
+                    "--prefill {p}: less than one row of {} bytes; give a size such as 4GiB",
+                    32 + cfg.value_bytes
+                );
+            }
+            rows
+        }
+        None => 0,
     };
     cfg.validate().map_err(anyhow::Error::msg)?;
     let limit = args.limit.bytes()?;
     // A probe at the highest rate writes this much; the device holds it twice.
-    let most =
-        cfg.rows_per_close(cfg.max_rate) * u64::from(cfg.intervals) * (cfg.value_bytes as u64 + 32);
+    // The prefill comes on top, and an LSM's compactions hold it twice too.
+    let most = (cfg.rows_per_close(cfg.max_rate) * u64::from(cfg.intervals))
+        .saturating_add(cfg.prefill_rows)
+        .saturating_mul(cfg.value_bytes as u64 + 32);
     let place = Placement {
         memory_limit: None,
         harness_allowance: 0,
-        device_size: args.place.size(most * 2 + (512 << 20))?,
+        device_size: args
+            .place
+            .size(most.saturating_mul(2).saturating_add(512 << 20))?,
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
         reattach: false,
@@ -290,7 +315,11 @@ fn one_probe(
         .open(&placed.dirs[0])
         .map_err(anyhow::Error::from)
         .and_then(|store| {
-            let p = capacity::probe(&*store, cfg, rate);
+            let p = prefilled(&*store, cfg, &spec.name).and_then(|secs| {
+                let mut p = capacity::probe(&*store, cfg, rate)?;
+                p.prefill_secs = secs;
+                Ok(p)
+            });
             store.close()?;
             Ok(p?)
         });
@@ -315,6 +344,25 @@ fn one_probe(
         )),
         p => p,
     }
+}
+
+/// Loads the probe's store with its prefill, saying so; the seconds it
+/// took, or `None` without one.
+fn prefilled(
+    store: &dyn ledgerbench_core::KvStore,
+    cfg: &CapacityConfig,
+    name: &str,
+) -> Result<Option<f64>, ledgerbench_driver::DriverError> {
+    if cfg.prefill_rows == 0 {
+        return Ok(None);
+    }
+    let secs = capacity::prefill(store, cfg)?;
+    ledgerbench_core::note!(
+        "[{name}] prefilled {} rows ({} MiB) in {secs:.1} s",
+        cfg.prefill_rows,
+        (cfg.prefill_rows * (32 + cfg.value_bytes as u64)) >> 20
+    );
+    Ok(Some(secs))
 }
 
 #[cfg(test)]

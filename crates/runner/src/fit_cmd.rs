@@ -72,8 +72,9 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     f.write_all(ledgerbench_model::write(&w).as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
-    print!("{}", summary(&w, survey.ops));
-    println!("model: {}", args.out.display());
+    // Through `say`: a closed stdout (`| head`) ends the printing, not the run.
+    crate::output::say(summary(&w, survey.ops).trim_end());
+    crate::output::say(format_args!("model: {}", args.out.display()));
     Ok(ExitCode::SUCCESS)
 }
 

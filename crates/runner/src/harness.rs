@@ -40,11 +40,40 @@ pub fn memory_limit(arg: &str) -> anyhow::Result<u64> {
     memory_limit_of("--memory-limit", arg)
 }
 
+/// The smallest memory limit taken: under it the cgroup cannot hold
+/// ledgerbench's own process beside an engine, and a run would only be
+/// killed at its start (MDBX's fan-out runs at 4 MiB, its pages reclaimed
+/// page cache; `crates/cli/tests/fanout.rs`).
+pub const MIN_MEMORY_LIMIT: u64 = 4 << 20;
+
 /// A memory limit given by `flag` (`--memory-limit`, `--sweep-limits`).
 pub fn memory_limit_of(flag: &str, arg: &str) -> anyhow::Result<u64> {
     let b = crate::size::parse_named(flag, arg)?;
+    if b < MIN_MEMORY_LIMIT {
+        anyhow::bail!(
+            "{flag} {arg}: under 4 MiB a memory cgroup cannot hold ledgerbench's own process beside an engine; give at least 4MiB"
+        );
+    }
     MemoryLimit::available().map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
     Ok(b)
+}
+
+/// Scales `spec`'s engine memory to `bytes`, saying so when that is under
+/// the engine's smallest budget: it then raises a cache or buffer to its
+/// own minimum and uses more than it was given (the results' config
+/// records what it ran with).
+pub fn scale_memory(spec: &mut BackendSpec, bytes: u64) {
+    spec.scale_memory(bytes);
+    let floor = spec.memory_floor();
+    if bytes < floor {
+        ledgerbench_core::note!(
+            "[{}] engine memory {} MiB is under its smallest budget of {} MiB: some of its caches and buffers were raised to their minimums (the results record the settings it ran with); give --engine-memory {}MiB or more to keep the budget as given",
+            spec.name,
+            bytes >> 20,
+            floor >> 20,
+            floor >> 20
+        );
+    }
 }
 
 /// Where stores live: `--device`.
@@ -110,7 +139,7 @@ pub fn specs(
     let memory = crate::size::parse_named("--engine-memory", memory)?;
     let mut specs = crate::registry::parse_list(backends, level)?;
     for s in &mut specs {
-        s.scale_memory(memory);
+        scale_memory(s, memory);
     }
     crate::registry::apply_sets(&mut specs, sets)?;
     for s in &specs {
@@ -365,6 +394,13 @@ impl Placed {
             d.sync()?;
         }
         Ok(())
+    }
+
+    /// Empties the stores' page cache (closed) so the next reads come from
+    /// the device: [`crate::output::evict`].
+    pub fn evict(&self, why: &str) -> anyhow::Result<()> {
+        let private = !self.devices.is_empty() && self.devices.len() == self.dirs.len();
+        crate::output::evict(private.then_some(self.devices.as_slice()), why)
     }
 
     /// Unmounts and removes the devices now; returns the store directories.

@@ -16,6 +16,7 @@
 // through it.
 use ledgerbench_engines as registry;
 
+pub mod ab;
 pub mod capacity_cmd;
 pub mod crash;
 pub mod fanout_cmd;

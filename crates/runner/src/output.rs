@@ -115,6 +115,33 @@ pub fn say(text: impl std::fmt::Display) {
     }
 }
 
+/// Empties closed stores' page cache so the next reads come from the
+/// device: each private device (`devices`, when every store has one) is
+/// remounted ([`LoopFs::evict_cache`]), which touches no other process's
+/// cache. Stores in the run directory (`--device none`) share a filesystem
+/// with everything else: the whole machine's cache is dropped, and said
+/// (`why` names what needs it).
+///
+/// [`LoopFs::evict_cache`]: ledgerbench_meter::loopdev::LoopFs::evict_cache
+pub fn evict(
+    devices: Option<&[ledgerbench_meter::loopdev::LoopFs]>,
+    why: &str,
+) -> anyhow::Result<()> {
+    let Some(devices) = devices else {
+        return Ok(drop_page_cache(why)?);
+    };
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        ledgerbench_core::note!(
+            "ledgerbench: remounting the stores' private devices to empty their page cache ({why}); no other cache is touched"
+        );
+    });
+    for d in devices {
+        d.evict_cache()?;
+    }
+    Ok(())
+}
+
 /// Drops the page cache so the next reads come from the device, and says so
 /// the first time in a process: the kernel's drop (`/proc/sys/vm/drop_caches`)
 /// is the whole machine's, so every other process's cached pages go too.

@@ -288,16 +288,13 @@ fn one_backend(
                 1 => format!("{phase} {}", state.name()),
                 n => format!("{phase} {} x{n}", state.name()),
             };
-            if state != CacheState::Warm {
-                placed.sync()?;
-                if let Err(e) =
-                    crate::output::drop_page_cache("cold and limited reads start from the device")
-                {
-                    let why = format!("{at}: page cache not dropped ({e})");
-                    ledgerbench_core::note!("[{}] skipped {why}", spec.name);
-                    run.skipped.push(why);
-                    continue;
-                }
+            if state != CacheState::Warm
+                && let Err(e) = placed.evict("cold and limited reads start from the device")
+            {
+                let why = format!("{at}: page cache not dropped ({e})");
+                ledgerbench_core::note!("[{}] skipped {why}", spec.name);
+                run.skipped.push(why);
+                continue;
             }
             let guard = match state {
                 CacheState::Limited => sweep.limit.map(MemoryLimit::enter).transpose()?,

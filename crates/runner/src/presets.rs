@@ -182,32 +182,49 @@ pub struct OpsPreset {
 }
 
 /// Presets of the generated workloads, by workload and name.
-pub const OPS: &[(&str, &str, OpsPreset)] = &[(
-    "solana",
-    "contrast",
-    OpsPreset {
-        // 40,000 slots of 128 shreds (~6 GB), 10,000 kept (~1.5 GB, three
-        // times the limit), 8 slots in flight with 2% late repairs, purged
-        // 100 slots at a time by range delete on leveled; FIFO's 1 GiB cap
-        // per store keeps about as many slots. 512 MiB: three stores of a
-        // 64 MiB engine budget each and eight threads outgrew 256 MiB
-        // (leveled was OOM-killed after 1,500 slots).
-        params: &[
-            "slots=40000",
-            "keep_slots=10000",
-            "in_flight=8",
-            "repair_fraction=0.02",
-            "repair_delay_slots=8",
-            "retention=\"auto\"",
-            "purge_every=100",
-            "slots_per_segment=500",
-        ],
-        threads: "8",
-        backends: "rocksdb-leveled,rocksdb-fifo",
-        memory_limit: "512MiB",
-        about: "the Solana blockstore note's contrast: leveled (range purges) against FIFO (size cap), 8 inserters, data 3x a 512 MiB limit",
-    },
-)];
+pub const OPS: &[(&str, &str, OpsPreset)] = &[
+    (
+        "solana",
+        "contrast",
+        OpsPreset {
+            // 40,000 slots of 128 shreds (~6 GB), 10,000 kept (~1.5 GB, three
+            // times the limit), 8 slots in flight with 2% late repairs, purged
+            // 100 slots at a time by range delete on leveled; FIFO's 1 GiB cap
+            // per store keeps about as many slots. 512 MiB: three stores of a
+            // 64 MiB engine budget each and eight threads outgrew 256 MiB
+            // (leveled was OOM-killed after 1,500 slots).
+            params: &[
+                "slots=40000",
+                "keep_slots=10000",
+                "in_flight=8",
+                "repair_fraction=0.02",
+                "repair_delay_slots=8",
+                "retention=\"auto\"",
+                "purge_every=100",
+                "slots_per_segment=500",
+            ],
+            threads: "8",
+            backends: "rocksdb-leveled,rocksdb-fifo",
+            memory_limit: "512MiB",
+            about: "the Solana blockstore note's contrast: leveled (range purges) against FIFO (size cap), 8 inserters, data 3x a 512 MiB limit",
+        },
+    ),
+    (
+        "synth",
+        "cosmos",
+        OpsPreset {
+            // The hand-written Cosmos-SDK model (examples/workloads/
+            // cosmos.toml): 8 million keys, about 1 GiB, 8x a 128 MiB
+            // limit; one block writer and four readers; the engines a
+            // Cosmos team weighs (goleveldb is the SDK's default).
+            params: &["workload=\"preset:cosmos\""],
+            threads: "5",
+            backends: "goleveldb,pebble,rocksdb-leveled,mdbx",
+            memory_limit: "128MiB",
+            about: "a Cosmos-SDK node: a block of 5,000 random updates every 6 s, four RPC readers, its state 8x a 128 MiB limit",
+        },
+    ),
+];
 
 /// The preset `name` of `workload`, or why there is none.
 pub fn ops(workload: &str, name: &str) -> anyhow::Result<&'static OpsPreset> {

@@ -132,6 +132,11 @@ impl GenArgs {
         self.threads == n.to_string()
     }
 
+    /// The `--preset` given, if any.
+    pub(crate) fn preset(&self) -> Option<&str> {
+        self.preset.as_deref()
+    }
+
     /// Settings a command's own flags stand for, before any `--param`.
     pub(crate) fn prepend_params(&mut self, mut first: Vec<String>) {
         first.append(&mut self.params);

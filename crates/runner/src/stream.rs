@@ -88,9 +88,11 @@ pub(crate) fn run_stream(
     let soaked = matches!(&result.config, WorkloadConfig::Ops(c) if c.soak.is_some());
     // A worker going on after its predecessor was ended (memory limit,
     // watchdog) keeps the runs recorded and runs the rest.
-    if let Some(prev) = crate::supervise::resumed_runs(&out) {
-        failed = prev.iter().any(|r| r.error.is_some());
-        result.runs = prev;
+    if let Some(prev) = crate::supervise::resumed(&out) {
+        failed = prev.runs.iter().any(|r| r.error.is_some());
+        // The run began when its first process did, not at this resume.
+        result.header.started_at = prev.header.started_at;
+        result.runs = prev.runs;
     }
     // Written before the first run too, so a run killed midway has a
     // results file to be recorded in.

@@ -109,7 +109,7 @@ pub fn resume(dir: &Path) -> anyhow::Result<ExitCode> {
     let left = found.into_iter().filter(|l| match l {
         Leftover::Loop { image, .. } => image.starts_with(&dir),
         Leftover::Cgroup { .. } => pids.contains(&owner(l)),
-        Leftover::CrashMount { .. } => false,
+        Leftover::CrashMount { .. } | Leftover::Scratch { .. } => false,
     });
     for l in left {
         clean::remove(&l).map_err(|e| anyhow::anyhow!("--resume: removing {l}: {e}"))?;
@@ -359,13 +359,9 @@ pub fn is_resume() -> bool {
 }
 
 /// In a worker going on after a predecessor ended by its memory limit or
-/// the watchdog: the runs already in `out`'s results (the ended one among
-/// them, with its error), which it keeps and does not run again.
-pub fn resumed_runs(out: &Path) -> Option<Vec<ledgerbench_driver::results::BackendRun>> {
-    resumed(out).map(|r| r.runs)
-}
-
-/// The results a going-on worker (see [`resumed_runs`]) finds in `out`.
+/// the watchdog: the results already in `out` (the ended run among them,
+/// with its error), whose runs it keeps and does not run again, and whose
+/// start it keeps.
 pub fn resumed(out: &Path) -> Option<RunResult> {
     if !is_resume() {
         return None;
@@ -378,7 +374,8 @@ fn owner(l: &Leftover) -> u32 {
     match l {
         Leftover::Loop { pid, .. }
         | Leftover::CrashMount { pid, .. }
-        | Leftover::Cgroup { pid, .. } => *pid,
+        | Leftover::Cgroup { pid, .. }
+        | Leftover::Scratch { pid, .. } => *pid,
     }
 }
 

@@ -13,9 +13,16 @@ use crate::replay_cmd::{GenArgs, generated};
 #[derive(clap::Args)]
 pub struct Args {
     /// The workload model (TOML): `ledgerbench fit` writes one from a
-    /// trace; docs/src/fit.md shows one written by hand.
-    #[arg(long, value_name = "FILE")]
-    workload: PathBuf,
+    /// trace; docs/src/fit.md shows one written by hand. Or `--preset
+    /// NAME`, a model in the binary with its engines and memory limit
+    /// (cosmos).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "preset",
+        conflicts_with = "preset"
+    )]
+    workload: Option<PathBuf>,
     /// Keys (the initial state and the key space) times the model's: 10x,
     /// 0.5x or a bare number.
     #[arg(long, default_value = "1x", value_name = "FACTOR")]
@@ -36,22 +43,12 @@ impl Args {
 
 /// Runs `ledgerbench run synth`.
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    let path = std::fs::canonicalize(&args.workload).with_context(|| {
-        format!(
-            "--workload {}: no such model file (`ledgerbench fit TRACE --out FILE` writes one)",
-            args.workload.display()
-        )
-    })?;
-    let Some(path) = path.to_str() else {
-        bail!(
-            "--workload {}: the path is not UTF-8; move the file to a plain path",
-            path.display()
-        );
-    };
-    let mut params = vec![
-        format!("workload={path:?}"),
-        format!("scale={:?}", factor("--scale", &args.scale)?),
-    ];
+    let path = model_param(&args)?;
+    let mut params = vec![format!("scale={:?}", factor("--scale", &args.scale)?)];
+    // A preset's own settings name its model.
+    if args.workload.is_some() {
+        params.insert(0, format!("workload={path:?}"));
+    }
     if let Some(l) = &args.length {
         params.push(format!("length={:?}", factor("--length", l)?));
     }
@@ -69,6 +66,35 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     args.run.prepend_params(params);
     generated("synth", args.run, None)
+}
+
+/// The model as the generator takes it: the file's whole path (the run
+/// records it), or a preset's `preset:NAME`.
+fn model_param(args: &Args) -> anyhow::Result<String> {
+    use ledgerbench_workloads::synth::presets;
+    let Some(given) = &args.workload else {
+        let name = args.run.preset().unwrap_or_default();
+        if presets::by_name(name).is_none() {
+            bail!(
+                "--preset {name}: no such model; the presets are {}",
+                presets::names()
+            );
+        }
+        return Ok(format!("{}{name}", presets::PREFIX));
+    };
+    let path = std::fs::canonicalize(given).with_context(|| {
+        format!(
+            "--workload {}: no such model file (`ledgerbench fit TRACE --out FILE` writes one)",
+            given.display()
+        )
+    })?;
+    let Some(path) = path.to_str() else {
+        bail!(
+            "--workload {}: the path is not UTF-8; move the file to a plain path",
+            path.display()
+        );
+    };
+    Ok(path.to_string())
 }
 
 /// `10x`, `0.5x` or `10` as a factor above 0.

@@ -222,8 +222,8 @@ fn one(
         .map(|(a, b)| b.since(&a).write_sectors * 512);
     run.load = Some(load);
     // Blocks start from a cold cache inside the limit, as a node restarts.
-    if let Err(e) = crate::output::drop_page_cache("trie blocks start cold, as a node restarts") {
-        ledgerbench_core::note!("[{label}] page cache not dropped ({e}): blocks start warm");
+    if let Err(e) = placed.evict("trie blocks start cold, as a node restarts") {
+        ledgerbench_core::note!("[{label}] page cache not dropped ({e:#}): blocks start warm");
     }
     let guard = limit.map(MemoryLimit::enter).transpose()?;
     let _ = ledgerbench_meter::memory::take_heap_peak();

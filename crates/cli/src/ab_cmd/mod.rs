@@ -1,51 +1,15 @@
 //! `ledgerbench ab`: baseline and current run alternately (A B B A ...) on
 //! this machine, each timing judged against the noise of the same code
-//! (`ledgerbench_report::ab` has the statistics and why).
+//! (`ledgerbench_report::ab` has the statistics and why,
+//! `ledgerbench_runner::ab` runs the rounds); here its flags and printing.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::time::Instant;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use ledgerbench_report::ab::{self, Judgement, NoiseTarget, Side};
+use ledgerbench_runner::ab::{Rounds, Samples, check_rounds, collect, max_rounds, run_rounds};
 use ledgerbench_runner::output;
-use ledgerbench_runner::stellar_cmd::SPOOL_CACHE_ENV;
-
-mod samples;
-use samples::{Samples, collect};
-
-/// The timings judged when no --metric is given: a batch's time (every
-/// store's write, flush and compaction) and the streaming lookups' p99.
-pub const DEFAULT_METRICS: &[&str] = &[
-    "summary.batch_secs",
-    "streaming.one_step.p99_us",
-    "streaming.two_step.p99_us",
-];
-
-/// The workload of each run when none is given after `--`: a small
-/// Stellar run (120 ledgers in 6 batches, then 10 streamed with lookups),
-/// about three seconds. The ledgers are generated before the timed
-/// ingestion (`--pregenerate`): otherwise the engine waits for the
-/// generator and a slower engine hides in that wait.
-pub const DEFAULT_COMMAND: &[&str] = &[
-    "run",
-    "stellar",
-    "--preset",
-    "smoke",
-    "--ledgers",
-    "120",
-    "--batch-ledgers",
-    "20",
-    "--streaming-ledgers",
-    "10",
-    "--close-interval-ms",
-    "100",
-    "--pregenerate",
-    "--backends",
-    "rocksdb-leveled",
-    "--device",
-    "none",
-];
 
 /// Options of `ledgerbench ab`.
 #[derive(clap::Args)]
@@ -182,8 +146,21 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
     if !ran && !args.noise_targets.is_empty() {
         bail!("--noise-target runs more rounds: give --baseline and --current as binaries");
     }
+    let rounds = Rounds {
+        out: args.out.clone(),
+        command: args.command.clone(),
+        rounds: args.rounds,
+        max_rounds: if args.noise_targets.is_empty() {
+            args.rounds
+        } else {
+            max_rounds(args.rounds, args.max_rounds)
+        },
+        alpha: args.alpha,
+        noise_targets: args.noise_targets.clone(),
+        metrics: args.metrics.clone(),
+    };
     let runs: Vec<(usize, Side, PathBuf)> = match (a, b) {
-        (Source::Binary(a), Source::Binary(b)) => run_rounds(&args, &a, &b)?,
+        (Source::Binary(a), Source::Binary(b)) => run_rounds(&rounds, &a, &b)?,
         (Source::Results(a), Source::Results(b)) => {
             if a.len() != b.len() {
                 bail!(
@@ -201,7 +178,7 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
         }
         _ => bail!("give --baseline and --current both as binaries, or both as results"),
     };
-    let samples = collect(&args, &runs)?;
+    let samples = collect(&args.metrics, &runs)?;
     let rows = samples.judge(args.alpha);
     let over =
         ab::over_target(&samples.series(), &args.noise_targets).map_err(anyhow::Error::msg)?;
@@ -215,12 +192,12 @@ pub fn ab(args: AbArgs) -> anyhow::Result<ExitCode> {
                 "rounds": runs.len() / 2,
                 "first_rounds": args.rounds,
                 "noise_targets": args.noise_targets,
-                "max_rounds": if args.noise_targets.is_empty() { args.rounds } else { max_rounds(&args) },
+                "max_rounds": rounds.max_rounds,
                 "over_target": over,
                 "commit": ledgerbench_driver::env::GIT_COMMIT,
                 "baseline": args.baseline,
                 "current": args.current,
-                "command": if args.command.is_empty() { DEFAULT_COMMAND.join(" ") } else { args.command.join(" ") },
+                "command": rounds.command().join(" "),
                 "samples": samples,
                 "judgements": rows,
             }),
@@ -263,170 +240,4 @@ fn say(rows: &[Judgement], rounds: usize, alpha: f64, over: &[String]) {
         "## ledgerbench ab\n\n{rounds} rounds, alternating A B B A; Wilcoxon signed-rank test at alpha {alpha}, Hodges-Lehmann effect with its interval, noise band from same-code neighbours at the same level.\n\n{}{blind}",
         ab::markdown(rows, alpha)
     ));
-}
-
-/// The most rounds a noise target may reach: --rounds plus an even
-/// number, so the added rounds keep A B and B A even.
-fn max_rounds(args: &AbArgs) -> usize {
-    let most = args.max_rounds.unwrap_or(args.rounds * 3);
-    most - most.saturating_sub(args.rounds) % 2
-}
-
-/// Refuses rounds too few to reach `alpha` with the exact test.
-fn check_rounds(rounds: usize, alpha: f64) -> anyhow::Result<()> {
-    let need = (1..64).find(|n| ab::smallest_p(*n) < alpha).unwrap_or(64);
-    if rounds < need.max(3) {
-        bail!(
-            "{rounds} rounds cannot show a change at alpha {alpha} (the smallest p-value of {rounds} pairs is {:.3}); give --rounds {} or more",
-            ab::smallest_p(rounds),
-            need.max(3)
-        );
-    }
-    Ok(())
-}
-
-/// Runs both binaries in A B B A order, each into its own directory under
-/// --out; returns each run's round, side and results directory.
-fn run_rounds(args: &AbArgs, a: &Path, b: &Path) -> anyhow::Result<Vec<(usize, Side, PathBuf)>> {
-    check_rounds(args.rounds, args.alpha)?;
-    let command: Vec<String> = if args.command.is_empty() {
-        DEFAULT_COMMAND.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.command.clone()
-    };
-    if command
-        .iter()
-        .any(|c| c == "--out" || c.starts_with("--out="))
-    {
-        bail!("drop --out from the run command: ab gives each run its own directory under --out");
-    }
-    if ledgerbench_core::fsutil::holds_files(&args.out)
-        .with_context(|| format!("--out {}", args.out.display()))?
-    {
-        bail!(
-            "--out {} holds files; give a new or empty directory",
-            args.out.display()
-        );
-    }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let most = max_rounds(args);
-    if most < args.rounds {
-        bail!(
-            "--max-rounds {most} is below --rounds {}: give at least as many",
-            args.rounds
-        );
-    }
-    let _caches = RemoveOnDrop(
-        [Side::A, Side::B]
-            .map(|s| args.out.join(spool_cache(s)))
-            .to_vec(),
-    );
-    let mut planned = args.rounds;
-    let mut done = Vec::new();
-    loop {
-        let order = ab::order(planned);
-        for (i, (round, side)) in order.iter().enumerate().skip(done.len()) {
-            done.push(run_one(
-                args,
-                &command,
-                (a, b),
-                i,
-                (*round, *side),
-                planned,
-            )?);
-            if i == 0 {
-                check_targets(args, &done)?;
-            }
-        }
-        if args.noise_targets.is_empty() {
-            return Ok(done);
-        }
-        // Whether to go on looks at the rounds' means, never at which run
-        // was B (ab::noise_pct says why), so it cannot steer the verdict.
-        let over = ab::over_target(&collect(args, &done)?.series(), &args.noise_targets)
-            .map_err(anyhow::Error::msg)?;
-        if over.is_empty() || planned >= most {
-            return Ok(done);
-        }
-        planned = (planned + 2).min(most);
-        ledgerbench_core::note!(
-            "ab: noise over its target ({}): on to {planned} rounds",
-            over.join("; ")
-        );
-    }
-}
-
-/// Directories ab made, removed however it ends.
-struct RemoveOnDrop(Vec<PathBuf>);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        for d in &self.0 {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
-}
-
-/// Refuses, after the first run rather than after --rounds, a noise
-/// target that names none of the judged timings.
-fn check_targets(args: &AbArgs, done: &[(usize, Side, PathBuf)]) -> anyhow::Result<()> {
-    ab::over_target(&collect(args, done)?.series(), &args.noise_targets)
-        .map(drop)
-        .map_err(anyhow::Error::msg)
-}
-
-/// The directory under --out where `side`'s runs keep their pregenerated
-/// ledgers; removed when the rounds are done.
-fn spool_cache(side: Side) -> &'static str {
-    match side {
-        Side::A => "spool-baseline",
-        Side::B => "spool-current",
-    }
-}
-
-/// Runs run `i` of the order (`round`, `side`) into its own directory.
-fn run_one(
-    args: &AbArgs,
-    command: &[String],
-    (a, b): (&Path, &Path),
-    i: usize,
-    (round, side): (usize, Side),
-    planned: usize,
-) -> anyhow::Result<(usize, Side, PathBuf)> {
-    let (bin, name) = match side {
-        Side::A => (a, "baseline"),
-        Side::B => (b, "current"),
-    };
-    let dir = args.out.join(format!("{i:03}-{name}"));
-    let log = args.out.join(format!("{i:03}-{name}.log"));
-    let t = Instant::now();
-    // One file for both streams: two opens of it would each write from
-    // offset 0 over the other's lines.
-    let out = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let status = Command::new(bin)
-        .args(command)
-        .arg("--out")
-        .arg(&dir)
-        // Each side generates its ledgers once, not every round (a binary
-        // that predates the cache generates them each time, untimed too).
-        .env(SPOOL_CACHE_ENV, args.out.join(spool_cache(side)))
-        .stdin(Stdio::null())
-        .stderr(out.try_clone()?)
-        .stdout(out)
-        .status()
-        .with_context(|| format!("starting {}", bin.display()))?;
-    if !status.success() {
-        bail!(
-            "the {name} run of round {} failed ({status}); its output is in {}",
-            round + 1,
-            log.display()
-        );
-    }
-    ledgerbench_core::note!(
-        "ab: round {}/{planned}: {name} in {:.1} s",
-        round + 1,
-        t.elapsed().as_secs_f64()
-    );
-    Ok((round, side, dir))
 }

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+pub mod args;
+
 /// Runs the `ledgerbench` binary in `cwd`.
 pub fn ledgerbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ledgerbench"))

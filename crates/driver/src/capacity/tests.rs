@@ -49,6 +49,7 @@ fn cfg() -> CapacityConfig {
         min_rate: 1_000.0,
         max_rate: 200_000.0,
         probes: 14,
+        prefill_rows: 0,
     }
 }
 
@@ -110,6 +111,7 @@ fn a_search_cut_short_goes_on_from_its_probes_without_running_them_again() {
             persist_secs: Vec::new(),
             pending_compaction_bytes: Vec::new(),
             max_persist_secs: None,
+            prefill_secs: None,
             sustained: held,
             why_not: (!held).then(|| "over 20,000".to_string()),
         })
@@ -197,4 +199,68 @@ fn shred_rows_are_a_slot_by_index() {
     assert_eq!(k, [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 3]);
     key(&cfg(), 7, 3, 10, &mut k);
     assert_eq!(k.len(), 32);
+}
+
+/// A store that keeps every key written, and whether it was flushed.
+#[derive(Default)]
+struct Keys {
+    keys: std::sync::Mutex<std::collections::HashSet<Vec<u8>>>,
+    flushed: std::sync::atomic::AtomicBool,
+}
+
+impl KvStore for Keys {
+    fn engine(&self) -> &'static str {
+        "keys"
+    }
+    fn path(&self) -> &Path {
+        Path::new("/nonexistent")
+    }
+    fn get_into(&self, _: &[u8], _: &mut Vec<u8>) -> Result<bool> {
+        Ok(false)
+    }
+    fn write(&self, batch: &Batch) -> Result<()> {
+        let mut k = self.keys.lock().expect("keys");
+        for op in batch.iter() {
+            k.insert(op.key().to_vec());
+        }
+        Ok(())
+    }
+    fn scan(&self, _: &[u8], _: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> Result<()> {
+        self.flushed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+    fn stats(&self) -> Result<EngineStats> {
+        Ok(EngineStats::default())
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::BTREE
+    }
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_prefill_loads_its_rows_flushed_and_apart_from_every_probe_s() {
+    let c = CapacityConfig {
+        prefill_rows: 2_500,
+        ..cfg()
+    };
+    let store = Keys::default();
+    prefill(&store, &c).expect("prefill");
+    assert!(store.flushed.load(std::sync::atomic::Ordering::Relaxed));
+    let loaded = store.keys.lock().expect("keys").clone();
+    assert_eq!(loaded.len(), 2_500);
+    assert!(loaded.iter().all(|k| k.len() == 32));
+    probe(&store, &c, 2_000.0).expect("probe");
+    // 3 closes of 100 rows, none of them a prefilled key.
+    assert_eq!(store.keys.lock().expect("keys").len(), 2_500 + 300);
+    // The same seed, the same rows.
+    let again = Keys::default();
+    prefill(&again, &c).expect("prefill");
+    assert_eq!(*again.keys.lock().expect("keys"), loaded);
 }

@@ -15,7 +15,7 @@ use crate::DriverError;
 use crate::results::{
     OpsSummary, PhaseCost, RecordStats, Sample, SegmentRecord, StoreBatch, drift,
 };
-use crate::segment::{Counters, OpHists, sample_every_second, summarize_stores};
+use crate::segment::{Counters, Live, OpHists, sample_every_second, summarize_stores};
 
 pub use ledgerbench_trace::OpSource;
 
@@ -142,9 +142,14 @@ pub fn replay_with(
             .unwrap_or_default();
         r
     });
+    // A soak ends without the full scan: after hours of load it is a
+    // different workload with its own memory (RocksDB's iterator holds a
+    // block of every L0 file: FIFO's 2,025 files of 1 MiB blobs outgrew a
+    // 2 GiB limit), and the last interval already has the footprint.
+    let scan = pacing.window.is_none();
     finish(
         &mut out,
-        result,
+        (result, scan),
         (&names, stores),
         (&hists, &counts),
         (started, usage0),
@@ -152,12 +157,13 @@ pub fn replay_with(
     out
 }
 
-/// Records the phase cost, counts live bytes and builds the summary, from
-/// the stores (their names and the open stores), what was tallied (latency
-/// histograms and counts) and when the replay started (wall clock, usage).
+/// Records the phase cost, counts live bytes (when `scan`) and builds the
+/// summary, from the stores (their names and the open stores), what was
+/// tallied (latency histograms and counts) and when the replay started
+/// (wall clock, usage).
 fn finish(
     out: &mut OpsOutcome,
-    result: Result<(), DriverError>,
+    (result, scan): (Result<(), DriverError>, bool),
     (names, stores): (&[String], &[&dyn KvStore]),
     (hists, counts): (&[OpHists], &Counts),
     (started, usage0): (Instant, Usage),
@@ -173,6 +179,7 @@ fn finish(
     let mut content = None;
     match result {
         Err(e) => out.error = Some(e),
+        Ok(()) if !scan => {}
         Ok(()) => match final_content(stores, names) {
             Ok(c) => content = Some(c),
             Err(e) => out.error = Some(e),
@@ -183,9 +190,8 @@ fn finish(
         .map(|c| c.iter().map(|c| c.bytes).collect());
     let segs: Vec<&[StoreBatch]> = out.segments.iter().map(|s| s.stores.as_slice()).collect();
     let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
-    if let Some((mut stores, total)) =
-        summarize_stores(names, &segs, &process, hists, live.as_deref())
-    {
+    let live = live.as_deref().map_or(Live::Unknown, Live::Counted);
+    if let Some((mut stores, total)) = summarize_stores(names, &segs, &process, hists, live) {
         for (name, c) in names.iter().zip(content.iter().flatten()) {
             if let Some(s) = stores.get_mut(name) {
                 s.final_entries = Some(c.entries);

@@ -180,9 +180,10 @@ pub fn replay_threads(
         }
         error.map_or(Ok(()), Err)
     })();
+    // Threaded replays are never soaks (refused above): always scanned.
     finish(
         &mut out,
-        result,
+        (result, true),
         (&names, stores),
         (&hists, &counts),
         (started, usage0),

@@ -13,7 +13,7 @@ use super::*;
 use crate::DriverError;
 use crate::results::{BatchRecord, PhaseCost, StoreBatch, Summary};
 use crate::segment::{
-    Counters, OpHists, SegmentMeter, record, sample_every_second, summarize_stores,
+    Counters, Live, OpHists, SegmentMeter, record, sample_every_second, summarize_stores,
 };
 
 /// A phase being timed.
@@ -354,7 +354,7 @@ pub(super) fn summarize(
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let segments: Vec<&[StoreBatch]> = batches.iter().map(|b| b.stores.as_slice()).collect();
     let process: Vec<Option<u64>> = batches.iter().map(|b| b.process_write_bytes).collect();
-    let (stores, total) = summarize_stores(&names, &segments, &process, hists, None)?;
+    let (stores, total) = summarize_stores(&names, &segments, &process, hists, Live::Written)?;
     let ledgers: u64 = batches.iter().map(|b| u64::from(b.ledgers)).sum();
     let batch_secs: f64 = batches.iter().map(|b| b.total_secs).sum();
     let wait: f64 = batches.iter().map(|b| b.writer_wait_secs).sum();

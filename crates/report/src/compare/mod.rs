@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+mod counter_noise;
 mod differences;
 mod markdown;
 pub use differences::differences;
@@ -24,6 +25,7 @@ use ledgerbench_rng::Rng;
 use crate::ReportError;
 use crate::doc::Loaded;
 use crate::metrics::{Better, Class, Metric, extract_with_batches};
+use counter_noise::Noisy;
 
 /// Runs needed on each side before a timing is judged.
 pub const MIN_TIMING_RUNS: usize = 3;
@@ -89,8 +91,13 @@ pub struct Row {
     pub current: Option<f64>,
     /// Current / baseline median.
     pub ratio: Option<f64>,
-    /// 95% bootstrap interval of the ratio (timings with enough runs).
+    /// 95% bootstrap interval of the ratio (timings, and counters that
+    /// vary, with enough runs).
     pub interval: Option<(f64, f64)>,
+    /// Lowest and highest of one side's runs, where a counter's repeats
+    /// differ (`scripts/counter-noise.sh` reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<(f64, f64)>,
     /// Threshold applied, percent.
     pub threshold_pct: f64,
     /// Runs on each side.
@@ -281,6 +288,7 @@ fn row_of(
         current: cv.map(|x| median(&x.2)),
         ratio: None,
         interval: None,
+        spread: None,
         threshold_pct,
         runs: (bv.map_or(0, |x| x.2.len()), cv.map_or(0, |x| x.2.len())),
         verdict: Verdict::NotJudged,
@@ -302,6 +310,9 @@ fn row_of(
         return row;
     };
     row.ratio = (bm != 0.0).then(|| cm / bm);
+    let noisy = (class == Class::Counter)
+        .then(|| counter_noise::noisy(&key.0, &key.1, (bv, cv)))
+        .flatten();
     let judge = Judge {
         better,
         t: threshold_pct / 100.0,
@@ -321,17 +332,9 @@ fn row_of(
         {
             Verdict::Same
         }
-        Class::Counter => match row.ratio {
-            Some(r) if judge.worse(r) => Verdict::Regressed,
-            Some(r) if judge.improved(r) => {
-                row.note = Some(fall_note(cm));
-                Verdict::Fell
-            }
-            Some(_) => Verdict::Same,
-            // From zero: any growth of a lower-is-better counter is a regression.
-            None if cm > 0.0 && better == Better::Lower => Verdict::Regressed,
-            None if cm != 0.0 => Verdict::Regressed,
-            None => Verdict::Same,
+        Class::Counter => match noisy {
+            Some(n) => noisy_verdict(&mut row, (bv, cv), &judge, n),
+            None => counter_verdict(&mut row, &judge),
         },
         Class::Timing => timing_verdict(&mut row, (bv, cv), &judge, machine),
     };
@@ -396,6 +399,56 @@ fn timing_verdict(
             Some(_) => Verdict::Same,
             None => Verdict::NotJudged,
         }
+    }
+}
+
+/// A counter held to its threshold, in both directions.
+fn counter_verdict(row: &mut Row, judge: &Judge) -> Verdict {
+    let cm = row.current.unwrap_or(0.0);
+    match row.ratio {
+        Some(r) if judge.worse(r) => Verdict::Regressed,
+        Some(r) if judge.improved(r) => {
+            row.note = Some(fall_note(cm));
+            Verdict::Fell
+        }
+        Some(_) => Verdict::Same,
+        // From zero: any growth of a lower-is-better counter is a regression.
+        None if cm > 0.0 && judge.better == Better::Lower => Verdict::Regressed,
+        None if cm != 0.0 => Verdict::Regressed,
+        None => Verdict::Same,
+    }
+}
+
+/// A counter that varies between identical runs ([`counter_noise`]) is
+/// judged as a timing is, by the bootstrap interval of enough runs a side;
+/// with fewer it is shown with its spread, not judged.
+fn noisy_verdict(
+    row: &mut Row,
+    (bv, cv): (Option<&Samples>, Option<&Samples>),
+    judge: &Judge,
+    noisy: Noisy,
+) -> Verdict {
+    let why = noisy.note();
+    if let Noisy::Within(lo, hi) = noisy {
+        row.spread = Some((lo, hi));
+    }
+    if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
+        row.note = Some(format!(
+            "{why}: give --repeat {MIN_TIMING_RUNS} or more on both sides to judge it against that spread"
+        ));
+        return Verdict::NotJudged;
+    }
+    let side = |x: Option<&Samples>| x.map(|x| x.2.clone()).unwrap_or_default();
+    row.interval = bootstrap_ratio(&side(bv), &side(cv));
+    row.note = Some(format!("{why}: judged by the interval of its runs"));
+    match row.interval {
+        Some((lo, hi)) if judge.worse(lo) && judge.worse(hi) => Verdict::Regressed,
+        Some((lo, hi)) if judge.improved(lo) && judge.improved(hi) => {
+            row.note = Some(format!("{why}; {}", fall_note(row.current.unwrap_or(0.0))));
+            Verdict::Fell
+        }
+        Some(_) => Verdict::Same,
+        None => Verdict::NotJudged,
     }
 }
 

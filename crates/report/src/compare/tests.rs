@@ -117,6 +117,7 @@ fn counters_fail_in_both_directions_and_a_vanished_metric_fails() {
                 current: None,
                 ratio: None,
                 interval: None,
+                spread: None,
                 threshold_pct: 2.0,
                 runs: (1, 1),
                 verdict: *v,
@@ -137,4 +138,76 @@ fn thresholds_parse_or_say_what_is_wrong() {
     assert!(parse_threshold("x").is_err());
     assert!(parse_threshold("x=-1").is_err());
     assert!(parse_threshold("x=abc").is_err());
+}
+
+#[test]
+fn a_counter_that_varies_between_repeats_is_judged_by_its_spread() {
+    let runs = |was: &[f64]| {
+        let r: Vec<_> = was
+            .iter()
+            .map(|wa| serde_json::json!({"label": "a", "summary": {"write_amp_engine": wa}}))
+            .collect();
+        serde_json::Value::from(r)
+    };
+    let o = Options::default();
+    let row = |b: &[f64], c: &[f64]| {
+        compare(&[loaded(runs(b))], &[loaded(runs(c))], &o)
+            .expect("comparable")
+            .into_iter()
+            .find(|r| r.name == "summary.write_amp_engine")
+            .expect("row")
+    };
+    // Pebble's background compactions: 3.33 and 3.65 from one binary and seed.
+    let noisy = [3.33, 3.65, 3.45];
+    let r = row(&noisy, &[3.50, 3.38, 3.62]);
+    assert_eq!(r.verdict, Verdict::Same, "{r:?}");
+    assert_eq!(r.spread, Some((3.33, 3.65)));
+    assert!(r.interval.is_some(), "judged by the interval of its runs");
+    let r = row(&noisy, &[4.60, 4.71, 4.52]);
+    assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+    // One run on a side: shown with its spread, not judged.
+    let r = row(&noisy, &[3.65]);
+    assert_eq!(r.verdict, Verdict::NotJudged, "{r:?}");
+    let note = r.note.expect("why");
+    assert!(note.contains("3.33 to 3.65"), "{note}");
+    assert!(note.contains("--repeat 3"), "{note}");
+    // Repeats that agree keep the tight threshold.
+    let r = row(&[4.0, 4.0, 4.0], &[4.2, 4.2, 4.2]);
+    assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+}
+
+#[test]
+fn a_counter_measured_to_vary_for_its_engine_is_not_judged_on_one_run() {
+    // The first counter of the measured file that a run's summary holds.
+    let m: serde_json::Value =
+        serde_json::from_str(include_str!("counter-noise.json")).expect("json");
+    let found = m["engines"].as_object().and_then(|e| {
+        e.iter().find_map(|(engine, list)| {
+            let metric = list.as_array()?.iter().find_map(|s| {
+                let name = s["metric"].as_str()?;
+                (name.starts_with("summary.") && !name.contains('*')).then(|| name.to_string())
+            })?;
+            Some((engine.clone(), metric))
+        })
+    });
+    let Some((engine, metric)) = found else {
+        return;
+    };
+    let run = |v: f64| {
+        let mut run = serde_json::json!({"label": engine});
+        let mut at = &mut run;
+        for part in metric.split('.') {
+            at = &mut at[part];
+        }
+        *at = v.into();
+        serde_json::Value::from(vec![run])
+    };
+    let (base, cur) = (run(1e9), run(1.2e9));
+    let rows = compare(&[loaded(base)], &[loaded(cur)], &Options::default()).expect("ok");
+    let r = rows.iter().find(|r| r.name == metric).expect("row");
+    assert_eq!(r.verdict, Verdict::NotJudged, "{r:?}");
+    assert!(
+        r.note.as_deref().is_some_and(|n| n.contains(&engine)),
+        "{r:?}"
+    );
 }

@@ -83,9 +83,13 @@ pub(super) fn verdict_row(c: &CapacityResults) -> String {
         .collect();
     format!(
         "| {} | {} s | {} | {} | {} |",
-        match cfg.rows {
-            RowShape::TxHash => "transactions by hash (txdata keys)",
-            RowShape::Shred => "Solana shreds (one slot a close)",
+        match (cfg.rows, cfg.prefill_rows) {
+            (RowShape::TxHash, 0) => "transactions by hash (txdata keys)".to_string(),
+            (RowShape::TxHash, n) => format!(
+                "transactions by hash (txdata keys), on {} MiB already stored",
+                (n * (32 + cfg.value_bytes as u64)) >> 20
+            ),
+            (RowShape::Shred, _) => "Solana shreds (one slot a close)".to_string(),
         },
         cfg.interval_secs,
         c.memory_limit_bytes
@@ -101,7 +105,7 @@ pub(super) fn verdict_row(c: &CapacityResults) -> String {
 fn capacity_intro(c: &CapacityResults) -> String {
     let cfg = &c.config;
     format!(
-        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. Each probe starts on an empty store on its own device; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes. {}\n\n",
+        "## Capacity: {} rows of {} value bytes, a close every {} s, held for {} closes, memory limit {}\n\nThe highest rate each backend persisted in time, close after close: every close committed within the interval (at the run's durability level, {}, in write batches of at most 16 MiB; a probe stops at its first late close), and neither the persist time nor the compaction debt grew. {}; the search bisects between {} and {} rows/s (geometric middle) for at most {} probes. {}\n\n",
         cfg.rows.name(),
         cfg.value_bytes,
         cfg.interval_secs,
@@ -111,6 +115,13 @@ fn capacity_intro(c: &CapacityResults) -> String {
         c.header
             .durability
             .map_or("not recorded".into(), |d| d.name().to_string()),
+        match cfg.prefill_rows {
+            0 => "Each probe starts on an empty store on its own device".to_string(),
+            n => format!(
+                "Each probe starts on its own device with a store holding {n} rows ({} MiB) of keys no probe writes, loaded untimed and flushed (`--prefill`)",
+                (n * (32 + cfg.value_bytes as u64)) >> 20
+            ),
+        },
         cfg.min_rate,
         cfg.max_rate,
         cfg.probes,

@@ -32,8 +32,8 @@ use stellar::stellar_section;
 pub use stellar::{ingested, peak_mib, run_note};
 pub use summary::run_summary;
 pub use trie::{trie_answer, trie_summary};
-pub use verdict::VerdictOptions;
 use verdict::verdict_section;
+pub use verdict::{Horizon, VerdictOptions};
 
 use ledgerbench_results::fanout::FanOutResults;
 use ledgerbench_results::points::PointResults;
@@ -242,6 +242,61 @@ pub(crate) fn documents(
     Ok((out.documents, answer))
 }
 
+/// A verdict per workload of operations among `docs` predicted to `h`,
+/// and the first one's answer; says so when none ran under a limit.
+fn ops_verdicts(
+    out: &mut Out,
+    docs: &[Loaded],
+    verdict: &VerdictOptions,
+    h: verdict::Horizon,
+    label: &dyn Fn(&Loaded, &str) -> String,
+) -> Option<verdict::Answer> {
+    let mut first = None;
+    let mut any = false;
+    for (name, runs) in ops_runs(docs, label) {
+        if let Some(a) = verdict::ops_verdict_section(out, &name, &runs, verdict, h) {
+            any = true;
+            first = first.or(Some(a));
+        }
+    }
+    if !any {
+        ledgerbench_core::note!(
+            "--horizon: no run of operations under a memory limit among these results, so no verdict predicts to it"
+        );
+    }
+    first
+}
+
+/// The runs of operations (replays, generated workloads) by workload, in
+/// first-seen order, labelled as the report labels them.
+fn ops_runs<'a>(
+    docs: &'a [Loaded],
+    label: &dyn Fn(&Loaded, &str) -> String,
+) -> Vec<(String, Vec<(String, &'a BackendRun)>)> {
+    let mut by: Vec<(String, Vec<(String, &'a BackendRun)>)> = Vec::new();
+    for d in docs {
+        let Doc::Stellar(r) = &d.doc else {
+            continue;
+        };
+        let ledgerbench_results::workload::WorkloadConfig::Ops(o) = &r.config else {
+            continue;
+        };
+        let name = o.header.workload.clone();
+        let runs = r.runs.iter().map(|run| {
+            let repeat = match run.repeat {
+                0 => String::new(),
+                k => format!("#{}", k + 1),
+            };
+            (format!("{}{repeat}", label(d, &run.label)), run)
+        });
+        match by.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.extend(runs),
+            None => by.push((name, runs.collect())),
+        }
+    }
+    by
+}
+
 /// Every workload's sections, in a fixed order: ingestion and the verdict,
 /// replayed operations, point reads (files of one shape share a table),
 /// lookup fan-out, crash tests. Returns the verdict's answer, if any.
@@ -295,6 +350,10 @@ fn sections(
                 _ => None,
             })
             .collect();
+    }
+    if let Some(h) = verdict.horizon {
+        let a = ops_verdicts(out, docs, verdict, h, label);
+        answer = answer.or(a);
     }
     soak::soak_section(out, docs, label);
     if !replays.is_empty() {

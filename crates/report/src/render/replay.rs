@@ -124,7 +124,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
             opt(sum.map(|x| x.ops_per_sec), 0),
             opt(sum.and_then(|x| x.total.write_amp_engine), 2),
             opt(sum.and_then(|x| x.total.write_amp_device), 2),
-            opt(sum.map(|x| x.total.space_amp), 2),
+            opt(sum.and_then(|x| x.total.space_amp), 2),
             opt(sum.and_then(|x| x.total.stall_secs), 2),
             sum.and_then(|x| x.drift.as_ref())
                 .map_or("n/a".into(), |d| format!(
@@ -293,10 +293,10 @@ fn store_table(s: &mut String, runs: &[(String, &BackendRun)]) {
                 .sum();
             let _ = writeln!(
                 s,
-                "| {label} | {name} | {entries} | {} | {} | {:.2} | {} | {} | {} | {} |",
+                "| {label} | {name} | {entries} | {} | {} | {} | {} | {} | {} | {} |",
                 mib(st.logical_bytes),
                 mib(st.disk_allocated_bytes),
-                st.space_amp,
+                opt(st.space_amp, 2),
                 opt(st.write_amp_engine, 2),
                 opt(st.write_amp_device, 2),
                 opt(st.compact_secs, 2),

@@ -105,12 +105,12 @@ fn store_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
                 .sum();
             let _ = writeln!(
                 md,
-                "| {l} | {name} | {entries} | {} | {:.2} | {} / {} | {:.2} | {} | {} |",
+                "| {l} | {name} | {entries} | {} | {:.2} | {} / {} | {} | {} | {} |",
                 mib(st.logical_bytes),
                 st.raw_bytes as f64 / st.logical_bytes.max(1) as f64,
                 mib(st.disk_allocated_bytes),
                 mib(st.disk_apparent_bytes),
-                st.space_amp,
+                opt(st.space_amp, 2),
                 opt(st.write_amp_engine, 2),
                 opt(st.write_amp_device, 2),
             );
@@ -139,12 +139,12 @@ fn store_tables(md: &mut String, runs: &[(String, &BackendRun)]) {
         };
         let _ = writeln!(
             md,
-            "| {l} | {} | {} | {} | {} | {:.2} |",
+            "| {l} | {} | {} | {} | {} | {} |",
             mib(t.logical_bytes),
             opt(t.write_amp_engine, 2),
             opt(t.write_amp_device, 2),
             opt(t.write_amp_process, 2),
-            t.space_amp
+            opt(t.space_amp, 2)
         );
     }
     md.push('\n');
@@ -365,7 +365,7 @@ fn bar_charts(out: &mut Out, runs: &[(String, &BackendRun)], stores: &BTreeSet<S
                 &[
                     amp(|s| s.write_amp_engine),
                     amp(|s| s.write_amp_device),
-                    amp(|s| Some(s.space_amp)),
+                    amp(|s| s.space_amp),
                 ],
             ),
         );

@@ -8,19 +8,51 @@ pub(super) type PerStore = fn(&SegmentRecord, &StoreBatch) -> Option<f64>;
 /// The latency of one kind of operation in an interval.
 type OfKind = fn(&StoreBatch) -> Option<&Latency>;
 
-/// The percentile metrics: their quantile and the latency they are of.
-const PERCENTILES: &[(&str, f64, OfKind)] = &[
-    ("commit p99", 0.99, |b| b.latency.as_ref()?.commit.as_ref()),
-    ("get p50", 0.5, |b| b.latency.as_ref()?.get.as_ref()),
-    ("get p99", 0.99, |b| b.latency.as_ref()?.get.as_ref()),
-    ("get p99.9", 0.999, |b| b.latency.as_ref()?.get.as_ref()),
+/// A latency's figure at one quantile, microseconds.
+type Figure = fn(&Latency) -> f64;
+
+/// The percentile metrics: their quantile, the latency they are of and
+/// its figure at that quantile.
+const PERCENTILES: &[(&str, f64, OfKind, Figure)] = &[
+    (
+        "commit p99",
+        0.99,
+        |b| b.latency.as_ref()?.commit.as_ref(),
+        |l| l.p99_us,
+    ),
+    (
+        "get p50",
+        0.5,
+        |b| b.latency.as_ref()?.get.as_ref(),
+        |l| l.p50_us,
+    ),
+    (
+        "get p99",
+        0.99,
+        |b| b.latency.as_ref()?.get.as_ref(),
+        |l| l.p99_us,
+    ),
+    (
+        "get p99.9",
+        0.999,
+        |b| b.latency.as_ref()?.get.as_ref(),
+        |l| l.p999_us,
+    ),
 ];
+
+/// Percentile metric `name` of an interval, in milliseconds, when the
+/// interval held the samples it needs.
+fn percentile(b: &StoreBatch, name: &str) -> Option<f64> {
+    let &(_, q, of, us) = PERCENTILES.iter().find(|p| p.0 == name)?;
+    let l = of(b)?;
+    quantile(l, q, us(l))
+}
 
 /// The percentile metrics of store `i` that some judged interval held too
 /// few samples for, in words.
 pub(super) fn thin(judged: &[SegmentRecord], i: usize, store: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for &(metric, q, latency) in PERCENTILES {
+    for &(metric, q, latency, _) in PERCENTILES {
         let counts: Vec<u64> = judged
             .iter()
             .filter_map(|s| latency(s.stores.get(i)?).map(|l| l.count))
@@ -57,23 +89,11 @@ pub(super) const STORE_METRICS: &[(&str, &str, PerStore)] = &[
     ("device writes", "MB/s", |s, b| {
         rate(b.device_write_bytes, s)
     }),
-    ("commit p99", "ms", |_, b| {
-        let l = b.latency.as_ref()?.commit.as_ref()?;
-        quantile(l, 0.99, l.p99_us)
-    }),
+    ("commit p99", "ms", |_, b| percentile(b, "commit p99")),
     ("device reads", "MB/s", |s, b| rate(b.device_read_bytes, s)),
-    ("get p50", "ms", |_, b| {
-        let l = b.latency.as_ref()?.get.as_ref()?;
-        quantile(l, 0.5, l.p50_us)
-    }),
-    ("get p99", "ms", |_, b| {
-        let l = b.latency.as_ref()?.get.as_ref()?;
-        quantile(l, 0.99, l.p99_us)
-    }),
-    ("get p99.9", "ms", |_, b| {
-        let l = b.latency.as_ref()?.get.as_ref()?;
-        quantile(l, 0.999, l.p999_us)
-    }),
+    ("get p50", "ms", |_, b| percentile(b, "get p50")),
+    ("get p99", "ms", |_, b| percentile(b, "get p99")),
+    ("get p99.9", "ms", |_, b| percentile(b, "get p99.9")),
     ("L0 files", "files", |_, b| {
         b.engine
             .files_per_level

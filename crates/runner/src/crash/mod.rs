@@ -101,7 +101,7 @@ fn spec(
 ) -> anyhow::Result<BackendSpec> {
     let mut specs = registry::parse_list(name, level)?;
     for s in &mut specs {
-        s.scale_memory(memory);
+        crate::harness::scale_memory(s, memory);
         // Compactions early and often, so crashes land in them; an
         // evicting store's cap above anything a test writes, so eviction
         // is not loss.

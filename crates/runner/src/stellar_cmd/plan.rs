@@ -257,7 +257,7 @@ impl Specs<'_> {
         s.set_durability(self.level)
             .with_context(|| format!("backend `{name}` at --durability {}", self.level))?;
         if let Some(m) = self.memory {
-            s.scale_memory(m);
+            harness::scale_memory(&mut s, m);
         }
         if self.no_background_compaction {
             s.tune(Tuning::NoBackgroundCompaction);

@@ -14,6 +14,7 @@
 //! (played as deletes).
 
 mod draw;
+pub mod presets;
 mod roles;
 
 use ledgerbench_model::Workload;
@@ -31,7 +32,8 @@ use roles::RoleThread;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthConfig {
-    /// The workload model to play (a TOML file).
+    /// The workload model to play: a TOML file, or `preset:NAME` (one of
+    /// [`presets::PRESETS`], in the binary).
     pub workload: String,
     /// Keys (the initial state and the key space) times the model's.
     pub scale: f64,
@@ -115,6 +117,15 @@ fn model_of(cfg: &SynthConfig) -> Result<Workload, GenError> {
         return Err(bad(
             "set workload to a model file (`ledgerbench fit` writes one; docs/src/fit.md)".into(),
         ));
+    }
+    if let Some(name) = cfg.workload.strip_prefix(presets::PREFIX) {
+        let p = presets::by_name(name).ok_or_else(|| {
+            bad(format!(
+                "no preset `{name}`: the presets are {}",
+                presets::names()
+            ))
+        })?;
+        return ledgerbench_model::parse(&cfg.workload, p.text).map_err(|e| bad(e.to_string()));
     }
     let text = std::fs::read_to_string(&cfg.workload)
         .map_err(|e| bad(format!("reading {}: {e}", cfg.workload)))?;

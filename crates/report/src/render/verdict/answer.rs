@@ -9,20 +9,16 @@ use std::fmt::Write;
 
 use ledgerbench_results::BackendRun;
 
+use super::growth::{Growth, range};
 use super::measured::Measured;
 use super::recommend::{Candidate, model_error};
 use super::{harness_wait, secs};
-use crate::model::Point;
-
-/// The smallest and largest of `v`, when it has any.
-fn range(v: &[f64]) -> Option<(f64, f64)> {
-    let lo = v.iter().copied().reduce(f64::min)?;
-    Some((lo, v.iter().copied().fold(lo, f64::max)))
-}
 
 /// One store's recommendation.
 pub struct StoreAnswer {
-    store: &'static str,
+    store: String,
+    /// The horizon's word (`month`, `horizon`).
+    word: &'static str,
     /// The recommended config, when any run finished with a fitted model.
     pub(super) best: Option<Candidate>,
     pub(super) next: Option<Candidate>,
@@ -35,9 +31,10 @@ pub struct StoreAnswer {
 
 impl StoreAnswer {
     /// From the candidates of `store`, lowest predicted month first.
-    pub(super) fn of(store: &'static str, sorted: &[Candidate]) -> Self {
+    pub(super) fn of(store: &str, word: &'static str, sorted: &[Candidate]) -> Self {
         Self {
-            store,
+            store: store.to_string(),
+            word,
             best: sorted.first().cloned(),
             next: sorted.get(1).cloned(),
             behind: Vec::new(),
@@ -83,7 +80,10 @@ impl StoreAnswer {
         let mut r = match (self.margin(), error.map(|e| e.0)) {
             // A margin past even a large error cannot be undone by it.
             (Some(m), Some(e)) if m > e && e > 50.0 => {
-                format!("clear on this evidence, though the months are trends ({name} {e:.0}%)")
+                format!(
+                    "clear on this evidence, though the {}s are trends ({name} {e:.0}%)",
+                    self.word
+                )
             }
             (_, Some(e)) if e > 50.0 => format!("weak evidence: {name} {e:.0}%"),
             (Some(m), Some(e)) if m <= e => "within the model's error: not told apart".into(),
@@ -94,33 +94,6 @@ impl StoreAnswer {
             r.push_str("; harness-bound (background work had idle time)");
         }
         r
-    }
-}
-
-/// How much a config's batches grew in one store, first batch to last, over
-/// its runs (memory limits).
-pub struct Growth {
-    store: &'static str,
-    config: String,
-    /// Smallest and largest last/first ratio over the runs.
-    range: Option<(f64, f64)>,
-}
-
-impl Growth {
-    /// From the batches of each run of `config` in `store`.
-    pub(super) fn of<'a>(
-        store: &'static str,
-        config: &str,
-        runs: impl Iterator<Item = &'a [Point]>,
-    ) -> Self {
-        let ratios: Vec<f64> = runs
-            .filter_map(|p| Some(p.last()?.secs / p.first()?.secs.max(1e-9)))
-            .collect();
-        Self {
-            store,
-            config: config.to_string(),
-            range: range(&ratios),
-        }
     }
 }
 
@@ -144,11 +117,13 @@ pub struct Answer {
     /// Which runs came from which kind of machine, when the reader merged
     /// different hardware on purpose (`--mixed-machines`).
     pub(crate) machines: Option<String>,
+    /// The workload's stores and horizon.
+    shape: super::Shape,
 }
 
 impl Answer {
     /// What the memory-limited runs rest on; the stores fill in after.
-    pub(super) fn of(limited: &[&(String, &BackendRun)]) -> Self {
+    pub(super) fn of(limited: &[&(String, &BackendRun)], shape: &super::Shape) -> Self {
         let mut durability = BTreeSet::new();
         let mut limits = BTreeSet::new();
         let mut ratios = Vec::new();
@@ -158,7 +133,8 @@ impl Answer {
             }
             limits.extend(r.memory_limit_bytes);
             // All stores' data over memory after the last batch.
-            if let Some(p) = super::points(r, "txdata").last() {
+            if let Some(p) = super::points_in(r, shape.ratio_store(), shape.load.as_deref()).last()
+            {
                 ratios.push(p.total / p.memory);
             }
         }
@@ -177,6 +153,7 @@ impl Answer {
             capacity: Vec::new(),
             months: Vec::new(),
             machines: None,
+            shape: shape.clone(),
         }
     }
 
@@ -201,7 +178,7 @@ impl Answer {
     fn picks_table(&self, s: &mut String) {
         let lookups = self.lookup_bound_us.is_some();
         let months = !self.months.is_empty();
-        s.push_str("| store | recommended | month predicted |");
+        let _ = write!(s, "| store | recommended | {} predicted |", self.shape.word);
         if months {
             s.push_str(" month measured, its scale |");
         }
@@ -288,7 +265,7 @@ impl Answer {
     /// The configs set aside because their compaction fell behind, per
     /// store, or `None` when there were none.
     fn behind(&self) -> Option<String> {
-        Self::per_store(self.stores.iter().map(|a| (a.store, &a.behind)))
+        Self::per_store(self.stores.iter().map(|a| (a.store.as_str(), &a.behind)))
     }
 
     /// `store`: `a`, `b`; ... for the stores with any, or `None`.
@@ -320,7 +297,11 @@ impl Answer {
                 " (data {a:.1}x to {b:.1}x memory)"
             )),
             if self.months.is_empty() {
-                "the month is predicted by a cost model, not measured."
+                if self.shape.stellar {
+                    "the month is predicted by a cost model, not measured."
+                } else {
+                    "the horizon is predicted by a cost model, not measured."
+                }
             } else {
                 "the report's month is predicted by a cost model from each config's batches (the count beside each), and measured at a smaller scale where a month run exists."
             }
@@ -351,7 +332,7 @@ impl Answer {
         }
         // Only with month runs: a month can put a config over the bound
         // that no fan-out run did, and the reader should see which.
-        if let Some(over) = Self::per_store(self.stores.iter().map(|a| (a.store, &a.over)))
+        if let Some(over) = Self::per_store(self.stores.iter().map(|a| (a.store.as_str(), &a.over)))
             .filter(|_| !self.months.is_empty())
         {
             let _ = writeln!(
@@ -419,39 +400,18 @@ impl Answer {
             );
         }
         s.push_str("\nHow much a batch grew, last batch over first (range over the memory limits; flat is 1.0x):\n\n");
-        s.push_str("| config | ledgers | txdata | txindex |\n|---|---:|---:|---:|\n");
-        let mut configs: Vec<&str> = Vec::new();
-        for g in &self.growth {
-            if !configs.contains(&g.config.as_str()) {
-                configs.push(&g.config);
-            }
-        }
-        for c in configs {
-            let cell = |store: &str| {
-                self.growth
-                    .iter()
-                    .find(|g| g.config == c && g.store == store)
-                    .and_then(|g| g.range)
-                    .map_or("n/a".into(), |(a, b)| {
-                        if (b - a).abs() < 0.05 {
-                            format!("{a:.1}x")
-                        } else {
-                            format!("{a:.1}-{b:.1}x")
-                        }
-                    })
-            };
-            let _ = writeln!(
-                s,
-                "| `{c}` | {} | {} | {} |",
-                cell("ledgers"),
-                cell("txdata"),
-                cell("txindex")
-            );
-        }
+        super::growth::table(&self.growth, &self.shape.stores, &mut s);
         if !self.capacity.is_empty() {
-            s.push_str(
+            // A prefilled search says so in its row (`--prefill`).
+            let start = if self.capacity.iter().any(|r| r.contains("already stored")) {
+                "each probe on an empty store or on one already holding what its row says"
+            } else {
+                "each probe on an empty store"
+            };
+            let _ = write!(
+                s,
                 "\nSustainable rate at a close interval (`ledgerbench run capacity`): the highest rows per second each backend persisted close after close \
-                 within the interval, neither persist time nor compaction debt growing, each probe on an empty store; in brackets the lowest rate that failed.\n\n\
+                 within the interval, neither persist time nor compaction debt growing, {start}; in brackets the lowest rate that failed.\n\n\
                  | rows | close | memory limit | durability | sustained rows/s, highest first |\n|---|---:|---:|---|---|\n",
             );
             for row in &self.capacity {
@@ -460,8 +420,12 @@ impl Answer {
             }
         }
         if heading {
-            s.push_str("\nThe month is the Stellar report's (234 batches of 550,000 transactions) predicted by the cost model fitted to each config; \
-                        what would change each choice, every run and the model's held-out check are in the verdict section below.\n\n");
+            let _ = write!(
+                s,
+                "\n{} predicted by the cost model fitted to each config; \
+                 what would change each choice, every run and the model's held-out check are in the verdict section below.\n\n",
+                self.shape.horizon
+            );
         }
         s
     }

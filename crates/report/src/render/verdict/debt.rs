@@ -65,11 +65,18 @@ impl Rising {
 /// least [`MIN_BATCHES`] of them, the changes' lower bound above zero and
 /// their estimate over [`MIN_RISE`] of a batch's data. None otherwise, and
 /// for an engine that reports no debt (it defers no compaction).
-pub(super) fn rising(label: &str, r: &BackendRun, store: &str) -> Option<Rising> {
+/// A run of operations' batches are its segments after the `load` mark.
+pub(super) fn rising(
+    label: &str,
+    r: &BackendRun,
+    store: &str,
+    load: Option<&str>,
+) -> Option<Rising> {
     const MIB: f64 = (1u64 << 20) as f64;
-    let mut debt = Vec::with_capacity(r.batches.len());
+    let batches = super::shape::batches(r, load);
+    let mut debt = Vec::with_capacity(batches.len());
     let mut bytes = 0.0;
-    for b in &r.batches {
+    for b in batches.iter().filter(|b| !b.load) {
         let s = b.stores.iter().find(|s| s.store == store)?;
         debt.push(s.engine.pending_compaction_bytes? as f64);
         bytes += s.logical_bytes as f64;
@@ -134,7 +141,7 @@ mod tests {
 
     fn judge(debt: &[u64]) -> Option<Rising> {
         let debt: Vec<Option<u64>> = debt.iter().copied().map(Some).collect();
-        rising("run", &run_with(&debt, |_| 100), "txdata")
+        rising("run", &run_with(&debt, |_| 100), "txdata", None)
     }
 
     #[test]
@@ -224,14 +231,21 @@ mod tests {
             "run",
             &run_with(&rise, |i| if i % 2 == 0 { 50 } else { 350 }),
             "txdata",
+            None,
         )
         .expect("rising");
         assert!((r.rise_pct - 1.5).abs() < 1e-9, "{r:?}");
         // The same rise in another store is not this one's; a batch
         // without the figure leaves the run unjudged, not flat or rising.
-        assert_eq!(rising("run", &run_with(&rise, |_| 100), "ledgers"), None);
+        assert_eq!(
+            rising("run", &run_with(&rise, |_| 100), "ledgers", None),
+            None
+        );
         let mut gap = rise.clone();
         gap[3] = None;
-        assert_eq!(rising("run", &run_with(&gap, |_| 100), "txdata"), None);
+        assert_eq!(
+            rising("run", &run_with(&gap, |_| 100), "txdata", None),
+            None
+        );
     }
 }

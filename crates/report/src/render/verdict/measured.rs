@@ -159,7 +159,7 @@ fn measure(label: &str, r: &BackendRun, store: &'static str) -> Option<Measured>
         secs: t.measured(),
         predicted: Some(t.predicted()),
         lookup,
-        debt: debt::rising(label, r, store),
+        debt: debt::rising(label, r, store, None),
         stopped: r.stopped_early.clone().or_else(|| r.error.clone()),
     })
 }

@@ -14,15 +14,18 @@ use crate::table::Table;
 
 mod answer;
 mod debt;
+mod growth;
 mod lookup;
 mod measured;
 mod recommend;
+mod shape;
 mod store;
 pub use answer::Answer;
-use answer::Growth;
+use growth::Growth;
 use ledgerbench_results::fanout::FanOutRun;
 use lookup::{Standing, month_lookup, worse};
 use recommend::{Candidate, recommend};
+pub use shape::{Horizon, Shape};
 
 /// The Stellar report's month: 234 batches of about 550,000 transactions.
 pub const MONTH_BATCHES: u32 = 234;
@@ -44,6 +47,9 @@ pub struct VerdictOptions {
     /// Fit results of different hardware together (`ledgerbench report
     /// --mixed-machines`); refused otherwise.
     pub mixed_machines: bool,
+    /// How far a verdict on runs of operations predicts (`ledgerbench
+    /// report --horizon`); without it, such runs get no verdict.
+    pub horizon: Option<Horizon>,
 }
 
 impl Default for VerdictOptions {
@@ -54,24 +60,31 @@ impl Default for VerdictOptions {
             predict_memory: 64 << 30,
             lookup_bound_us: 10_000.0,
             mixed_machines: false,
+            horizon: None,
         }
     }
 }
 
 /// One store's measured batches in a run: (txs, data after, seconds).
 pub(in crate::render) fn points(r: &BackendRun, store: &str) -> Vec<Point> {
+    points_in(r, store, None)
+}
+
+/// One store's measured batches in a run, its segments after the `load`
+/// mark for a run of operations (the load's bytes count as stored).
+pub(in crate::render) fn points_in(r: &BackendRun, store: &str, load: Option<&str>) -> Vec<Point> {
     let Some(memory) = r.memory_limit_bytes else {
         return Vec::new();
     };
     let (mut data, mut total) = (0u64, 0u64);
-    r.batches
+    shape::batches(r, load)
         .iter()
         .filter_map(|b| {
             total += b.stores.iter().map(|s| s.logical_bytes).sum::<u64>();
             let s = b.stores.iter().find(|s| s.store == store)?;
             data += s.logical_bytes;
-            Some(Point {
-                txs: b.txs as f64,
+            (!b.load).then(|| Point {
+                txs: b.units(s),
                 data: data as f64,
                 total: total as f64,
                 memory: memory as f64,
@@ -182,7 +195,8 @@ pub(super) fn verdict_section(
     if limited.is_empty() {
         return None;
     }
-    let mut answer = Answer::of(&limited);
+    let shape = Shape::stellar();
+    let mut answer = Answer::of(&limited, &shape);
     answer.months = measured::all(&months, "txdata");
     // The bound is weighed only when lookups at the month were measured:
     // by fan-out runs, or by a month run after its last batch.
@@ -205,11 +219,61 @@ pub(super) fn verdict_section(
         fanouts,
         bound,
         months: &months,
+        shape: &shape,
     };
-    for store in ledgerbench_workloads::stellar::STORES {
+    for store in &shape.stores {
         store::section(out, store, &limited, &ctx, &mut answer);
     }
     Some(answer)
+}
+
+/// Renders the verdict for the runs of operations of workload `name`
+/// under a memory limit, predicted to `h`; nothing when none ran under
+/// one.
+pub(super) fn ops_verdict_section(
+    out: &mut Out,
+    name: &str,
+    runs: &[(String, &BackendRun)],
+    opts: &VerdictOptions,
+    h: Horizon,
+) -> Option<Answer> {
+    let limited: Vec<&(String, &BackendRun)> = runs
+        .iter()
+        .filter(|(_, r)| r.memory_limit_bytes.is_some() && r.replay.is_some())
+        .collect();
+    let all: Vec<&BackendRun> = limited.iter().map(|(_, r)| *r).collect();
+    let shape = Shape::ops(name, &all, h)?;
+    let mut answer = Answer::of(&limited, &shape);
+    ops_intro(&mut out.md, name, &shape, opts);
+    let ctx = store::Ctx {
+        opts,
+        fanouts: &[],
+        bound: None,
+        months: &[],
+        shape: &shape,
+    };
+    for store in &shape.stores {
+        store::section(out, store, &limited, &ctx, &mut answer);
+    }
+    Some(answer)
+}
+
+/// What the verdict on runs of operations reads and predicts.
+fn ops_intro(md: &mut String, name: &str, shape: &Shape, opts: &VerdictOptions) {
+    let _ = writeln!(
+        md,
+        "## Verdict: `{name}` once data outgrows memory\n\n\
+         Per store, every engine and config that ran `{name}` under a memory limit. A batch is a segment of the run after its initial state's load \
+         (loaded data counts as stored); its cost is the store's commit + flush + compaction seconds, its count the entries the store wrote. \
+         The model, fitted per run group: `secs = a * entries + b * entries * miss + c * data`, with `miss = max(0, 1 - memory / data of all stores)` \
+         and `data` the bytes written so far (overwrites and deletes included), coefficients kept non-negative. \
+         The run reaching the largest data/memory ratio is held out of the fit and predicted (the last third of the batches when a backend ran once). \
+         The horizon (`--horizon`): {} batches of {:.0} entries, each store growing by its measured bytes per entry, under {} GiB of memory (`--predict-memory`). \
+         Gets are not in a batch's cost: their latencies are in the operations' section.\n",
+        shape.batches,
+        shape.per_batch,
+        opts.predict_memory >> 30
+    );
 }
 
 /// What the verdict's tables hold and how the model reads them.
@@ -283,3 +347,6 @@ fn verdict_note(r: &BackendRun) -> String {
     }
     n
 }
+
+#[cfg(test)]
+mod tests;

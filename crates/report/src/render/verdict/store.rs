@@ -1,6 +1,8 @@
 //! One store's part of the verdict: a row per limited run, the fit per
 //! config, the configs that qualify and the recommendation among them.
 
+use ledgerbench_results::StoreBatch;
+
 use super::*;
 
 /// What every store's section reads besides its runs.
@@ -11,8 +13,11 @@ pub(super) struct Ctx<'a> {
     pub(super) bound: Option<f64>,
     /// The month runs among the results: each config's measured month.
     pub(super) months: &'a [&'a (String, &'a BackendRun)],
+    /// The workload's stores, horizon and words.
+    pub(super) shape: &'a Shape,
 }
 
+/// The columns, the horizon's word put in where `{}` stands.
 const COLUMNS: [&str; 13] = [
     "run",
     ">first -> last batch",
@@ -25,7 +30,7 @@ const COLUMNS: [&str; 13] = [
     ">compaction debt at end, MiB",
     ">fit over the backend's runs: a / b / c, R2",
     ">held out: last batch measured / predicted, error",
-    ">month predicted: first -> last batch, total",
+    ">{} predicted: first -> last batch, total",
     "note",
 ];
 
@@ -33,15 +38,16 @@ const COLUMNS: [&str; 13] = [
 /// and pick to `answer`.
 pub(super) fn section(
     out: &mut Out,
-    store: &'static str,
+    store: &str,
     limited: &[&(String, &BackendRun)],
     ctx: &Ctx<'_>,
     answer: &mut Answer,
 ) {
-    let mut t = Table::new(&COLUMNS);
+    let columns = columns(ctx.shape.word);
+    let mut t = Table::new(&columns.iter().map(String::as_str).collect::<Vec<_>>());
     let mut series = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
-    for (group, members) in groups(limited, store) {
+    for (group, members) in groups(limited, store, ctx.shape.load.as_deref()) {
         let group = group.as_str();
         answer.growth.push(Growth::of(
             store,
@@ -51,7 +57,7 @@ pub(super) fn section(
         let checked = check(&members);
         let mut eligible: Vec<Option<Candidate>> = Vec::new();
         for (i, m) in members.iter().enumerate() {
-            let row = Row::new(m, i, store, &checked, ctx.opts);
+            let row = Row::new(m, i, store, &checked, ctx);
             t.row(row.cells());
             eligible.push(row.candidate(group, members.len(), ctx));
             series.push(Series {
@@ -76,7 +82,7 @@ pub(super) fn section(
         // falling behind is enough to set the config aside.
         let rising = members
             .iter()
-            .filter_map(|m| debt::rising(m.label, m.run, store))
+            .filter_map(|m| debt::rising(m.label, m.run, store, ctx.shape.load.as_deref()))
             .max_by(|a, b| a.rise_pct.total_cmp(&b.rise_pct));
         if eligible.iter().all(Option::is_some)
             && let Some(mut c) = eligible.into_iter().nth(pick).flatten()
@@ -98,7 +104,7 @@ pub(super) fn section(
         .push_str("\nLookups, and the model fitted to each config:\n\n");
     out.md.push_str(&t.columns(&[0, 6, 7, 9, 10, 11]).render());
     out.md.push('\n');
-    let (text, picked) = recommend(store, candidates, ctx.bound);
+    let (text, picked) = recommend(store, ctx.shape.word, candidates, ctx.bound);
     out.md.push_str(&text);
     answer.stores.push(picked);
     let title = format!("Batch cost against data / memory: {store}");
@@ -108,11 +114,17 @@ pub(super) fn section(
     );
 }
 
+/// [`COLUMNS`] with the horizon's `word` in.
+fn columns(word: &str) -> Vec<String> {
+    COLUMNS.iter().map(|c| c.replace("{}", word)).collect()
+}
+
 /// The limited runs grouped by config (a sweep's runs of one backend at
 /// several limits form one group), in first-seen order.
 fn groups<'a>(
     limited: &[&'a (String, &'a BackendRun)],
     store: &str,
+    load: Option<&str>,
 ) -> Vec<(String, Vec<Member<'a>>)> {
     let mut groups: Vec<(String, Vec<Member<'_>>)> = Vec::new();
     for (l, r) in limited.iter().copied() {
@@ -120,7 +132,7 @@ fn groups<'a>(
         let m = Member {
             label: l,
             run: r,
-            points: points(r, store),
+            points: points_in(r, store, load),
         };
         match groups.iter_mut().find(|g| g.0 == b) {
             Some(g) => g.1.push(m),
@@ -150,8 +162,14 @@ struct Row<'a> {
     m: &'a Member<'a>,
     /// Its index in the group, to find the held-out run.
     i: usize,
-    store: &'static str,
+    store: &'a str,
     checked: &'a Checked,
+    /// The store is looked up in one step (Stellar's `txdata`).
+    one_step: bool,
+    /// The run's last batch's share of the store.
+    last: Option<&'a StoreBatch>,
+    /// The workload's batches that count (after any load).
+    load: Option<&'a str>,
     /// The month predicted from the group's fit: first and last batch, total.
     month: Option<(f64, f64, f64)>,
 }
@@ -160,10 +178,11 @@ impl<'a> Row<'a> {
     fn new(
         m: &'a Member<'a>,
         i: usize,
-        store: &'static str,
+        store: &'a str,
         checked: &'a Checked,
-        opts: &VerdictOptions,
+        ctx: &Ctx<'a>,
     ) -> Self {
+        let (opts, shape) = (ctx.opts, ctx.shape);
         let pts = &m.points;
         let txs: f64 = pts.iter().map(|p| p.txs).sum::<f64>().max(1.0);
         let bytes_per_tx = pts.last().map_or(0.0, |p| p.data) / txs;
@@ -172,19 +191,27 @@ impl<'a> Row<'a> {
             model::predict_run(
                 &f,
                 &Scenario {
-                    batches: MONTH_BATCHES,
-                    txs: MONTH_TXS,
-                    bytes: bytes_per_tx * MONTH_TXS,
-                    total: all_per_tx * MONTH_TXS,
+                    batches: shape.batches,
+                    txs: shape.per_batch,
+                    bytes: bytes_per_tx * shape.per_batch,
+                    total: all_per_tx * shape.per_batch,
                     memory: opts.predict_memory as f64,
                 },
             )
+        });
+        let load = shape.load.as_deref();
+        let last = shape::batches(m.run, load).last().and_then(|b| {
+            let stores: &'a [StoreBatch] = b.stores;
+            stores.iter().find(|s| s.store == store)
         });
         Self {
             m,
             i,
             store,
             checked,
+            one_step: shape.bounded.as_deref() == Some(store),
+            last,
+            load,
             month,
         }
     }
@@ -199,7 +226,7 @@ impl<'a> Row<'a> {
         let (r, pts, store) = (self.m.run, &self.m.points, self.store);
         let sum = self.summary();
         let lookup = r.streaming.as_ref().map(|s| {
-            if store == "txdata" {
+            if self.one_step {
                 &s.one_step
             } else {
                 &s.two_step
@@ -227,17 +254,15 @@ impl<'a> Row<'a> {
                     opt(s.write_amp_device, 2)
                 )
             }),
-            sum.map_or("n/a".into(), |s| format!("{:.2}", s.space_amp)),
+            opt(sum.and_then(|s| s.space_amp), 2),
             lookup.and_then(|l| l.as_ref()).map_or("n/a".into(), |l| {
                 format!("{:.0} / {:.0}", l.p50_us, l.p99_us)
             }),
             reads_per_get(r, store),
-            r.batches
-                .last()
-                .and_then(|b| b.stores.iter().find(|s| s.store == store))
+            self.last
                 .and_then(|s| s.engine.pending_compaction_bytes)
                 .map_or("n/a".into(), |d| {
-                    let rose = debt::rising(self.m.label, r, store).is_some();
+                    let rose = debt::rising(self.m.label, r, store, self.load).is_some();
                     format!("{}{}", mib(d), if rose { ", rising" } else { "" })
                 }),
             self.checked.all.map_or("n/a".into(), |f| {
@@ -277,7 +302,11 @@ impl<'a> Row<'a> {
         let (_, _, total) = self.month?;
         let sum = self.summary();
         let backend = r.stores.iter().find(|s| s.store == store);
-        let measured = measured::of(ctx.months, r, store).into_iter().next();
+        // Months are measured of Stellar's stores only (`--preset month`).
+        let measured = ledgerbench_workloads::stellar::STORES
+            .iter()
+            .find(|s| **s == store)
+            .and_then(|s| measured::of(ctx.months, r, s).into_iter().next());
         // The design's own month and a fan-out run can both have measured
         // lookups at the month's count, in different states of the store
         // (the month's compaction debt, the fan-out's settled load): the
@@ -288,13 +317,13 @@ impl<'a> Row<'a> {
             label: group.to_string(),
             month: total,
             wa: sum.and_then(|s| s.write_amp_device.or(s.write_amp_engine)),
-            space: sum.map(|s| s.space_amp),
+            space: sum.and_then(|s| s.space_amp),
             error_pct: self.checked.held_out.as_ref().map(|h| h.error_pct),
             runs,
             batches: 0,
             harness_bound: harness_wait(r).is_some(),
             lookup: Standing::of(
-                ctx.bound.is_some() && store == "txdata",
+                ctx.bound.is_some() && self.one_step,
                 lookup,
                 ctx.opts.lookup_bound_us,
             ),

@@ -10,21 +10,21 @@ use ledgerbench_report::compare::glob;
 use ledgerbench_report::doc;
 use ledgerbench_report::metrics::{self, Better};
 
-use super::{AbArgs, DEFAULT_METRICS};
+use super::DEFAULT_METRICS;
 
 /// The selected timings of every run, in run order: what a judgement is
 /// made from, kept in ab.json so it can be made again.
 #[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct Samples {
+pub struct Samples {
     /// Each metric and whether lower is better, in first-seen order.
-    pub(super) metrics: Vec<(String, bool)>,
+    pub metrics: Vec<(String, bool)>,
     /// Each run: round, side, results path, its values by metric.
-    pub(super) runs: Vec<(usize, Side, PathBuf, BTreeMap<String, f64>)>,
+    pub runs: Vec<(usize, Side, PathBuf, BTreeMap<String, f64>)>,
 }
 
 impl Samples {
     /// Each metric's values in run order, as `ab::judge` takes them.
-    pub(super) fn series(&self) -> Vec<(String, ab::Series)> {
+    pub fn series(&self) -> Vec<(String, ab::Series)> {
         self.metrics
             .iter()
             .map(|(key, _)| {
@@ -38,7 +38,9 @@ impl Samples {
             .collect()
     }
 
-    pub(super) fn judge(&self, alpha: f64) -> Vec<Judgement> {
+    /// Each metric judged at `alpha`; one with too few pairs is said and
+    /// left out.
+    pub fn judge(&self, alpha: f64) -> Vec<Judgement> {
         let mut rows = Vec::new();
         for ((key, lower), (_, values)) in self.metrics.iter().zip(self.series()) {
             match ab::judge(key, *lower, &values, alpha) {
@@ -54,12 +56,13 @@ impl Samples {
     }
 }
 
-/// Every selected timing of the runs.
-pub(super) fn collect(args: &AbArgs, runs: &[(usize, Side, PathBuf)]) -> anyhow::Result<Samples> {
-    let patterns: Vec<String> = if args.metrics.is_empty() {
+/// Every timing of the runs that `selected` names (`*` wildcards, on the
+/// metric or `run/metric`; none: [`DEFAULT_METRICS`]).
+pub fn collect(selected: &[String], runs: &[(usize, Side, PathBuf)]) -> anyhow::Result<Samples> {
+    let patterns: Vec<String> = if selected.is_empty() {
         DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
     } else {
-        args.metrics.clone()
+        selected.to_vec()
     };
     let mut samples = Samples {
         metrics: Vec::new(),
