@@ -103,10 +103,14 @@ pub(super) fn noisy(
             return Some(Noisy::Within(lo, hi));
         }
     }
+    listed(measured(), run, metric)
+}
+
+/// What `m` says of run `run`'s counter `metric`.
+fn listed(m: &Measured, run: &str, metric: &str) -> Option<Noisy> {
     let engine = engine_of(run);
     let name = general(metric);
-    measured()
-        .engines
+    m.engines
         .get(engine)?
         .iter()
         .find(|s| glob(&s.metric, &name))
@@ -151,6 +155,50 @@ mod tests {
         assert_eq!(
             noisy("x", "summary.device_write_bytes", (Some(&dev), None)),
             None
+        );
+    }
+
+    #[test]
+    fn a_counter_listed_for_its_engine_is_noisy_in_every_batch_and_label() {
+        let m: Measured = serde_json::from_str(
+            r#"{"command": "c", "engines": {"pebble": [
+                {"metric": "batches.*.stores.txdata.engine_write_bytes", "pct": 9.6},
+                {"metric": "summary.stores.txdata.write_amp_engine", "pct": 9.6}]}}"#,
+        )
+        .expect("json");
+        let noisy = |run: &str, metric: &str| listed(&m, run, metric);
+        let want = Some(Noisy::Measured {
+            engine: "pebble".into(),
+            pct: 9.6,
+        });
+        assert_eq!(
+            noisy("pebble", "summary.stores.txdata.write_amp_engine"),
+            want
+        );
+        assert_eq!(
+            noisy(
+                "m1/pebble@8t",
+                "batches.batch7.stores.txdata.engine_write_bytes"
+            ),
+            want
+        );
+        // Another engine, another counter, another store: held to the threshold.
+        assert_eq!(
+            noisy("rocksdb-leveled", "summary.stores.txdata.write_amp_engine"),
+            None
+        );
+        assert_eq!(noisy("pebble", "summary.stores.txdata.logical_bytes"), None);
+        assert_eq!(
+            noisy("pebble", "summary.stores.ledgers.write_amp_engine"),
+            None
+        );
+        // The row's note names the engine and how far it varied.
+        let note = noisy("pebble", "summary.stores.txdata.write_amp_engine")
+            .map(|n| n.note())
+            .unwrap_or_default();
+        assert!(
+            note.contains("identical runs of pebble (by up to 9.6%"),
+            "{note}"
         );
     }
 
