@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use super::{Samples, device_floor, glob};
+use super::{Samples, glob, same_floor};
 
 /// What `scripts/counter-noise.sh` measured.
 #[derive(Debug, serde::Deserialize)]
@@ -91,14 +91,12 @@ pub(super) fn noisy(
     metric: &str,
     (bv, cv): (Option<&Samples>, Option<&Samples>),
 ) -> Option<Noisy> {
-    let device =
-        metric.ends_with("_bytes") && (metric.contains("device") || metric.contains("process"));
     for side in [bv, cv].into_iter().flatten() {
         let v = &side.2;
         let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         // Device bytes within their floor are one figure (compare's rule).
-        let same = hi - lo <= if device { device_floor(metric) } else { 0.0 };
+        let same = hi - lo <= same_floor(metric);
         if v.len() > 1 && !same {
             return Some(Noisy::Within(lo, hi));
         }

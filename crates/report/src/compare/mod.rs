@@ -45,6 +45,22 @@ pub const DEVICE_FLOOR_BYTES: f64 = 256.0 * 1024.0;
 /// smoke); the run's totals keep [`DEVICE_FLOOR_BYTES`].
 pub const BATCH_READ_FLOOR_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
 
+/// Measured by the device or the kernel (the filesystem's timed journal
+/// commits, writeback), not by the engine: a wider band.
+fn measured_outside(name: &str) -> bool {
+    name.contains("device") || name.contains("process")
+}
+
+/// The absolute difference under which two figures of `name` are one:
+/// [`device_floor`] for device and process bytes, else none.
+fn same_floor(name: &str) -> f64 {
+    if measured_outside(name) && name.ends_with("_bytes") {
+        device_floor(name)
+    } else {
+        0.0
+    }
+}
+
 /// The absolute difference under which two device byte counts are the same.
 fn device_floor(name: &str) -> f64 {
     if name.starts_with("batches.") && name.ends_with("device_read_bytes") {
@@ -267,7 +283,7 @@ fn row_of(
     // Device bytes include the filesystem's journal, whose commits follow a
     // timer, and process bytes include kernel writeback: a few percent of
     // run-to-run spread is normal for both.
-    let device = key.1.contains("device") || key.1.contains("process");
+    let device = measured_outside(&key.1);
     let default = match class {
         Class::Timing => TIMING_THRESHOLD_PCT,
         _ if device => DEVICE_THRESHOLD_PCT,
@@ -327,9 +343,7 @@ fn row_of(
                 Verdict::Changed
             }
         }
-        Class::Counter
-            if device && key.1.ends_with("_bytes") && (cm - bm).abs() <= device_floor(&key.1) =>
-        {
+        Class::Counter if same_floor(&key.1) > 0.0 && (cm - bm).abs() <= same_floor(&key.1) => {
             Verdict::Same
         }
         Class::Counter => match noisy {
