@@ -28,11 +28,7 @@ const EFFECTS: &[(&str, Effect)] = &[
     ("LEDGERBENCH_BACKENDS", Effect::Here(backends)),
     ("LEDGERBENCH_RUNS_DIR", Effect::Here(runs_dir)),
     ("LEDGERBENCH_GO_LIB", Effect::Here(go_lib)),
-    // Set by `ab` for its rounds; a plain smoke run does not spool.
-    (
-        "LEDGERBENCH_SPOOL_CACHE",
-        Effect::ReadBy("crates/runner/src/stellar_cmd/mod.rs"),
-    ),
+    ("LEDGERBENCH_SPOOL_CACHE", Effect::Here(spool_cache)),
     ("LEDGERBENCH_PLANT_SLOWDOWN_PCT", Effect::Here(slowdown)),
     ("LEDGERBENCH_PLANT_STALL", Effect::In("watchdog.rs")),
     (
@@ -167,6 +163,31 @@ fn go_lib(cwd: &Path) {
     );
     assert!(!o.status.success(), "ran without the named library");
     assert!(stderr(&o).contains("LEDGERBENCH_GO_LIB"), "{}", stderr(&o));
+}
+
+/// Pregenerated ledgers are kept there, and the next run of the same
+/// settings reuses them instead of generating them again.
+fn spool_cache(cwd: &Path) {
+    let cache = cwd.join("spools");
+    let cache_s = cache.display().to_string();
+    let vars = [("LEDGERBENCH_SPOOL_CACHE", cache_s.as_str())];
+    for (out, reused) in [("a", false), ("b", true)] {
+        let args = [
+            SMOKE,
+            &["--backends", "mem", "--pregenerate", "--out", out][..],
+        ]
+        .concat();
+        let o = with_env(&args, cwd, &vars);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.contains("pregenerate: reusing"), reused, "{out}: {err}");
+    }
+    let spools = std::fs::read_dir(&cache)
+        .expect("the spool went under LEDGERBENCH_SPOOL_CACHE")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "spool"))
+        .count();
+    assert_eq!(spools, 1);
 }
 
 /// Planted, and recorded so it cannot pass for a real result.

@@ -69,9 +69,9 @@ impl OutputArgs {
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct MemoryLimitArg {
     /// Memory cgroup limit of the run (engine heap and page cache together,
-    /// entered after dropping the page cache: the whole machine's, every
-    /// process's cached pages), e.g. 256MiB; needs root and cgroups (v1 or
-    /// v2). `none`: no limit.
+    /// entered after emptying the page cache of the files the run reads: a
+    /// replay's trace, a reused spool; no other process's), e.g. 256MiB;
+    /// needs root and cgroups (v1 or v2). `none`: no limit.
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
 }

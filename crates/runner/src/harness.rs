@@ -33,30 +33,12 @@ pub struct Placement {
     /// Use the stores a checkpointed run kept under the same tag (their
     /// images attached again, or their directories) instead of new ones.
     pub reattach: bool,
+    /// Files (or directories of them) the run reads besides its stores: a
+    /// memory-limited run empties their page cache before it starts.
+    pub inputs: Vec<PathBuf>,
 }
 
-/// `--memory-limit SIZE`: the bytes, after checking cgroups are usable here.
-pub fn memory_limit(arg: &str) -> anyhow::Result<u64> {
-    memory_limit_of("--memory-limit", arg)
-}
-
-/// The smallest memory limit taken: under it the cgroup cannot hold
-/// ledgerbench's own process beside an engine, and a run would only be
-/// killed at its start (MDBX's fan-out runs at 4 MiB, its pages reclaimed
-/// page cache; `crates/cli/tests/fanout.rs`).
-pub const MIN_MEMORY_LIMIT: u64 = 4 << 20;
-
-/// A memory limit given by `flag` (`--memory-limit`, `--sweep-limits`).
-pub fn memory_limit_of(flag: &str, arg: &str) -> anyhow::Result<u64> {
-    let b = crate::size::parse_named(flag, arg)?;
-    if b < MIN_MEMORY_LIMIT {
-        anyhow::bail!(
-            "{flag} {arg}: under 4 MiB a memory cgroup cannot hold ledgerbench's own process beside an engine; give at least 4MiB"
-        );
-    }
-    MemoryLimit::available().map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
-    Ok(b)
-}
+pub use crate::size::{MIN_MEMORY_LIMIT, memory_limit, memory_limit_of};
 
 /// Scales `spec`'s engine memory to `bytes`, saying so when that is under
 /// the engine's smallest budget: it then raises a cache or buffer to its
@@ -200,15 +182,20 @@ pub fn run_on_stores(
         run.harness_allowance_bytes = Some(place.harness_allowance);
     }
     let limit = match place.memory_limit {
-        Some(bytes) => match crate::output::drop_page_cache("--memory-limit starts each run cold")
-            .and_then(|_| MemoryLimit::enter(bytes + place.harness_allowance))
-        {
-            Ok(g) => Some(g),
-            Err(e) => {
-                run.error = Some(format!("--memory-limit: {e}"));
-                return;
+        // Pages cached before the run are charged to no limit: the run's
+        // inputs (and a reattached store's files, below) start cold.
+        Some(bytes) => {
+            match crate::evict::files(&place.inputs, "--memory-limit starts each run cold")
+                .and_then(|_| {
+                    MemoryLimit::enter(bytes + place.harness_allowance).map_err(anyhow::Error::from)
+                }) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    run.error = Some(format!("--memory-limit: {e:#}"));
+                    return;
+                }
             }
-        },
+        }
         None => None,
     };
     // Declared before the stores so that on an early return the stores
@@ -220,6 +207,13 @@ pub fn run_on_stores(
             return;
         }
     };
+    if place.reattach
+        && limit.is_some()
+        && let Err(e) = placed.evict("--memory-limit starts each run cold")
+    {
+        run.error = Some(format!("{e:#}"));
+        return;
+    }
     let mut opened: Vec<Box<dyn KvStore>> = Vec::new();
     for ((name, spec), dir) in names.iter().zip(specs).zip(&placed.dirs) {
         match spec.open(dir) {
@@ -400,7 +394,7 @@ impl Placed {
     /// the device: [`crate::output::evict`].
     pub fn evict(&self, why: &str) -> anyhow::Result<()> {
         let private = !self.devices.is_empty() && self.devices.len() == self.dirs.len();
-        crate::output::evict(private.then_some(self.devices.as_slice()), why)
+        crate::output::evict(private.then_some(self.devices.as_slice()), &self.dirs, why)
     }
 
     /// Unmounts and removes the devices now; returns the store directories.

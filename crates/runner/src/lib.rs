@@ -19,6 +19,7 @@ use ledgerbench_engines as registry;
 pub mod ab;
 pub mod capacity_cmd;
 pub mod crash;
+pub mod evict;
 pub mod fanout_cmd;
 pub mod fit_cmd;
 pub mod flags;

@@ -117,18 +117,20 @@ pub fn say(text: impl std::fmt::Display) {
 
 /// Empties closed stores' page cache so the next reads come from the
 /// device: each private device (`devices`, when every store has one) is
-/// remounted ([`LoopFs::evict_cache`]), which touches no other process's
-/// cache. Stores in the run directory (`--device none`) share a filesystem
-/// with everything else: the whole machine's cache is dropped, and said
+/// remounted ([`LoopFs::evict_cache`]); stores in the run directory
+/// (`--device none`) have their own files' cache emptied
+/// ([`crate::evict::files`]). Neither touches another process's cache
 /// (`why` names what needs it).
 ///
 /// [`LoopFs::evict_cache`]: ledgerbench_meter::loopdev::LoopFs::evict_cache
 pub fn evict(
     devices: Option<&[ledgerbench_meter::loopdev::LoopFs]>,
+    dirs: &[std::path::PathBuf],
     why: &str,
 ) -> anyhow::Result<()> {
     let Some(devices) = devices else {
-        return Ok(drop_page_cache(why)?);
+        crate::evict::files(dirs, why)?;
+        return Ok(());
     };
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
@@ -145,6 +147,7 @@ pub fn evict(
 /// Drops the page cache so the next reads come from the device, and says so
 /// the first time in a process: the kernel's drop (`/proc/sys/vm/drop_caches`)
 /// is the whole machine's, so every other process's cached pages go too.
+/// Only fan-out's checkpoints still use it (docs/src/meters.md says why).
 /// `why` names what needs a cold cache.
 pub fn drop_page_cache(why: &str) -> ledgerbench_meter::Result<()> {
     static SAID: std::sync::Once = std::sync::Once::new();

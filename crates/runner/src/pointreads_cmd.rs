@@ -119,6 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
         reattach: false,
+        inputs: Vec::new(),
     };
     let mut specs = harness::specs(
         &args.backends,

@@ -64,6 +64,30 @@ pub fn parse_named(what: &str, s: &str) -> anyhow::Result<u64> {
     parse(s).map_err(|e| anyhow::anyhow!("{what}: {e}"))
 }
 
+/// `--memory-limit SIZE`: the bytes, after checking cgroups are usable here.
+pub fn memory_limit(arg: &str) -> anyhow::Result<u64> {
+    memory_limit_of("--memory-limit", arg)
+}
+
+/// The smallest memory limit taken: under it the cgroup cannot hold
+/// ledgerbench's own process beside an engine, and a run would only be
+/// killed at its start (MDBX's fan-out runs at 4 MiB, its pages reclaimed
+/// page cache; `crates/cli/tests/fanout.rs`).
+pub const MIN_MEMORY_LIMIT: u64 = 4 << 20;
+
+/// A memory limit given by `flag` (`--memory-limit`, `--sweep-limits`).
+pub fn memory_limit_of(flag: &str, arg: &str) -> anyhow::Result<u64> {
+    let b = crate::size::parse_named(flag, arg)?;
+    if b < MIN_MEMORY_LIMIT {
+        anyhow::bail!(
+            "{flag} {arg}: under 4 MiB a memory cgroup cannot hold ledgerbench's own process beside an engine; give at least 4MiB"
+        );
+    }
+    ledgerbench_meter::cgroup::MemoryLimit::available()
+        .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    Ok(b)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

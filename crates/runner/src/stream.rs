@@ -63,6 +63,8 @@ pub(crate) fn run_stream(
     let memory_limit = args.limit.bytes()?;
     let device_size = args.place.size(default_device)?;
     let (out, rundir) = args.output.create(&workload)?;
+    // A replay's trace is read during the run; generators read no file.
+    let inputs = config.trace.iter().map(std::path::PathBuf::from).collect();
     let mut result = RunResult {
         header: ledgerbench_driver::env::header(
             &workload,
@@ -83,6 +85,7 @@ pub(crate) fn run_stream(
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
         reattach: false,
+        inputs,
     };
     let mut failed = false;
     let soaked = matches!(&result.config, WorkloadConfig::Ops(c) if c.soak.is_some());

@@ -114,6 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         read_ahead_kb: args.place.read_ahead_kb,
         keep_stores: false,
         reattach: false,
+        inputs: Vec::new(),
     };
     let engine_memory = crate::size::parse_named("--engine-memory", &args.engine_memory)?;
     let specs = harness::specs(

@@ -354,6 +354,9 @@ fn run_one(
     }
     let mut jsonl = JsonlSink::append(jsonl_path, label);
     let mut view = ProgressView::new(label);
+    let cache = std::env::var_os(SPOOL_CACHE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     let place = Placement {
         memory_limit: id.memory_limit,
         // The harness's heap is bounded by its budget (commit chunks are
@@ -363,12 +366,11 @@ fn run_one(
         read_ahead_kb: plan.read_ahead_kb,
         keep_stores,
         reattach,
+        // A spool reused from the cache is read during the run.
+        inputs: cache.iter().cloned().collect(),
     };
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let mut outcome = None;
-    let cache = std::env::var_os(SPOOL_CACHE_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
     harness::run_on_stores(
         &place,
         label,
