@@ -58,7 +58,10 @@ for e in engines:
         if lo <= 0:
             continue
         name = re.sub(r"^batches\.[^.]+\.", "batches.*.", r["name"])
-        seen[name] = max(seen.get(name, 0.0), round(100.0 * (hi - lo) / lo, 2))
+        # Three significant digits: a spread of a few bytes in a large
+        # count is small but not zero.
+        pct = float(f"{100.0 * (hi - lo) / lo:.3g}")
+        seen[name] = max(seen.get(name, 0.0), pct)
     if seen:
         out["engines"][e] = [{"metric": m, "pct": p} for m, p in sorted(seen.items())]
     print(f"counter-noise: {e}: {len(seen)} counter(s) vary")
