@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Which counters vary between identical runs, engine by engine: each
-# engine runs the gate's workload (`run stellar --preset smoke`) five
+# engine runs the gate's workload (`run stellar --preset smoke`) ten
 # times in one results file, which `ledgerbench compare` then compares with
-# itself; every counter whose five runs differ is written, with its
+# itself; every counter whose ten runs differ is written, with its
 # largest relative spread, to crates/report/src/compare/counter-noise.json.
-# (Three runs were too few: two sets of three listed fjall's space
-# amplification varying in one and not the other.)
+# (Fewer were too few: two sets of three disagreed on fjall's space
+# amplification, and five identical fjall runs left out the bytes its
+# background work writes into a batch, which two single runs then showed
+# 52% apart.)
 # `compare` then shows such a counter unjudged when a side has one run, and
 # judges it by the bootstrap interval of its runs with three a side
 # (docs/src/reports.md, "Counters that vary").
@@ -32,7 +34,7 @@ import json, sys
 d = json.load(sys.stdin)
 print("\n".join(b for b in d["backends"] if b not in d["discard_writes"]))')
 fi
-flags=(--preset smoke --repeat 5)
+flags=(--preset smoke --repeat 10)
 for e in "${engines[@]}"; do
     echo "counter-noise: $e $(date -u +%H:%M:%S)"
     "$bin" run stellar "${flags[@]}" --backends "$e" --out "$work/$e" > "$work/$e.log" 2>&1 || {
