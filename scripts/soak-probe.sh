@@ -30,6 +30,11 @@ echo "soak-probe: $workload closed loop for $duration $(date -u +%H:%M:%S)"
 # then; the summary says how many it had.
 "$bin" run soak "$workload" --duration "$duration" "$@" --out "$out" > "$out.log" 2>&1 ||
     echo "soak-probe: the run exited $? (log: $out.log)"
+if [[ ! -f "$out/segments.jsonl" ]]; then
+    # Refused before it ran (bad flags): its own message says why.
+    tail -n 5 "$out.log" >&2
+    exit 2
+fi
 mv "$out.log" "$out/probe.log"
 python3 - "$out" <<'EOF'
 import json, statistics, sys
