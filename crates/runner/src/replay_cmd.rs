@@ -83,8 +83,9 @@ pub struct GenArgs {
     /// 1,4,8). YCSB and accounts give each thread its own seeded stream and
     /// share of the work; solana and blobs split one stream by key hash.
     /// Every mark is a barrier; a paced run splits --op-rate between them.
-    #[arg(long, alias = "workers", value_name = "N,...", default_value = "1")]
-    threads: String,
+    /// Default: 1, or the preset's.
+    #[arg(long, alias = "workers", value_name = "N,...")]
+    threads: Option<String>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -126,10 +127,7 @@ impl GenArgs {
     /// Client threads `n`, when `--threads` was left at its default; false
     /// when it was given as another number.
     pub(crate) fn default_threads(&mut self, n: u64) -> bool {
-        if self.threads == "1" {
-            self.threads = n.to_string();
-        }
-        self.threads == n.to_string()
+        self.threads.get_or_insert_with(|| n.to_string()) == &n.to_string()
     }
 
     /// The `--preset` given, if any.
@@ -323,9 +321,8 @@ fn apply_preset(name: &str, args: &mut GenArgs) -> anyhow::Result<()> {
     let mut lines: Vec<String> = preset.params.iter().map(|s| s.to_string()).collect();
     lines.append(&mut args.params);
     args.params = lines;
-    if args.threads == "1" {
-        args.threads = preset.threads.into();
-    }
+    // Only when not given: an explicit --threads 1 is kept.
+    args.threads.get_or_insert_with(|| preset.threads.into());
     if args.common.backends == crate::registry::DEFAULT_LIST {
         args.common.backends = preset.backends.into();
     }
@@ -345,7 +342,7 @@ pub fn generated(
     apply_preset(name, &mut args)?;
     let mut params = parse_params(&args.params)?;
     let seed = args.seed;
-    let threads = crate::flags::parse_threads(&args.threads)?;
+    let threads = crate::flags::parse_threads(args.threads.as_deref().unwrap_or("1"))?;
     if let Some(s) = soak {
         s.prepare(&mut params, &threads)?;
     }
