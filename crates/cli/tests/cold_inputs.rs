@@ -4,19 +4,7 @@
 
 mod common;
 use common::{ledgerbench, stderr};
-
-/// Pages of `path` in the page cache, by `fincore` (util-linux).
-fn cached_pages(path: &std::path::Path) -> u64 {
-    let out = std::process::Command::new("fincore")
-        .args(["--noheadings", "--output", "PAGES"])
-        .arg(path)
-        .output()
-        .expect("fincore (util-linux) is installed");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .expect("fincore prints a page count")
-}
+use ledgerbench_testkit::cached_pages;
 
 #[test]
 #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]

@@ -79,16 +79,7 @@ fn one(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Pages of `path` in the page cache, by `fincore` (util-linux).
-    fn cached_pages(path: &Path) -> Option<u64> {
-        let out = std::process::Command::new("fincore")
-            .args(["--bytes", "--noheadings", "--output", "PAGES"])
-            .arg(path)
-            .output()
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    }
+    use ledgerbench_testkit::cached_pages;
 
     fn on_tmpfs(path: &Path) -> bool {
         let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("path");
@@ -112,7 +103,7 @@ mod tests {
         if on_tmpfs(t.path()) {
             return;
         }
-        let before = cached_pages(&ours).expect("fincore (util-linux) is installed");
+        let before = cached_pages(&ours);
         assert!(before > 0, "a file just written is cached");
         let gone = files(&[dir.clone(), t.path().join("not-made")], "test").expect("evict");
         assert_eq!(
@@ -122,12 +113,9 @@ mod tests {
                 bytes: 1 << 20
             }
         );
-        let after = cached_pages(&ours).expect("fincore");
+        let after = cached_pages(&ours);
         assert_eq!(after, 0, "{ours:?} still has {after} pages cached");
-        assert!(
-            cached_pages(&other).expect("fincore") > 0,
-            "a file not named lost its cache"
-        );
+        assert!(cached_pages(&other) > 0, "a file not named lost its cache");
     }
 
     #[test]

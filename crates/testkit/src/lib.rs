@@ -43,6 +43,21 @@ pub fn root() -> Result<(), &'static str> {
     }
 }
 
+/// Pages of `path` in the page cache, by `fincore` (util-linux, which
+/// `scripts/setup.sh`'s base system has); panics when it cannot tell, so a
+/// test of eviction never passes without having looked.
+pub fn cached_pages(path: &std::path::Path) -> u64 {
+    let out = std::process::Command::new("fincore")
+        .args(["--noheadings", "--output", "PAGES"])
+        .arg(path)
+        .output()
+        .expect("fincore (util-linux) is installed");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("fincore gave no page count for {}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
