@@ -153,6 +153,31 @@ def fits():
         out["power_cdf"].append({
             "counts": [[int(v), int(t)] for v, t in zip(values[::-1], times[::-1])],
             "true": [a, b], "a": float(np.exp(r.intercept)), "b": float(r.slope)})
+    # Ranked shares no sum of two exponentials with scales of 0 or more
+    # fits well (a shoulder, a concave fall): unbounded, the least squares
+    # takes scales of opposite sign, so these hold the bounded fit to
+    # curve_fit's with bounds, the best of several starts. No noise, so
+    # the generator's stream above is unchanged.
+    out["two_exp_bounded"] = []
+    x = np.arange(1, 31, dtype=float)
+    for y in (np.exp(-(x / 12.0) ** 2), 1.0 - (x / 31.0) ** 3):
+        y = y / y.sum()
+        best = None
+        for p0 in ((0.1, -0.5, 0.01, -0.01), (0.05, -0.1, 0.05, -0.01), (1.0, -2.0, 0.05, 0.0),
+                   (0.01, -0.05, 0.01, -0.2)):
+            try:
+                fit, _ = optimize.curve_fit(two, x, y, p0=p0, maxfev=100000,
+                                            bounds=([0, -np.inf, 0, -np.inf], np.inf))
+            except RuntimeError:
+                continue
+            sse = float(((y - two(x, *fit)) ** 2).sum())
+            if best is None or sse < best[1]:
+                best = (fit, sse)
+        unbounded, _ = optimize.curve_fit(two, x, y, p0=(1.0, -0.1, -1.0, -0.12), maxfev=100000)
+        out["two_exp_bounded"].append({
+            "x": x.tolist(), "y": y.tolist(), "params": [float(v) for v in best[0]],
+            "sse": best[1], "unbounded_params": [float(v) for v in unbounded],
+            "unbounded_sse": float(((y - two(x, *unbounded)) ** 2).sum())})
     return out
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes fixtures/mixgraph/power.trace: a RocksDB query trace written by
+# Makes fixtures/mixgraph/{power,ranges}.trace: RocksDB query traces written by
 # db_bench 7.8 (Debian's rocksdb-tools) running `mixgraph` with stated
 # parameters, the known answers `ledgerbench fit` must recover
 # (crates/cli/tests/fit_known.rs holds it to them, within the bands
@@ -10,8 +10,10 @@
 # Pareto, k 0.2615, sigma 25.45, raised to 10 bytes; db_bench draws a
 # put's size from the number that chose the put, so the sizes are a
 # slice of it: 10 to 39 bytes) and mix (85% gets, 14% puts, 1% seeks);
-# 30,000 operations on an empty database, 16-byte keys. The trace is kept
-# as db_bench wrote it (1.4 MB), so the test needs no decompressor.
+# 30,000 operations on an empty database, 16-byte keys; and ranges.trace,
+# the same with keys by ranges of unequal hotness (below). The traces are
+# kept as db_bench wrote them (1.4 MB each), so the test needs no
+# decompressor.
 #
 # Usage: scripts/mixgraph-known.sh [OUT_DIR] (default fixtures/mixgraph)
 set -euo pipefail
@@ -37,5 +39,13 @@ trace() {
     mv "$work/$name.trace" "$out/$name.trace"
 }
 trace power -key_dist_a=0.0607 -key_dist_b=0.35
+# Key ranges: db_bench's published hotness of 30 ranges (keyrange_dist_a
+# to _d), the same power law within each (db_bench plays ranges only with
+# a power law set). It spreads the ranges over 667 slots (the floor of
+# 689 times each range's hotness), and draws one in 0..num per operation,
+# taking its slot mod 667: 20,010 keys (30 ranges of 667) make every slot
+# as likely, so each range's share is exactly its slots over 667.
+trace ranges --num=20010 -key_dist_a=0.0607 -key_dist_b=0.35 -keyrange_num=30 \
+    -keyrange_dist_a=14.18 -keyrange_dist_b=-2.917 -keyrange_dist_c=0.0164 -keyrange_dist_d=-0.08082
 echo "== db_bench: $(db_bench --version 2>&1 | head -1)"
 ls -l "$out"

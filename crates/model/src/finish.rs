@@ -209,21 +209,17 @@ fn access(st: &StoreSurvey) -> Access {
     }
 }
 
-/// The ranked hotness of [`KEY_RANGES`] ranges of equal key counts, in
-/// key order, when the curve fits it at least twice as well as ranges all
-/// alike and the hottest range takes 3 times the coldest's share.
+/// The ranked hotness of [`KEY_RANGES`] ranges of equal width in key
+/// space ([`range_shares`]), when the curve fits it at least twice as well
+/// as ranges all alike and the hottest range takes 3 times the coldest's
+/// share.
 fn key_ranges(st: &StoreSurvey) -> Option<KeyRanges> {
     let mut keys: Vec<(&[u8], u64)> = st.keys.iter().map(|(k, s)| (k, s.count)).collect();
     if keys.len() < KEY_RANGES * 10 {
         return None;
     }
     keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    let total: u64 = keys.iter().map(|k| k.1).sum();
-    let per = keys.len().div_ceil(KEY_RANGES);
-    let mut shares: Vec<f64> = keys
-        .chunks(per)
-        .map(|c| c.iter().map(|k| k.1).sum::<u64>() as f64 / total.max(1) as f64)
-        .collect();
+    let mut shares = range_shares(&keys, KEY_RANGES)?;
     shares.sort_by(|a, b| b.total_cmp(a));
     let n = shares.len();
     let x: Vec<f64> = (1..=n).map(|i| i as f64).collect();
@@ -240,4 +236,85 @@ fn key_ranges(st: &StoreSurvey) -> Option<KeyRanges> {
         rmse: t.rmse,
         flat_rmse,
     })
+}
+
+/// The shares of accesses of `n` ranges of equal width in key space, in
+/// key order, from `keys` sorted with their access counts. A key's place
+/// is its 8 bytes after the prefix every key shares, read as a number;
+/// the span from the least to the greatest is cut evenly. `None` when all
+/// keys sit at one place.
+///
+/// Why width and not equal counts of the keys seen: a cold range shows
+/// few of its keys, so cutting the keys seen into equal counts lumps cold
+/// ranges together and splits hot ones. A range of equal width holds an
+/// equal count of keys where keys are dense numbers or hashes (db_bench's
+/// are its key ids, big-endian), and the sample keeps keys by hash, so
+/// sampling thins every range alike.
+fn range_shares(keys: &[(&[u8], u64)], n: usize) -> Option<Vec<f64>> {
+    let (first, last) = (keys.first()?.0, keys.last()?.0);
+    let skip = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+    let place = |k: &[u8]| {
+        let mut b = [0u8; 8];
+        for (to, from) in b.iter_mut().zip(k.iter().skip(skip)) {
+            *to = *from;
+        }
+        u64::from_be_bytes(b)
+    };
+    let (lo, hi) = (place(first), place(last));
+    if hi <= lo {
+        return None;
+    }
+    let width = u128::from(hi - lo) + 1;
+    let mut counts = vec![0u64; n];
+    for (k, c) in keys {
+        let i = (u128::from(place(k) - lo) * n as u128 / width) as usize;
+        counts[i.min(n - 1)] += c;
+    }
+    let total = counts.iter().sum::<u64>().max(1) as f64;
+    Some(counts.iter().map(|&c| c as f64 / total).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(prefix: &[u8], id: u64) -> Vec<u8> {
+        let mut k = prefix.to_vec();
+        k.extend_from_slice(&id.to_be_bytes());
+        k
+    }
+
+    /// 30 ranges of 100 ids: range 7 has all its keys seen, 10 accesses
+    /// each; the others 2 keys each, once.
+    fn db_bench_like(prefix: &[u8]) -> Vec<(Vec<u8>, u64)> {
+        let mut keys = Vec::new();
+        for r in 0..30u64 {
+            if r == 7 {
+                keys.extend((700..800).map(|id| (key(prefix, id), 10)));
+            } else {
+                keys.extend([0, 99].map(|o| (key(prefix, r * 100 + o), 1)));
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn ranges_are_cut_by_key_space_not_by_the_keys_seen() {
+        for prefix in [&b""[..], b"table/"] {
+            let keys = db_bench_like(prefix);
+            let refs: Vec<(&[u8], u64)> = keys.iter().map(|(k, c)| (&k[..], *c)).collect();
+            let s = range_shares(&refs, 30).expect("shares");
+            let total = 1000.0 + 58.0;
+            for (i, got) in s.iter().enumerate() {
+                let want = if i == 7 { 1000.0 } else { 2.0 } / total;
+                assert!((got - want).abs() < 1e-12, "range {i}: {got} != {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_all_at_one_place_have_no_ranges() {
+        let keys = [(&b"k"[..], 3u64)];
+        assert_eq!(range_shares(&keys, 30), None);
+    }
 }

@@ -124,3 +124,19 @@ fn the_power_law_of_the_hottest_keys_matches_linregress() {
         near(p.b, t[1], 0.1, "b against the draw's");
     }
 }
+
+#[test]
+fn the_two_exponentials_keep_their_scales_at_0_or_more_as_curve_fit_with_bounds() {
+    let g = golden();
+    for c in cases(&g, "two_exp_bounded") {
+        let (x, y) = (floats(&c["x"]), floats(&c["y"]));
+        let t = two_exp::fit(&x, &y).expect("fit");
+        assert!(t.a >= 0.0 && t.c >= 0.0, "{t:?}");
+        let sse = t.rmse * t.rmse * x.len() as f64;
+        let want = f(&c["sse"]);
+        assert!(sse <= want * (1.0 + 1e-6), "{t:?}: {sse} > {want}");
+        // The case is one the bound changes: unbounded, a scale is below 0.
+        let u = floats(&c["unbounded_params"]);
+        assert!(u[0] < 0.0 || u[2] < 0.0, "{u:?}");
+    }
+}

@@ -10,7 +10,12 @@
 //! golden vectors hold this fit to scipy's from the true parameters, and
 //! to a residual no larger.
 
-/// A sum of two exponentials, the first the steeper (`b <= d`).
+/// A sum of two exponentials, the first the steeper (`b <= d`), both
+/// scales at least 0 (a term with scale 0 is absent and its rate means
+/// nothing). Why the bound: the scales are hotness; unbounded, near-equal
+/// rates with huge scales of opposite sign (a bump, `x e^(b x)`) can fit
+/// ranked shares a little closer, mean nothing as hotness, and lose their
+/// digits to cancellation wherever they are played.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TwoExp {
     /// The steep term's scale.
@@ -78,8 +83,9 @@ pub fn fit(x: &[f64], y: &[f64]) -> Option<TwoExp> {
     Some(fit)
 }
 
-/// The best scales for rates `b` and `d`, and the sum of squared
-/// residuals (one term where the two rates are too close to tell apart).
+/// The best scales not below 0 for rates `b` and `d`, and the sum of
+/// squared residuals (one term where the two rates are too close to tell
+/// apart).
 fn solve(x: &[f64], y: &[f64], b: f64, d: f64) -> ((f64, f64), f64) {
     let (mut uu, mut uv, mut vv, mut uy, mut vy) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for (&xi, &yi) in x.iter().zip(y) {
@@ -90,23 +96,36 @@ fn solve(x: &[f64], y: &[f64], b: f64, d: f64) -> ((f64, f64), f64) {
         uy += u * yi;
         vy += v * yi;
     }
-    let det = uu * vv - uv * uv;
-    let (a, c) = if det > 1e-12 * uu * vv && det.is_finite() {
-        ((uy * vv - vy * uv) / det, (vy * uu - uy * uv) / det)
-    } else if uu > 0.0 && uu.is_finite() {
-        (uy / uu, 0.0)
-    } else {
+    if !(uu > 0.0 && vv > 0.0 && uu.is_finite() && vv.is_finite()) {
         return ((0.0, 0.0), f64::INFINITY);
+    }
+    let sse = |a: f64, c: f64| {
+        let s = x
+            .iter()
+            .zip(y)
+            .map(|(&xi, &yi)| {
+                let r = yi - a * (b * xi).exp() - c * (d * xi).exp();
+                r * r
+            })
+            .sum::<f64>();
+        if s.is_finite() { s } else { f64::INFINITY }
     };
-    let sse = x
-        .iter()
-        .zip(y)
-        .map(|(&xi, &yi)| {
-            let r = yi - a * (b * xi).exp() - c * (d * xi).exp();
-            r * r
-        })
-        .sum::<f64>();
-    ((a, c), if sse.is_finite() { sse } else { f64::INFINITY })
+    let det = uu * vv - uv * uv;
+    if det > 1e-12 * uu * vv && det.is_finite() {
+        let (a, c) = ((uy * vv - vy * uv) / det, (vy * uu - uy * uv) / det);
+        if a >= 0.0 && c >= 0.0 {
+            return ((a, c), sse(a, c));
+        }
+    }
+    // The least squares with a scale below 0 (or rates too close to tell
+    // apart): the best with a scale at 0 is on an edge, one term alone.
+    let (a, c) = ((uy / uu).max(0.0), (vy / vv).max(0.0));
+    let (only_a, only_c) = (sse(a, 0.0), sse(0.0, c));
+    if only_a <= only_c {
+        ((a, 0.0), only_a)
+    } else {
+        ((0.0, c), only_c)
+    }
 }
 
 /// The minimum of `f` near `start` by Nelder-Mead (reflection 1,
