@@ -398,6 +398,30 @@ impl Drop for LoopFs {
 /// follows (ext4 labels hold 16 bytes).
 pub const LABEL_PREFIX: &str = "lb-";
 
+/// A warning when the disk holding `dir` cannot hold `images` device
+/// images of `size` bytes each at their full size, which a long run with
+/// churn reaches: the ext4 inside frees blocks without returning them to
+/// the image (no discard, so the device's writes are the store's alone),
+/// and a disk that runs out under an image fails the store with I/O errors.
+pub fn room_warning(dir: &Path, images: usize, size: u64) -> Option<String> {
+    let free = ledgerbench_core::fsutil::free_bytes(dir).ok()?;
+    short_of_room(free, images, size).map(|w| format!("{w} ({})", dir.display()))
+}
+
+/// [`room_warning`]'s arithmetic, `free` bytes on the disk.
+fn short_of_room(free: u64, images: usize, size: u64) -> Option<String> {
+    let need = size.saturating_mul(images as u64);
+    let gib = |b: u64| format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30));
+    (need > free).then(|| {
+        format!(
+            "warning: {images} device image(s) of {} can grow to {} over a long run (the filesystem inside does not return freed blocks), but their disk has {} free: a long run may fail with I/O errors; give a smaller --device-size or put --out on a larger disk",
+            gib(size),
+            gib(need),
+            gib(free)
+        )
+    })
+}
+
 /// The label of an image made by process `pid`.
 pub fn owner_label(pid: u32) -> String {
     format!("{LABEL_PREFIX}{pid}")
@@ -413,6 +437,20 @@ pub fn owner_marker(image: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_that_could_outgrow_their_disk_are_warned_of() {
+        assert_eq!(short_of_room(100 << 30, 2, 48 << 30), None);
+        let w = short_of_room(68 << 30, 3, 48 << 30).expect("a warning");
+        assert!(
+            w.contains("3 device image(s) of 48.0 GiB can grow to 144.0 GiB"),
+            "{w}"
+        );
+        assert!(
+            w.contains("68.0 GiB free") && w.contains("--device-size"),
+            "{w}"
+        );
+    }
 
     #[test]
     #[ignore = "privileged: needs root (loop devices, cgroups or a tmpfs); scripts/test.sh runs it as root"]

@@ -418,6 +418,11 @@ pub fn place_stores(
         devices: Vec::new(),
         root: None,
     };
+    if let (Some(size), false) = (place.device_size, place.reattach)
+        && let Some(w) = ledgerbench_meter::loopdev::room_warning(rundir.path(), names.len(), size)
+    {
+        eprintln!("ledgerbench: {w}");
+    }
     for name in names {
         let dir = match place.device_size {
             Some(size) => {
