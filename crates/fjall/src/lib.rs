@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, KvSeparationOptions, PersistMode};
 use ledgerbench_core::{
     Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
     fsutil,
@@ -43,6 +43,10 @@ pub struct FjallConfig {
     pub max_memtable_bytes: u64,
     /// What each commit does with the journal.
     pub persist: Persist,
+    /// Values of this many bytes or more go to blob files, apart from the
+    /// keys (fjall's key-value separation: compactions move a pointer, not
+    /// the value); none, fjall's default, keeps every value in the tables.
+    pub blob_threshold: Option<u32>,
 }
 
 impl Default for FjallConfig {
@@ -51,6 +55,7 @@ impl Default for FjallConfig {
             cache_bytes: 64 << 20,
             max_memtable_bytes: 64 << 20,
             persist: Persist::Buffer,
+            blob_threshold: None,
         }
     }
 }
@@ -133,9 +138,14 @@ impl KvBackend for Fjall {
             .open()
             .map_err(|e| engine_err(Op::Open, dir, e))?;
         let memtable = cfg.max_memtable_bytes;
+        let blobs = cfg
+            .blob_threshold
+            .map(|t| KvSeparationOptions::default().separation_threshold(t));
         let ks = db
             .keyspace(KEYSPACE, || {
-                KeyspaceCreateOptions::default().max_memtable_size(memtable)
+                KeyspaceCreateOptions::default()
+                    .max_memtable_size(memtable)
+                    .with_kv_separation(blobs)
             })
             .map_err(|e| engine_err(Op::Open, dir, e))?;
         Ok(FjallStore {
