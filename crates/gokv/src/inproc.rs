@@ -24,6 +24,12 @@ use ledgerbench_core::{Batch, Capabilities, EngineStats, Error, KvStore, Op, Res
 use crate::GoEngine;
 use crate::wire::{self, FIRST_PAGE};
 
+/// What flock's EWOULDBLOCK reads as in a Go error: the store's directory
+/// is locked.
+const LOCK_BUSY: &str = "resource temporarily unavailable";
+/// Opens retried while the lock is busy, 25 ms apart.
+const LOCK_RETRIES: u32 = 40;
+
 /// The error a call returned (a C string the Go side allocated), freed.
 fn taken(err: *mut c_char) -> Option<String> {
     if err.is_null() {
@@ -64,20 +70,38 @@ impl InProcStore {
         })?;
         let db_bytes = db.as_os_str().as_encoded_bytes();
         let mut handle = 0usize;
-        // SAFETY: every pointer is valid for its length during the call;
-        // the Go side copies what it keeps.
-        let err = unsafe {
-            (go.open)(
-                name.as_ptr().cast(),
-                name.len(),
-                db_bytes.as_ptr().cast(),
-                db_bytes.len(),
-                config_json.as_ptr().cast(),
-                config_json.len(),
-                &mut handle,
-            )
+        let mut try_open = || {
+            // SAFETY: every pointer is valid for its length during the
+            // call; the Go side copies what it keeps.
+            taken(unsafe {
+                (go.open)(
+                    name.as_ptr().cast(),
+                    name.len(),
+                    db_bytes.as_ptr().cast(),
+                    db_bytes.len(),
+                    config_json.as_ptr().cast(),
+                    config_json.len(),
+                    &mut handle,
+                )
+            })
         };
-        if let Some(e) = taken(err) {
+        let mut err = try_open();
+        // Badger, goleveldb and bbolt lock their directory with flock. A
+        // child this process forks (a sidecar, a tool) holds a copy of the
+        // lock's file until it execs, so a store closed a moment ago can
+        // look locked for that moment: a reopen right after a close (the
+        // conformance suite's, a run's next phase) waits up to a second
+        // for it before calling the store locked.
+        for _ in 0..LOCK_RETRIES {
+            match &err {
+                Some(e) if e.contains(LOCK_BUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                    err = try_open();
+                }
+                _ => break,
+            }
+        }
+        if let Some(e) = err {
             return Err(Error::engine(
                 name,
                 Op::Open,
