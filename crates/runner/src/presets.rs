@@ -224,6 +224,47 @@ pub const OPS: &[(&str, &str, OpsPreset)] = &[
             about: "a Cosmos-SDK node: a block of 5,000 random updates every 6 s, four RPC readers, its state 8x a 128 MiB limit",
         },
     ),
+    (
+        "synth",
+        "mixgraph",
+        OpsPreset {
+            // fixtures/models/mixgraph.toml: 102,293 keys of 48 bytes read
+            // before written (9 MB), 1,000,000 operations; at --scale 100x
+            // its state is about 3x this limit. The quick preset's engines
+            // and the two other LSMs.
+            params: &["workload=\"preset:mixgraph\""],
+            threads: "1",
+            backends: "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx,pebble,fjall",
+            memory_limit: "256MiB",
+            about: "RocksDB's published mixgraph example, fitted from db_bench's trace: 85% gets over 30 key ranges of unequal hotness",
+        },
+    ),
+    (
+        "synth",
+        "stellar",
+        OpsPreset {
+            // fixtures/models/stellar.toml: the quick preset's three
+            // stores as recorded (about 400 MB written), fitted.
+            params: &["workload=\"preset:stellar\""],
+            threads: "1",
+            backends: "rocksdb-leveled,rocksdb-fifo,lmdb,mdbx",
+            memory_limit: "512MiB",
+            about: "Stellar's ledgers, txdata and txindex stores as a fitted model (the quick preset recorded)",
+        },
+    ),
+    (
+        "synth",
+        "solana",
+        OpsPreset {
+            // fixtures/models/solana.toml: 128,000 data and as many
+            // coding shreds (about 310 MB), fitted from `record solana`.
+            params: &["workload=\"preset:solana\""],
+            threads: "1",
+            backends: "rocksdb-leveled,rocksdb-fifo",
+            memory_limit: "512MiB",
+            about: "the Solana blockstore as a fitted model: shreds inserted, 2% repaired late, slot metadata updated",
+        },
+    ),
 ];
 
 /// The preset `name` of `workload`, or why there is none.
