@@ -23,7 +23,8 @@
 #
 # OUT_DIR defaults to fixtures/models; a model there is replaced only by
 # this script (fit itself never replaces a file). The work directory
-# (/var/tmp/ledgerbench-fit-presets, about 1.5 GB) is removed at the end.
+# (a new /var/tmp/ledgerbench-fit-presets.XXXXXX, about 1.5 GB) is removed
+# at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:?usage: scripts/fit-presets.sh LEDGERBENCH_BINARY [OUT_DIR]}
@@ -32,9 +33,8 @@ if ! command -v db_bench > /dev/null; then
     echo "fit-presets: installing rocksdb-tools (db_bench)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rocksdb-tools > /dev/null
 fi
-work=/var/tmp/ledgerbench-fit-presets
-rm -rf "$work"
-mkdir -p "$work" "$out"
+work=$(mktemp -d /var/tmp/ledgerbench-fit-presets.XXXXXX)
+mkdir -p "$out"
 trap 'rm -rf "$work"' EXIT
 
 fit() {
