@@ -48,3 +48,26 @@ wanted() {
   for n in "${@:2}"; do [ "$n" = "$1" ] && return 0; done
   return 1
 }
+
+# One named run of a publication script: `fresh_run TAG NAME DIR CMD...`
+# runs CMD with `--out DIR`, unless DIR holds a finished run (its
+# summary.md). A run that did not finish cannot go on from where it
+# stopped, so its directory is moved aside (DIR.unfinished-TIME: nothing is
+# deleted) and it starts again. A run that fails is said, and the script
+# goes on with the next.
+fresh_run() {
+  local tag=$1 name=$2 dir=$3
+  shift 3
+  if [ -f "$dir/summary.md" ]; then
+    echo "$tag: $name is done ($dir)"
+    return 0
+  fi
+  if [ -e "$dir" ]; then
+    local aside
+    aside="$dir.unfinished-$(date -u +%Y%m%dT%H%M%S)"
+    echo "$tag: $name did not finish; moved to $aside"
+    mv "$dir" "$aside"
+  fi
+  echo "$tag: $name $(date -u +%H:%M:%S)"
+  "$@" --out "$dir" || echo "$tag: $name exited $?"
+}

@@ -2,12 +2,14 @@
 # Which counters vary between identical runs, engine by engine: each
 # engine runs the gate's workload (`run stellar --preset smoke`) ten
 # times in one results file, which `ledgerbench compare` then compares with
-# itself; every counter whose ten runs differ is written, with its
-# largest relative spread, to crates/report/src/compare/counter-noise.json.
+# itself, and once in each of six separate processes, the first compared
+# with each other (as the gate compares two runs); every counter that
+# differs in either way is written, with its largest relative spread, to
+# crates/report/src/compare/counter-noise.json.
 # (Fewer were too few: two sets of three disagreed on fjall's space
-# amplification, and five identical fjall runs left out the bytes its
-# background work writes into a batch, which two single runs then showed
-# 52% apart.)
+# amplification; and ten identical fjall runs in one process left out
+# the bytes its background work writes into a batch, which two separate
+# runs then showed 52% apart: a process's first run is not its repeats.)
 # `compare` then shows such a counter unjudged when a side has one run, and
 # judges it by the bootstrap interval of its runs with three a side
 # (docs/src/reports.md, "Counters that vary").
@@ -34,38 +36,73 @@ import json, sys
 d = json.load(sys.stdin)
 print("\n".join(b for b in d["backends"] if b not in d["discard_writes"]))')
 fi
-flags=(--preset smoke --repeat 10)
+flags=(--preset smoke)
+repeats=10
+processes=6
 for e in "${engines[@]}"; do
     echo "counter-noise: $e $(date -u +%H:%M:%S)"
-    "$bin" run stellar "${flags[@]}" --backends "$e" --out "$work/$e" > "$work/$e.log" 2>&1 || {
-        cat "$work/$e.log"; echo "counter-noise: the $e runs failed" >&2; exit 2; }
+    mkdir -p "$work/$e"
+    "$bin" run stellar "${flags[@]}" --repeat "$repeats" --backends "$e" --out "$work/$e/in" \
+        > "$work/$e/in.log" 2>&1 || {
+        cat "$work/$e/in.log"; echo "counter-noise: the $e runs failed" >&2; exit 2; }
     # Exit 1 (something not the same) is expected: the rows are what we want.
-    "$bin" compare --baseline "$work/$e" --current "$work/$e" --json "$work/$e.json" \
+    "$bin" compare --baseline "$work/$e/in" --current "$work/$e/in" --json "$work/$e/in.json" \
         > /dev/null || [[ $? -eq 1 ]]
+    for k in $(seq 1 "$processes"); do
+        "$bin" run stellar "${flags[@]}" --backends "$e" --out "$work/$e/p$k" \
+            > "$work/$e/p$k.log" 2>&1 || {
+            cat "$work/$e/p$k.log"; echo "counter-noise: the $e run $k failed" >&2; exit 2; }
+        [[ $k -eq 1 ]] && continue
+        "$bin" compare --baseline "$work/$e/p1" --current "$work/$e/p$k" --json "$work/$e/p$k.json" \
+            > /dev/null || [[ $? -eq 1 ]]
+    done
 done
-python3 - "$work" "${flags[*]}" "${engines[@]}" <<'EOF'
-import json, re, sys
-work, flags, engines = sys.argv[1], sys.argv[2], sys.argv[3:]
-env = json.load(open(f"{work}/{engines[0]}/results.json"))["env"]
+python3 - "$work" "${flags[*]}" "$repeats" "$processes" "${engines[@]}" <<'EOF'
+import glob, json, re, sys
+work, flags, repeats, processes, engines = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+env = json.load(open(f"{work}/{engines[0]}/in/results.json"))["env"]
 commit = env.get("git_commit", "?")  # "-dirty" when built with changes
 out = {
-    "command": f"ledgerbench run stellar {flags} --backends ENGINE, at {commit}",
+    "command": f"ledgerbench run stellar {flags} --backends ENGINE, --repeat {repeats} in one process"
+    f" and once in each of {processes} processes, at {commit}",
     "engines": {},
 }
+
+
+def general(name):
+    return re.sub(r"^batches\.[^.]+\.", "batches.*.", name)
+
+
+def pct(lo, hi):
+    # Three significant digits: a spread of a few bytes in a large count is
+    # small but not zero.
+    return float(f"{100.0 * (hi - lo) / lo:.3g}")
+
+
 for e in engines:
-    rows = json.load(open(f"{work}/{e}.json"))
     seen = {}
-    for r in rows:
+    # Within one process: the spread of the repeats, as compare gives it.
+    for r in json.load(open(f"{work}/{e}/in.json")):
         if r.get("class") != "counter" or not r.get("spread"):
             continue
         lo, hi = r["spread"]
-        if lo <= 0:
-            continue
-        name = re.sub(r"^batches\.[^.]+\.", "batches.*.", r["name"])
-        # Three significant digits: a spread of a few bytes in a large
-        # count is small but not zero.
-        pct = float(f"{100.0 * (hi - lo) / lo:.3g}")
-        seen[name] = max(seen.get(name, 0.0), pct)
+        if lo > 0:
+            name = general(r["name"])
+            seen[name] = max(seen.get(name, 0.0), pct(lo, hi))
+    # Across processes: every value each counter took in the separate runs.
+    values = {}
+    for f in sorted(glob.glob(f"{work}/{e}/p*.json")):
+        for r in json.load(open(f)):
+            if r.get("class") != "counter":
+                continue
+            for side in ("baseline", "current"):
+                if r.get(side) is not None:
+                    values.setdefault(r["name"], set()).add(r[side])
+    for n, vs in values.items():
+        lo, hi = min(vs), max(vs)
+        if lo > 0 and hi > lo:
+            name = general(n)
+            seen[name] = max(seen.get(name, 0.0), pct(lo, hi))
     if seen:
         out["engines"][e] = [{"metric": m, "pct": p} for m, p in sorted(seen.items())]
     print(f"counter-noise: {e}: {len(seen)} counter(s) vary")

@@ -7,7 +7,7 @@
 # at the device), and ledgerbench / db_bench.
 #
 #   scripts/dbbench-compare.sh [KEYS] [LIMIT] [READS] [IO]
-#   scripts/dbbench-compare.sh throughput [NUM] [THREADS] [OUT] [ROUNDS]
+#   scripts/dbbench-compare.sh throughput [NUM] [THREADS] [OUT] [ROUNDS] [loop|tmpfs]
 #
 # `throughput` runs db_bench's fillrandom, overwrite and readrandom (16-byte
 # keys, 100-byte values, one put a commit, NUM writes or reads per thread)

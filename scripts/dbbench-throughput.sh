@@ -30,10 +30,15 @@ else
 fi
 # OUT (optional): a new directory that keeps both tools' logs and
 # ledgerbench's results; ROUNDS (default 4): pairs of runs, each tool first
-# in every other round.
+# in every other round; FS (default loop): where both tools' stores live,
+# `loop` (a new ext4 image on a loop device, on this machine's disk) or
+# `tmpfs` (a new tmpfs of the same size: no device at all, so what is left
+# between the tools is their own CPU path, not the disk's noise).
 OUT=${3:-}
 ROUNDS=${4:-4}
+FS=${5:-loop}
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$ROUNDS" -gt 0 ]] || { echo "dbbench-throughput: ROUNDS is a positive count, not $ROUNDS" >&2; exit 2; }
+[[ "$FS" == loop || "$FS" == tmpfs ]] || { echo "dbbench-throughput: FS is loop or tmpfs, not $FS" >&2; exit 2; }
 if [[ -n "$OUT" ]]; then
     [[ ! -e "$OUT" ]] || { echo "dbbench-throughput: $OUT exists; name a new directory" >&2; exit 2; }
     mkdir -p "$OUT"
@@ -63,7 +68,7 @@ DBB_OPTS=(--key_size=16 --value_size=100 --num="$NUM" --reads="$NUM" --threads="
     --hard_pending_compaction_bytes_limit=274877906944 --disable_wal=0 --sync=0 --use_fsync=0
     --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --statistics=1 --cache_type=lru_cache --seed=42)
 
-echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds"
+echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds, stores on $FS"
 # One round: both tools, each on a new store and device; odd rounds run
 # db_bench first, even rounds ledgerbench first, so whatever the first run
 # leaves the second (writeback, the host's caches) falls on each tool
@@ -73,13 +78,20 @@ echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_B
 # loop device (direct IO to the image), made here; ledgerbench writes there
 # with --device none rather than making a device of its own.
 new_fs() {
-    truncate -s $(((NUM * 116 * (6 + 2 * THREADS) >> 20) + 1024))M "$work/img"
+    local mib=$(((NUM * 116 * (6 + 2 * THREADS) >> 20) + 1024))
+    if [[ "$FS" == tmpfs ]]; then
+        mkdir -p "$work/mnt" && mount -t tmpfs -o size="${mib}m" ledgerbench-parity "$work/mnt"
+        return
+    fi
+    truncate -s "${mib}M" "$work/img"
     dev=$(losetup --find --show --direct-io=on "$work/img")
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev"
     mkdir -p "$work/mnt" && mount -o noatime "$dev" "$work/mnt"
 }
 drop_fs() {
-    umount "$work/mnt"; losetup -d "$dev"; dev=""; rm -f "$work/img"
+    umount "$work/mnt"
+    [[ -n "$dev" ]] && losetup -d "$dev"
+    dev=""; rm -f "$work/img"
 }
 dbbench_round() {
     local rd=$1

@@ -65,17 +65,6 @@ for s in "${soaks[@]}"; do
   name="${s%%|*}"
   flags="${s#*|}"
   wanted "$name" "$@" || continue
-  dir="$runs/$name"
-  if [ -f "$dir/summary.md" ]; then
-    echo "soak: $name is done ($dir)"
-    continue
-  fi
-  if [ -e "$dir" ]; then
-    aside="$dir.unfinished-$(date -u +%Y%m%dT%H%M%S)"
-    echo "soak: $name did not finish; moved to $aside"
-    mv "$dir" "$aside"
-  fi
-  echo "soak: $name $(date -u +%H:%M:%S)"
   # shellcheck disable=SC2086 # the flags are words
-  "$bin" run $flags --out "$dir" || echo "soak: $name exited $?"
+  fresh_run soak "$name" "$runs/$name" "$bin" run $flags
 done

@@ -5,7 +5,7 @@
 const GUIDE: &str = include_str!("../../../docs/src/workloads.md");
 
 /// The generated workloads whose `run` page lists its settings.
-const WORKLOADS: [&str; 4] = ["ycsb", "solana", "blobs", "accounts"];
+const WORKLOADS: [&str; 5] = ["ycsb", "solana", "blobs", "accounts", "synth"];
 
 /// The guide's table for `run NAME`: (key, meaning, default) per row.
 fn table(name: &str) -> Vec<[String; 3]> {

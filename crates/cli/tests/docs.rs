@@ -332,11 +332,18 @@ fn every_setting_of_the_generated_workloads_is_in_the_guide_and_its_help() {
     let guide =
         std::fs::read_to_string(root().join("docs/src/workloads.md")).expect("workloads.md");
     let mut bad = Vec::new();
-    for w in ["ycsb", "solana", "blobs", "accounts"] {
+    for (w, model) in [
+        ("ycsb", None),
+        ("solana", None),
+        ("blobs", None),
+        ("accounts", None),
+        ("synth", Some(["--preset", "mixgraph"])),
+    ] {
         // The keys the workload accepts, from its own refusal of one it
         // does not: the generator's config, not a list kept here.
         let out = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
             .args(["run", w, "--param", "no_such_key=1"])
+            .args(model.iter().flatten())
             .output()
             .expect("run ledgerbench");
         let err = String::from_utf8_lossy(&out.stderr).to_string();

@@ -55,7 +55,9 @@ fn lookups_fan_out_with_the_partitions_and_every_answer_is_checked() {
         for (c, batches) in cps.iter().zip([2u64, 5]) {
             assert_eq!(c["batches"], batches);
             assert_eq!(c["keys"], batches * 3000);
-            assert_eq!(c["page_cache_dropped"], root(), "{c}");
+            // The store's own cache is emptied, root or not (a remount of
+            // its device, or its files' pages let go).
+            assert_eq!(c["page_cache_dropped"], true, "{c}");
             assert_eq!(c["held"]["cgroup_peak_bytes"].is_u64(), root(), "{c}");
             for pass in [
                 "cold_found",
@@ -158,9 +160,34 @@ fn a_store_over_its_memory_limit_ends_its_run_and_keeps_what_was_measured() {
         return;
     }
     let t = tempfile::tempdir().expect("tempdir");
-    // 4 MiB: RocksDB's open and 4 MiB block cache cannot fit; MDBX's
-    // mapped pages are page cache, which the kernel reclaims instead.
-    let o = small_run(t.path(), "rocksdb-partitioned,mdbx", "4MiB");
+    // 4 MiB: RocksDB's 16 MiB block cache (a 64 MiB budget), filled by
+    // 3,000 GETs over 40,000 keys, cannot fit; MDBX's mapped pages are page
+    // cache, which the kernel reclaims instead. (The smaller store the other
+    // tests read fits in 4 MiB: only the store's cache is emptied before a
+    // checkpoint, so the probe is not charged for ledgerbench's own code.)
+    let o = ledgerbench(
+        &[
+            "run",
+            "fan-out",
+            "--keys-per-batch",
+            "20000",
+            "--batches",
+            "2,5",
+            "--reads",
+            "3000",
+            "--missing-reads",
+            "200",
+            "--engine-memory",
+            "64MiB",
+            "--backends",
+            "rocksdb-partitioned,mdbx",
+            "--memory-limit",
+            "4MiB",
+            "--out",
+            "f",
+        ],
+        t.path(),
+    );
     let r = read_json(&t.path().join("f/results.json"));
     let err = r["runs"][0]["error"]
         .as_str()

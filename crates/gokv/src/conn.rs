@@ -45,19 +45,11 @@ const STDERR_TAIL: usize = 4096;
 /// gathers small ones, and eight clients do not cost the store megabytes.
 const CONN_BUF: usize = 64 << 10;
 
-/// Free bytes of the filesystem holding `path` (or its nearest existing
-/// parent), for unprivileged writers.
+/// Free bytes of the filesystem holding `path`, or its nearest existing
+/// parent (the store's directory may not be made yet, or be gone).
 fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
     let dir = path.ancestors().find(|p| p.exists())?;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs is plain data; all zeros is a valid value.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a statvfs to fill.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-        return None;
-    }
-    Some(s.f_bavail as u64 * s.f_frsize as u64)
+    ledgerbench_core::fsutil::free_bytes(dir).ok()
 }
 
 /// A name in the abstract socket namespace, unique to this process and

@@ -225,8 +225,9 @@ pub struct Checkpoint {
     /// when it finished or the engine does not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unsettled_bytes: Option<u64>,
-    /// The page cache was dropped before the open (it needs root): the open
-    /// and the first passes were cold.
+    /// The store's page cache was emptied before the open (before
+    /// 2026-11-29: the whole machine's, which needed root): the open and
+    /// the first passes were cold.
     pub page_cache_dropped: bool,
     /// Seconds to open the store.
     pub open_secs: f64,

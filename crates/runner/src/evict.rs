@@ -2,8 +2,9 @@
 //! the run directory), so a cold start touches no other process's cache:
 //! each file is synced, then the kernel is told its pages are not needed
 //! (`posix_fadvise(POSIX_FADV_DONTNEED)`), which drops the clean, unmapped
-//! ones. The whole machine's drop (`drop_caches`) stays only in fan-out's
-//! checkpoints (docs/src/meters.md says why).
+//! ones. ledgerbench never drops the whole machine's cache: that took
+//! other processes' pages, and its own executable's, whose faulting back
+//! in was then charged to the run's cgroup (docs/src/meters.md).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;

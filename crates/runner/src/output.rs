@@ -144,21 +144,6 @@ pub fn evict(
     Ok(())
 }
 
-/// Drops the page cache so the next reads come from the device, and says so
-/// the first time in a process: the kernel's drop (`/proc/sys/vm/drop_caches`)
-/// is the whole machine's, so every other process's cached pages go too.
-/// Only fan-out's checkpoints still use it (docs/src/meters.md says why).
-/// `why` names what needs a cold cache.
-pub fn drop_page_cache(why: &str) -> ledgerbench_meter::Result<()> {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        ledgerbench_core::note!(
-            "ledgerbench: dropping the whole machine's page cache ({why}); other processes' cached pages are dropped too"
-        );
-    });
-    ledgerbench_meter::cgroup::drop_caches()
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -39,8 +39,8 @@ pub struct Args {
     /// Backends, comma-separated.
     #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::POINT_READ_LIST)]
     backends: String,
-    /// Cache states to measure, comma-separated: cold (store closed, page
-    /// cache dropped, reopened), limited (cold, then read inside a memory
+    /// Cache states to measure, comma-separated: cold (store closed, its
+    /// page cache emptied, reopened), limited (cold, then read inside a memory
     /// cgroup of --memory-limit), warm (the same GETs again, right after a
     /// pass that cached them). Default: cold, limited when --memory-limit is
     /// set, warm.

@@ -214,14 +214,14 @@ pub const OPS: &[(&str, &str, OpsPreset)] = &[
         "cosmos",
         OpsPreset {
             // The hand-written Cosmos-SDK model (examples/workloads/
-            // cosmos.toml): 8 million keys, about 1 GiB, 8x a 128 MiB
+            // cosmos.toml): 10.5 million keys, about 1.4 GB, 10x a 128 MiB
             // limit; one block writer and four readers; the engines a
             // Cosmos team weighs (goleveldb is the SDK's default).
             params: &["workload=\"preset:cosmos\""],
             threads: "5",
             backends: "goleveldb,pebble,rocksdb-leveled,mdbx",
             memory_limit: "128MiB",
-            about: "a Cosmos-SDK node: a block of 5,000 random updates every 6 s, four RPC readers, its state 8x a 128 MiB limit",
+            about: "a Cosmos-SDK node: a block of 5,000 random updates every 6 s, four RPC readers, its state 10x a 128 MiB limit",
         },
     ),
     (

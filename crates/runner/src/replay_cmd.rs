@@ -68,7 +68,8 @@ pub struct GenArgs {
     /// Seed of keys, values and choices.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// A named setup of the workload (solana: contrast), its settings
+    /// A named setup of the workload (solana: contrast; synth: cosmos,
+    /// mixgraph, stellar, solana), its settings
     /// before any --param; its backends, threads and memory limit apply
     /// unless given.
     #[arg(long, value_name = "NAME")]

@@ -15,7 +15,7 @@ pub struct Args {
     /// The workload model (TOML): `ledgerbench fit` writes one from a
     /// trace; docs/src/fit.md shows one written by hand. Or `--preset
     /// NAME`, a model in the binary with its engines and memory limit
-    /// (cosmos).
+    /// (cosmos, mixgraph, stellar, solana: `ledgerbench list`).
     #[arg(
         long,
         value_name = "FILE",
