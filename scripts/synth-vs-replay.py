@@ -17,15 +17,15 @@ import statistics
 import sys
 
 
-def batches(doc, run):
+def batches(run):
     """The run's batches, leaving out a synth run's initial-state load."""
     return [b for b in run.get("batches", []) if b.get("mark") != "load"]
 
 
-def totals(doc, run):
+def totals(run):
     """Per store: entries, secs, logical, engine and device bytes."""
     out = {}
-    for b in batches(doc, run):
+    for b in batches(run):
         for s in b.get("stores", []):
             t = out.setdefault(s["store"], {"batches": 0, "entries": 0, "secs": 0.0,
                                             "logical": 0, "engine": 0, "device": 0,
@@ -79,7 +79,7 @@ def main():
         if s is None:
             print(f"| {r['label']} | | no synth run of this backend | | | | |")
             continue
-        rt, st = totals(replay, r), totals(synth, s)
+        rt, st = totals(r), totals(s)
         for store in rt:
             a, b = figures(rt[store]), figures(st.get(store))
             cells = [f"{fmt(x)} / {fmt(y)} ({fmt(ratio(x, y), 2)})" for x, y in zip(a, b)]
