@@ -56,6 +56,11 @@ pub struct ReportArgs {
     /// a factor (10x) or a number of batches (500); a batch is a segment.
     #[arg(long, value_name = "HORIZON")]
     horizon: Option<String>,
+    /// Fit a backend's runs in the folders given as one config, where their
+    /// engine settings are the same (a grid's cells, which differ in memory
+    /// limit and scale only); by default each folder is a config of its own.
+    #[arg(long)]
+    pool_folders: bool,
 }
 
 /// Options of `ledgerbench compare`.
@@ -147,6 +152,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("--predict-memory: {e}"))?,
         lookup_bound_us: args.lookup_bound_ms * 1e3,
         mixed_machines: args.mixed_machines,
+        pool_folders: args.pool_folders,
         horizon: args
             .horizon
             .as_deref()

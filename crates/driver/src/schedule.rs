@@ -47,6 +47,14 @@ impl Schedule {
         Duration::from_secs_f64(secs)
     }
 
+    /// Moves every request not yet issued `d` later: while the harness
+    /// holds the stream (metering a segment, a barrier at a mark) no client
+    /// would have been waiting, so that time does not make the requests
+    /// after it late. A stream already behind stays as far behind.
+    pub(crate) fn postpone(&mut self, d: Duration) {
+        self.due += d;
+    }
+
     /// Sleeps until the next request is due (not at all when behind) and
     /// returns when it was due.
     pub(crate) fn wait(&mut self) -> Instant {
@@ -57,5 +65,28 @@ impl Schedule {
             std::thread::sleep(w);
         }
         due
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postponed_schedule_moves_its_next_request_and_keeps_its_rate() {
+        let mut s = Schedule::new(1000.0, Arrival::Fixed, Rng::new(0));
+        let first = s.wait();
+        s.postpone(Duration::from_millis(30));
+        let second = s.wait();
+        let gap = second.duration_since(first);
+        assert!(
+            gap >= Duration::from_millis(31) && gap < Duration::from_millis(32),
+            "{gap:?}"
+        );
+        let next = s.wait().duration_since(second);
+        assert!(
+            next.abs_diff(Duration::from_millis(1)) < Duration::from_micros(1),
+            "{next:?}"
+        );
     }
 }

@@ -387,6 +387,9 @@ pub(super) fn run_ops(
             }
             at_end = w.duration.is_some_and(|d| run_start.elapsed() >= d);
         }
+        // From here to the next segment's start the harness holds the
+        // stream (meters, writes the record): not the engine's time.
+        let held = Instant::now();
         if let Some(t) = &mut totals {
             for (i, h) in a.hists.iter_mut().enumerate() {
                 a.recs[i].latency = Some(h.latency());
@@ -435,6 +438,9 @@ pub(super) fn run_ops(
             break Ok(());
         }
         (a.seg_ops, a.seg_gets, a.seg_source) = (0, 0, 0.0);
+        if let Some(s) = &mut schedule {
+            s.postpone(held.elapsed());
+        }
         seg_start = Instant::now();
     };
     *hists = totals.unwrap_or(a.hists);

@@ -284,11 +284,13 @@ fn client(
             source_secs: std::mem::take(&mut a.seg_source),
             progress: src.progress(),
         };
-        if tx.send(Msg::At(part)).is_err() || at_end {
+        let held = Instant::now();
+        if tx.send(Msg::At(part)).is_err() || at_end || !go.recv().unwrap_or(false) {
             return Ok((a.hists, a.counts));
         }
-        if !go.recv().unwrap_or(false) {
-            return Ok((a.hists, a.counts));
+        // The barrier and the meter held this thread: not the engine's time.
+        if let Some(s) = &mut paced {
+            s.postpone(held.elapsed());
         }
         if after_load {
             a.restart_clock();

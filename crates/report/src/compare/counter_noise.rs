@@ -14,7 +14,10 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use super::{Samples, glob, same_floor};
+use super::{
+    Judge, MIN_TIMING_RUNS, Row, Samples, Verdict, bootstrap_ratio, counter_verdict, fall_note,
+    glob, same_floor,
+};
 
 /// What `scripts/counter-noise.sh` measured.
 #[derive(Debug, serde::Deserialize)]
@@ -118,6 +121,72 @@ fn listed(m: &Measured, run: &str, metric: &str) -> Option<Noisy> {
         })
 }
 
+/// A counter that varies between identical runs (this module) is
+/// judged as a timing is, by the bootstrap interval of enough runs a side.
+/// With fewer, a spread measured for its engine widens its band (the gate
+/// compares one run a side, and a meter that doubles must still fail); a
+/// spread seen only in a side's own few runs is shown, not judged.
+pub(super) fn verdict(
+    row: &mut Row,
+    (bv, cv): (Option<&Samples>, Option<&Samples>),
+    judge: &Judge,
+    noisy: Noisy,
+) -> Verdict {
+    let why = noisy.note();
+    if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
+        return match noisy {
+            Noisy::Measured { pct, .. } => measured_band_verdict(row, judge, pct, &why),
+            Noisy::Within(lo, hi) => {
+                row.spread = Some((lo, hi));
+                row.note = Some(format!(
+                    "{why}: give --repeat {MIN_TIMING_RUNS} or more on both sides to judge it against that spread"
+                ));
+                Verdict::NotJudged
+            }
+        };
+    }
+    if let Noisy::Within(lo, hi) = noisy {
+        row.spread = Some((lo, hi));
+    }
+    let side = |x: Option<&Samples>| x.map(|x| x.2.clone()).unwrap_or_default();
+    row.interval = bootstrap_ratio(&side(bv), &side(cv));
+    row.note = Some(format!("{why}: judged by the interval of its runs"));
+    match row.interval {
+        Some((lo, hi)) if judge.worse(lo) && judge.worse(hi) => Verdict::Regressed,
+        Some((lo, hi)) if judge.improved(lo) && judge.improved(hi) => {
+            row.note = Some(format!("{why}; {}", fall_note(row.current.unwrap_or(0.0))));
+            Verdict::Fell
+        }
+        Some(_) => Verdict::Same,
+        None => Verdict::NotJudged,
+    }
+}
+
+/// How many times its measured spread a noisy counter's band adds to the
+/// threshold: the spread is the widest of sixteen identical runs, and a
+/// seventeenth may go a little past it.
+const SPREAD_MULTIPLE: f64 = 2.0;
+
+/// One run a side of a counter measured to vary by up to `pct` percent:
+/// held, both ways, to its threshold plus twice that spread.
+fn measured_band_verdict(row: &mut Row, judge: &Judge, pct: f64, why: &str) -> Verdict {
+    let wide = Judge {
+        better: judge.better,
+        t: judge.t + SPREAD_MULTIPLE * pct / 100.0,
+    };
+    let band = 100.0 * wide.t;
+    row.threshold_pct = band;
+    let verdict = counter_verdict(row, &wide);
+    let held = format!(
+        "{why}: fewer than {MIN_TIMING_RUNS} runs a side, so held to ±{band:.1}% (its threshold plus twice that spread)"
+    );
+    row.note = Some(match row.note.take() {
+        Some(fall) => format!("{held}; {fall}"),
+        None => held,
+    });
+    verdict
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +278,53 @@ mod tests {
             "batches.*.stores.txdata.engine_write_bytes"
         );
         assert_eq!(general("summary.wall_secs"), "summary.wall_secs");
+    }
+
+    #[test]
+    fn a_measured_counter_with_one_run_a_side_is_held_to_a_band_widened_by_its_spread() {
+        let judge = Judge {
+            better: Better::Lower,
+            t: 0.02,
+        };
+        let row = |b: f64, c: f64| Row {
+            run: "rocksdb-leveled".into(),
+            name: "batches.batch3.stores.txindex.device_write_bytes".into(),
+            class: Class::Counter,
+            baseline: Some(b),
+            current: Some(c),
+            ratio: Some(c / b),
+            interval: None,
+            spread: None,
+            threshold_pct: 2.0,
+            runs: (1, 1),
+            verdict: Verdict::NotJudged,
+            note: None,
+        };
+        let noisy = || Noisy::Measured {
+            engine: "rocksdb-leveled".into(),
+            pct: 4.5,
+        };
+        let judged = |c: f64| {
+            let mut r = row(100.0, c);
+            let v = verdict(&mut r, (None, None), &judge, noisy());
+            (v, r)
+        };
+        // Within 2% + 2 x 4.5% = 11% either way: the same figure.
+        let (v, r) = judged(110.0);
+        assert_eq!(v, Verdict::Same, "{r:?}");
+        assert!((r.threshold_pct - 11.0).abs() < 1e-9, "{r:?}");
+        let note = r.note.unwrap_or_default();
+        assert!(note.contains("held to ±11.0%"), "{note}");
+        // A doubled meter, or one that fell by half, still fails.
+        assert_eq!(judged(201.0).0, Verdict::Regressed);
+        let (v, r) = judged(50.0);
+        assert_eq!(v, Verdict::Fell, "{r:?}");
+        assert!(r.note.unwrap_or_default().contains("fell"));
+        // A spread seen only in a side's own two runs is shown, not judged.
+        let mut r = row(100.0, 300.0);
+        r.runs = (2, 1);
+        let v = verdict(&mut r, (None, None), &judge, Noisy::Within(90.0, 110.0));
+        assert_eq!(v, Verdict::NotJudged, "{r:?}");
+        assert_eq!(r.spread, Some((90.0, 110.0)));
     }
 }

@@ -25,7 +25,6 @@ use ledgerbench_rng::Rng;
 use crate::ReportError;
 use crate::doc::Loaded;
 use crate::metrics::{Better, Class, Metric, extract_with_batches};
-use counter_noise::Noisy;
 
 /// Runs needed on each side before a timing is judged.
 pub const MIN_TIMING_RUNS: usize = 3;
@@ -347,7 +346,7 @@ fn row_of(
             Verdict::Same
         }
         Class::Counter => match noisy {
-            Some(n) => noisy_verdict(&mut row, (bv, cv), &judge, n),
+            Some(n) => counter_noise::verdict(&mut row, (bv, cv), &judge, n),
             None => counter_verdict(&mut row, &judge),
         },
         Class::Timing => timing_verdict(&mut row, (bv, cv), &judge, machine),
@@ -430,39 +429,6 @@ fn counter_verdict(row: &mut Row, judge: &Judge) -> Verdict {
         None if cm > 0.0 && judge.better == Better::Lower => Verdict::Regressed,
         None if cm != 0.0 => Verdict::Regressed,
         None => Verdict::Same,
-    }
-}
-
-/// A counter that varies between identical runs ([`counter_noise`]) is
-/// judged as a timing is, by the bootstrap interval of enough runs a side;
-/// with fewer it is shown with its spread, not judged.
-fn noisy_verdict(
-    row: &mut Row,
-    (bv, cv): (Option<&Samples>, Option<&Samples>),
-    judge: &Judge,
-    noisy: Noisy,
-) -> Verdict {
-    let why = noisy.note();
-    if let Noisy::Within(lo, hi) = noisy {
-        row.spread = Some((lo, hi));
-    }
-    if row.runs.0 < MIN_TIMING_RUNS || row.runs.1 < MIN_TIMING_RUNS {
-        row.note = Some(format!(
-            "{why}: give --repeat {MIN_TIMING_RUNS} or more on both sides to judge it against that spread"
-        ));
-        return Verdict::NotJudged;
-    }
-    let side = |x: Option<&Samples>| x.map(|x| x.2.clone()).unwrap_or_default();
-    row.interval = bootstrap_ratio(&side(bv), &side(cv));
-    row.note = Some(format!("{why}: judged by the interval of its runs"));
-    match row.interval {
-        Some((lo, hi)) if judge.worse(lo) && judge.worse(hi) => Verdict::Regressed,
-        Some((lo, hi)) if judge.improved(lo) && judge.improved(hi) => {
-            row.note = Some(format!("{why}; {}", fall_note(row.current.unwrap_or(0.0))));
-            Verdict::Fell
-        }
-        Some(_) => Verdict::Same,
-        None => Verdict::NotJudged,
     }
 }
 

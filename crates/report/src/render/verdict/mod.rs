@@ -50,6 +50,10 @@ pub struct VerdictOptions {
     /// How far a verdict on runs of operations predicts (`ledgerbench
     /// report --horizon`); without it, such runs get no verdict.
     pub horizon: Option<Horizon>,
+    /// Fit a backend's runs in different folders as one config where their
+    /// engine settings are the same (`ledgerbench report --pool-folders`):
+    /// a grid's cells differ in memory limit and scale, not in config.
+    pub pool_folders: bool,
 }
 
 impl Default for VerdictOptions {
@@ -61,6 +65,7 @@ impl Default for VerdictOptions {
             lookup_bound_us: 10_000.0,
             mixed_machines: false,
             horizon: None,
+            pool_folders: false,
         }
     }
 }
@@ -274,6 +279,11 @@ fn ops_intro(md: &mut String, name: &str, shape: &Shape, opts: &VerdictOptions) 
         shape.per_batch,
         opts.predict_memory >> 30
     );
+    if opts.pool_folders {
+        md.push_str(
+            "A backend's runs in different folders are one config, fitted together, where their engine settings are the same (`--pool-folders`).\n\n",
+        );
+    }
 }
 
 /// What the verdict's tables hold and how the model reads them.

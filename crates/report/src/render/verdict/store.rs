@@ -47,7 +47,8 @@ pub(super) fn section(
     let mut t = Table::new(&columns.iter().map(String::as_str).collect::<Vec<_>>());
     let mut series = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
-    for (group, members) in groups(limited, store, ctx.shape.load.as_deref()) {
+    let pool = ctx.opts.pool_folders;
+    for (group, members) in groups(limited, store, ctx.shape.load.as_deref(), pool) {
         let group = group.as_str();
         answer.growth.push(Growth::of(
             store,
@@ -120,15 +121,24 @@ fn columns(word: &str) -> Vec<String> {
 }
 
 /// The limited runs grouped by config (a sweep's runs of one backend at
-/// several limits form one group), in first-seen order.
+/// several limits form one group), in first-seen order. With `pool`
+/// (`report --pool-folders`), runs of one design in different folders form
+/// one group when their engine settings are the same; settings that differ
+/// keep their folder's name.
 fn groups<'a>(
     limited: &[&'a (String, &'a BackendRun)],
     store: &str,
     load: Option<&str>,
+    pool: bool,
 ) -> Vec<(String, Vec<Member<'a>>)> {
     let mut groups: Vec<(String, Vec<Member<'_>>)> = Vec::new();
     for (l, r) in limited.iter().copied() {
-        let b = config_of(l, r);
+        let pooled = config_of(l.rsplit('/').next().unwrap_or(l), r);
+        let b = match groups.iter().find(|g| g.0 == pooled) {
+            Some(g) if pool && same_settings(g.1[0].run, r) => pooled,
+            None if pool => pooled,
+            _ => config_of(l, r),
+        };
         let m = Member {
             label: l,
             run: r,
@@ -155,6 +165,18 @@ fn config_of(label: &str, run: &BackendRun) -> String {
         // Results from before runs recorded their design.
         None => backend_of(label).to_string(),
     }
+}
+
+/// Whether two runs' stores were set up alike (engine and settings, as
+/// recorded): what lets `--pool-folders` fit them as one config.
+fn same_settings(a: &BackendRun, b: &BackendRun) -> bool {
+    let setup = |r: &BackendRun| -> Vec<(String, String, serde_json::Value)> {
+        r.stores
+            .iter()
+            .map(|s| (s.store.clone(), s.backend.clone(), s.config.clone()))
+            .collect()
+    };
+    setup(a) == setup(b)
 }
 
 /// One run's row of a store's table and what it offers as a candidate.
@@ -216,9 +238,13 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// The store's totals: ingestion's, or a run of operations'.
     fn summary(&self) -> Option<&'a ledgerbench_results::StoreSummary> {
         let r: &'a BackendRun = self.m.run;
-        r.summary.as_ref().and_then(|s| s.stores.get(self.store))
+        r.summary
+            .as_ref()
+            .and_then(|s| s.stores.get(self.store))
+            .or_else(|| r.replay.as_ref()?.summary.as_ref()?.stores.get(self.store))
     }
 
     /// The thirteen cells of [`COLUMNS`].

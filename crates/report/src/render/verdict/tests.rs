@@ -97,3 +97,66 @@ fn runs_without_a_memory_limit_or_segments_get_none() {
     assert!(ops_verdict_section(&mut out, "synth", &runs, &opts, Horizon::Batches(5)).is_none());
     assert!(out.md.is_empty());
 }
+
+/// The ops verdict of `runs`, pooled across folders or not: its number of
+/// configs and its text.
+fn pooled_verdict(runs: &[(String, &BackendRun)], pool_folders: bool) -> (usize, String) {
+    let mut out = Out {
+        md: String::new(),
+        documents: Vec::new(),
+        charts: 0,
+        svgs: Default::default(),
+    };
+    let opts = VerdictOptions {
+        pool_folders,
+        ..VerdictOptions::default()
+    };
+    let a =
+        ops_verdict_section(&mut out, "synth", runs, &opts, Horizon::Times(10.0)).expect("verdict");
+    (a.growth.len(), out.md)
+}
+
+#[test]
+fn a_grids_cells_pool_into_one_config_only_when_asked_and_show_their_amplification() {
+    let cell = |a: f64, wa: f64| {
+        let mut r = run("fast", a, 0.01);
+        r.design = Some("fast".into());
+        r.replay.as_mut().expect("replay").summary = Some(
+            serde_json::from_value(serde_json::json!({
+                "segments": 33, "puts": 33000, "deletes": 0, "gets": 0, "mismatches": 0,
+                "commits": 33, "wall_secs": 10.0, "ops_per_sec": 3300.0,
+                "stores": {"state": {
+                    "logical_bytes": 1, "raw_bytes": 1, "write_secs": 1.0, "flush_secs": 0.0,
+                    "disk_allocated_bytes": 1, "disk_apparent_bytes": 1, "write_amp_engine": wa
+                }},
+                "total": {"logical_bytes": 1}
+            }))
+            .expect("summary"),
+        );
+        r
+    };
+    let (small, large) = (cell(0.5, 1.75), cell(0.6, 1.75));
+    let runs = [
+        ("1x-64MiB/fast".to_string(), &small),
+        ("10x-64MiB/fast".to_string(), &large),
+    ];
+    // By default each folder is a config; pooled, one config of two runs.
+    assert_eq!(pooled_verdict(&runs, false).0, 2);
+    let (configs, md) = pooled_verdict(&runs, true);
+    assert_eq!(configs, 1, "{md}");
+    assert!(md.contains("**Recommended for `state`: `fast`**"), "{md}");
+    // The store's write amplification, from the run's own totals.
+    assert!(md.contains("1.75 / n/a"), "{md}");
+    // Engine settings that differ keep their folders apart.
+    let mut other = cell(0.6, 1.75);
+    other.stores = serde_json::from_value(serde_json::json!([
+        {"store": "state", "backend": "fast", "config": {"cache": 1}}
+    ]))
+    .expect("stores");
+    let runs = [
+        ("1x-64MiB/fast".to_string(), &small),
+        ("tuned/fast".to_string(), &other),
+    ];
+    let (configs, md) = pooled_verdict(&runs, true);
+    assert_eq!(configs, 2, "{md}");
+}
