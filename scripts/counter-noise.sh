@@ -2,16 +2,17 @@
 # Which counters vary between identical runs, engine by engine: each
 # engine runs the gate's workload (`run stellar --preset smoke`) ten
 # times in one results file, which `ledgerbench compare` then compares with
-# itself, and once in each of six separate processes, the first compared
-# with each other (as the gate compares two runs); every counter that
+# itself, and once in each of six separate processes, each compared with
+# the first (as the gate compares two runs); every counter that
 # differs in either way is written, with its largest relative spread, to
 # crates/report/src/compare/counter-noise.json.
 # (Fewer were too few: two sets of three disagreed on fjall's space
 # amplification; and ten identical fjall runs in one process left out
-# the bytes its background work writes into a batch, which two separate
-# runs then showed 52% apart: a process's first run is not its repeats.)
-# `compare` then shows such a counter unjudged when a side has one run, and
-# judges it by the bootstrap interval of its runs with three a side
+# the bytes its background work writes into a batch, which separate runs
+# then showed up to 100% apart: a process's first run is not its repeats.)
+# `compare` then holds such a counter, with fewer than three runs a side,
+# to its threshold plus twice the spread measured here, and judges it by
+# the bootstrap interval of its runs with three a side
 # (docs/src/reports.md, "Counters that vary").
 #
 #   scripts/counter-noise.sh BIN_DIR [ENGINE...]

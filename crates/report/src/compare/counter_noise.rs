@@ -3,8 +3,9 @@
 //! different number of bytes in two runs of the same binary and seed, so a
 //! tight counter threshold between one run a side is a false alarm. Such a
 //! counter is judged like a timing, by the bootstrap interval of its runs,
-//! once each side has enough of them; before that it is shown, not judged,
-//! with the spread that was seen.
+//! once each side has enough of them. With fewer, a spread measured for
+//! its engine widens its threshold; one seen only in a side's own runs is
+//! shown, not judged.
 //!
 //! Two sources say a counter varies: the runs themselves (a side whose
 //! repeats differ), and `counter-noise.json`, measured by
@@ -15,8 +16,8 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use super::{
-    Judge, MIN_TIMING_RUNS, Row, Samples, Verdict, bootstrap_ratio, counter_verdict, fall_note,
-    glob, same_floor,
+    Judge, MIN_TIMING_RUNS, Row, Samples, Verdict, counter_verdict, fall_note, glob, interval_of,
+    same_floor,
 };
 
 /// What `scripts/counter-noise.sh` measured.
@@ -148,18 +149,14 @@ pub(super) fn verdict(
     if let Noisy::Within(lo, hi) = noisy {
         row.spread = Some((lo, hi));
     }
-    let side = |x: Option<&Samples>| x.map(|x| x.2.clone()).unwrap_or_default();
-    row.interval = bootstrap_ratio(&side(bv), &side(cv));
-    row.note = Some(format!("{why}: judged by the interval of its runs"));
-    match row.interval {
-        Some((lo, hi)) if judge.worse(lo) && judge.worse(hi) => Verdict::Regressed,
-        Some((lo, hi)) if judge.improved(lo) && judge.improved(hi) => {
-            row.note = Some(format!("{why}; {}", fall_note(row.current.unwrap_or(0.0))));
-            Verdict::Fell
-        }
-        Some(_) => Verdict::Same,
-        None => Verdict::NotJudged,
-    }
+    row.interval = interval_of((bv, cv));
+    let verdict = judge.of_interval(row.interval, Verdict::Fell);
+    row.note = Some(if verdict == Verdict::Fell {
+        format!("{why}; {}", fall_note(row.current.unwrap_or(0.0)))
+    } else {
+        format!("{why}: judged by the interval of its runs")
+    });
+    verdict
 }
 
 /// How many times its measured spread a noisy counter's band adds to the

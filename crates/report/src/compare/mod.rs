@@ -376,6 +376,18 @@ impl Judge {
             Better::Higher => r > 1.0 + self.t,
         }
     }
+
+    /// An interval of the ratio moved only when all of it is past the
+    /// threshold; `better` is what a move the right way is called (a
+    /// timing improved, a counter fell).
+    fn of_interval(&self, interval: Option<(f64, f64)>, better: Verdict) -> Verdict {
+        match interval {
+            Some((lo, hi)) if self.worse(lo) && self.worse(hi) => Verdict::Regressed,
+            Some((lo, hi)) if self.improved(lo) && self.improved(hi) => better,
+            Some(_) => Verdict::Same,
+            None => Verdict::NotJudged,
+        }
+    }
 }
 
 /// A timing is judged only on one machine, above the noise floor, with
@@ -401,18 +413,15 @@ fn timing_verdict(
         ));
         Verdict::NotJudged
     } else {
-        let (bs, cs) = (
-            &bv.map(|x| x.2.clone()).unwrap_or_default(),
-            &cv.map(|x| x.2.clone()).unwrap_or_default(),
-        );
-        row.interval = bootstrap_ratio(bs, cs);
-        match row.interval {
-            Some((lo, hi)) if judge.worse(lo) && judge.worse(hi) => Verdict::Regressed,
-            Some((lo, hi)) if judge.improved(lo) && judge.improved(hi) => Verdict::Improved,
-            Some(_) => Verdict::Same,
-            None => Verdict::NotJudged,
-        }
+        row.interval = interval_of((bv, cv));
+        judge.of_interval(row.interval, Verdict::Improved)
     }
+}
+
+/// The bootstrap interval of the ratio of the two sides' runs.
+fn interval_of((bv, cv): (Option<&Samples>, Option<&Samples>)) -> Option<(f64, f64)> {
+    let side = |x: Option<&Samples>| x.map(|x| x.2.clone()).unwrap_or_default();
+    bootstrap_ratio(&side(bv), &side(cv))
 }
 
 /// A counter held to its threshold, in both directions.

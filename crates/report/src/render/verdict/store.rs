@@ -133,10 +133,17 @@ fn groups<'a>(
 ) -> Vec<(String, Vec<Member<'a>>)> {
     let mut groups: Vec<(String, Vec<Member<'_>>)> = Vec::new();
     for (l, r) in limited.iter().copied() {
-        let pooled = config_of(l.rsplit('/').next().unwrap_or(l), r);
-        let b = match groups.iter().find(|g| g.0 == pooled) {
-            Some(g) if pool && same_settings(g.1[0].run, r) => pooled,
-            None if pool => pooled,
+        // Pooled: the design alone, unless a group of that name was set up
+        // otherwise.
+        let b = match config_of(l.rsplit('/').next().unwrap_or(l), r) {
+            p if pool
+                && groups
+                    .iter()
+                    .find(|g| g.0 == p)
+                    .is_none_or(|g| same_settings(g.1[0].run, r)) =>
+            {
+                p
+            }
             _ => config_of(l, r),
         };
         let m = Member {
@@ -170,13 +177,11 @@ fn config_of(label: &str, run: &BackendRun) -> String {
 /// Whether two runs' stores were set up alike (engine and settings, as
 /// recorded): what lets `--pool-folders` fit them as one config.
 fn same_settings(a: &BackendRun, b: &BackendRun) -> bool {
-    let setup = |r: &BackendRun| -> Vec<(String, String, serde_json::Value)> {
-        r.stores
+    a.stores.len() == b.stores.len()
+        && a.stores
             .iter()
-            .map(|s| (s.store.clone(), s.backend.clone(), s.config.clone()))
-            .collect()
-    };
-    setup(a) == setup(b)
+            .zip(&b.stores)
+            .all(|(x, y)| x.store == y.store && x.backend == y.backend && x.config == y.config)
 }
 
 /// One run's row of a store's table and what it offers as a candidate.
