@@ -36,6 +36,8 @@ pub fn finish(s: &Survey, source: &str) -> Workload {
             writes: s.commit_writes.quantiles(),
             gap_micros: gaps,
             period_micros,
+            flush_every_writes: s.flushes.every(),
+            compact_every_writes: s.compactions.every(),
         },
         roles: Vec::new(),
     }

@@ -304,4 +304,13 @@ pub struct Commits {
     /// gaps hold within a tenth of their median.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period_micros: Option<u64>,
+    /// Writes (every store's) between the application's flushes of every
+    /// store, where the trace flushes: part of the workload (Stellar's
+    /// node flushes after each batch), not the engine's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush_every_writes: Option<u64>,
+    /// Writes between the application's full manual compactions, where
+    /// the trace compacts (the Stellar preset's `--compaction manual`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_every_writes: Option<u64>,
 }

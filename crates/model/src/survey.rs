@@ -284,6 +284,10 @@ pub struct Survey {
     pub commit_writes: Reservoir,
     /// Microseconds between commits (traces with times).
     pub commit_gaps: Reservoir,
+    /// The application's flushes, after the initial state.
+    pub flushes: Upkeep,
+    /// Its full manual compactions, after the initial state.
+    pub compactions: Upkeep,
     /// Operations read.
     pub ops: u64,
 }
@@ -304,8 +308,11 @@ pub fn survey(
             .collect(),
         commit_writes: Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 0)),
         commit_gaps: Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 1)),
+        flushes: Upkeep::default(),
+        compactions: Upkeep::default(),
         ops: 0,
     };
+    let mut writes = 0u64;
     let (mut pending, mut now, mut last_commit) = (0u64, None::<u64>, None::<u64>);
     let mut loaded = false;
     while let Some(op) = src.next_op()? {
@@ -342,9 +349,20 @@ pub fn survey(
                 s.commit_gaps =
                     Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 3));
                 pending = 0;
+                writes = 0;
+                s.flushes = Upkeep::default();
+                s.compactions = Upkeep::default();
                 continue;
             }
-            Op::Flush { .. } | Op::Compact { .. } | Op::Mark { .. } => continue,
+            Op::Flush { .. } => {
+                s.flushes.at(writes);
+                continue;
+            }
+            Op::Compact { .. } => {
+                s.compactions.at(writes);
+                continue;
+            }
+            Op::Mark { .. } => continue,
         };
         let Some(st) = s.stores.get_mut(usize::from(store)) else {
             return Err(TraceError::Source(
@@ -356,7 +374,35 @@ pub fn survey(
                 .into(),
             ));
         };
-        pending += u64::from(st.apply(op));
+        let wrote = u64::from(st.apply(op));
+        pending += wrote;
+        writes += wrote;
     }
     Ok(s)
+}
+
+/// An upkeep operation of the application's (a flush, a manual
+/// compaction) as the trace made it: how often, in writes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Upkeep {
+    /// Times it came after some writes (a run of them with no write
+    /// between, one per store say, is one).
+    pub count: u64,
+    /// Writes before the last of them.
+    pub writes_to_last: u64,
+}
+
+impl Upkeep {
+    /// One seen with `writes` written so far.
+    fn at(&mut self, writes: u64) {
+        if writes > self.writes_to_last {
+            self.count += 1;
+            self.writes_to_last = writes;
+        }
+    }
+
+    /// Writes between two, on average; none where the trace made none.
+    pub fn every(&self) -> Option<u64> {
+        (self.count > 0).then(|| (self.writes_to_last as f64 / self.count as f64).round() as u64)
+    }
 }

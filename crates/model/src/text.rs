@@ -226,6 +226,22 @@ fn commits(o: &mut String, c: &Commits) {
             &p.to_string(),
         );
     }
+    if let Some(n) = c.flush_every_writes {
+        line(
+            o,
+            "The application flushes every store every this many writes.",
+            "flush_every_writes",
+            &n.to_string(),
+        );
+    }
+    if let Some(n) = c.compact_every_writes {
+        line(
+            o,
+            "It compacts every store's whole key range every this many writes.",
+            "compact_every_writes",
+            &n.to_string(),
+        );
+    }
 }
 
 fn store(o: &mut String, s: &Store) {

@@ -148,6 +148,15 @@ fn summary(w: &Workload, ops: u64) -> String {
     for s in &w.stores {
         o.push_str(&access_line(s));
     }
+    let c = &w.commits;
+    for (what, every) in [
+        ("flushes every store", c.flush_every_writes),
+        ("compacts every store's key range", c.compact_every_writes),
+    ] {
+        if let Some(n) = every {
+            let _ = writeln!(o, "the application {what} every {n} writes");
+        }
+    }
     o
 }
 

@@ -116,6 +116,22 @@ fn a_model_played_and_fitted_again_comes_back_within_its_bands() {
 }
 
 #[test]
+fn the_applications_flushes_and_compactions_come_back_at_their_cadence() {
+    let mut m = model();
+    assert_eq!(round_trip(&m).commits.flush_every_writes, None);
+    m.commits.flush_every_writes = Some(1000);
+    m.commits.compact_every_writes = Some(3000);
+    let f = round_trip(&m);
+    assert_eq!(f.commits.flush_every_writes, Some(1000), "{:?}", f.commits);
+    assert_eq!(
+        f.commits.compact_every_writes,
+        Some(3000),
+        "{:?}",
+        f.commits
+    );
+}
+
+#[test]
 fn a_sequential_store_is_played_in_key_order() {
     let mut m = model();
     m.stores[0].inserts.ascending = 1.0;

@@ -16,6 +16,7 @@
 mod draw;
 pub mod presets;
 mod roles;
+mod upkeep;
 
 use ledgerbench_model::Workload;
 use ledgerbench_model::model::Store;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::generated::GenError;
 use draw::{Dist, Picker};
 use roles::RoleThread;
+use upkeep::Upkeep;
 
 /// Settings of a synthesized run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -97,6 +99,8 @@ pub struct Synth {
     per_segment: u64,
     /// The role this thread plays, where the model has roles.
     timed: Option<Timed>,
+    /// The application's flushes and compactions.
+    upkeep: Upkeep,
 }
 
 /// A role's thread paced by the model's period.
@@ -228,6 +232,7 @@ impl Synth {
             rng: Rng::new(stream(seed, 0x5f, t)),
             per_segment: cfg.ops_per_segment,
             timed: role,
+            upkeep: Upkeep::of(&model.commits),
         })
     }
 }
@@ -346,6 +351,7 @@ impl Synth {
 
     /// One operation on a store drawn by its share.
     fn op(&mut self, out: &mut Vec<OwnedOp>) {
+        let before = self.pending;
         let (s, kind, initial) = self.draw_op();
         let (lo, hi) = if initial {
             (0, self.stores[s].initial)
@@ -397,6 +403,9 @@ impl Synth {
                 self.pending += 1;
             }
         }
+        if self.pending > before {
+            self.upkeep.wrote();
+        }
         self.done += 1;
         // A block's writes are committed at its end, all together.
         let block = self.timed.as_ref().is_some_and(|t| t.role.block);
@@ -404,6 +413,19 @@ impl Synth {
             out.push(OwnedOp::Commit(false));
             self.pending = 0;
             self.target = self.commit.as_ref().map_or(1, |d| d.draw(&mut self.rng, 1));
+        }
+        // A block's upkeep waits for its commit at the period's end.
+        if !block && self.upkeep.due() {
+            self.commit_pending(out);
+            self.upkeep.take(out);
+        }
+    }
+
+    /// Commits the writes not yet committed, if any.
+    fn commit_pending(&mut self, out: &mut Vec<OwnedOp>) {
+        if self.pending > 0 {
+            out.push(OwnedOp::Commit(false));
+            self.pending = 0;
         }
     }
 }
@@ -428,10 +450,8 @@ impl Synth {
             }
             self.op(out);
         }
-        if self.pending > 0 {
-            out.push(OwnedOp::Commit(false));
-            self.pending = 0;
-        }
+        self.commit_pending(out);
+        self.upkeep.take(out);
         out.push(OwnedOp::Mark(format!("period {p}")));
         true
     }
