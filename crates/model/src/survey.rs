@@ -292,6 +292,18 @@ pub struct Survey {
     pub ops: u64,
 }
 
+impl Survey {
+    /// What came before the initial state's `load` mark is the state, not
+    /// the workload: the commits and upkeep start again after it.
+    fn end_load(&mut self, opts: &Options) {
+        self.stores.iter_mut().for_each(StoreSurvey::end_load);
+        self.commit_writes = Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 2));
+        self.commit_gaps = Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 3));
+        self.flushes = Upkeep::default();
+        self.compactions = Upkeep::default();
+    }
+}
+
 /// Reads `src` to its end, calling `progress` with the operations read
 /// every million.
 pub fn survey(
@@ -343,15 +355,8 @@ pub fn survey(
             // load phase), apart from the mix; the first such mark only.
             Op::Mark { label } if label == "load" && !loaded => {
                 loaded = true;
-                s.stores.iter_mut().for_each(StoreSurvey::end_load);
-                s.commit_writes =
-                    Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 2));
-                s.commit_gaps =
-                    Reservoir::new(opts.values, ledgerbench_rng::stream(opts.seed, 99, 3));
-                pending = 0;
-                writes = 0;
-                s.flushes = Upkeep::default();
-                s.compactions = Upkeep::default();
+                s.end_load(opts);
+                (pending, writes) = (0, 0);
                 continue;
             }
             Op::Flush { .. } => {

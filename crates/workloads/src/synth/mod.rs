@@ -208,18 +208,8 @@ impl Synth {
             .zip(&model.stores)
             .map(|(i, s)| store(s, cfg.scale, stream(seed, 0x5e, i)))
             .collect::<Result<Vec<_>, _>>()?;
-        let names: Vec<&str> = model.stores.iter().map(|s| s.name.as_str()).collect();
-        let header = crate::generated::header(
-            "synth",
-            seed,
-            &names,
-            &Source {
-                config: &cfg,
-                model: &model,
-            },
-        );
         Ok(Self {
-            header,
+            header: header_of(seed, &cfg, &model),
             seed,
             stores,
             store_cum,
@@ -235,6 +225,13 @@ impl Synth {
             upkeep: Upkeep::of(&model.commits),
         })
     }
+}
+
+/// The stream's header: the stores' names, and the settings and model
+/// the results record.
+fn header_of(seed: u64, cfg: &SynthConfig, model: &Workload) -> Header {
+    let names: Vec<&str> = model.stores.iter().map(|s| s.name.as_str()).collect();
+    crate::generated::header("synth", seed, &names, &Source { config: cfg, model })
 }
 
 /// What the results record of a synthesized run: its settings and the
