@@ -32,17 +32,9 @@ command -v valgrind > /dev/null || { echo "dbbench-instructions: needs valgrind 
 if [[ -n "$OUT" ]]; then
     [[ ! -e "$OUT" ]] || { echo "dbbench-instructions: $OUT exists; name a new directory" >&2; exit 2; }
 fi
-DB_BENCH=${LEDGERBENCH_DB_BENCH:-$(scripts/build-dbbench.sh)}
-if [[ -n "${LEDGERBENCH_BIN:-}" ]]; then
-    BIN=$LEDGERBENCH_BIN
-else
-    cargo build --release --workspace --locked --quiet
-    # shellcheck source=scripts/bin.sh
-    source scripts/bin.sh
-    BIN="$(ledgerbench_bin)"
-fi
 # shellcheck source=scripts/dbbench-options.sh
 source scripts/dbbench-options.sh
+dbbench_tools
 
 work=$(mktemp -d /var/tmp/ledgerbench-instructions.XXXXXX)
 cleanup() {

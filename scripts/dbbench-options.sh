@@ -1,8 +1,27 @@
 # Sourced by the db_bench comparisons (dbbench-throughput.sh,
-# dbbench-instructions.sh): db_bench's flags for what `ledgerbench run
-# micro --backends rocksdb-leveled --engine-memory 128MiB` opens.
+# dbbench-instructions.sh): the two tools, and db_bench's flags for what
+# `ledgerbench run micro --backends rocksdb-leveled --engine-memory 128MiB`
+# opens.
 #
+#   dbbench_tools                sets DB_BENCH and BIN
 #   dbbench_opts NUM THREADS     sets the array DBB_OPTS
+
+# $LEDGERBENCH_DB_BENCH names another db_bench (Debian's rocksdb-tools is
+# RocksDB 7.8: a comparison with it measures two RocksDB versions too);
+# by default 11.8.1, built from the crate's sources once. $LEDGERBENCH_BIN
+# names a ledgerbench binary (a published run's copy of a clean commit's
+# build); by default the workspace's, built first.
+dbbench_tools() {
+    DB_BENCH=${LEDGERBENCH_DB_BENCH:-$(scripts/build-dbbench.sh)}
+    if [[ -n "${LEDGERBENCH_BIN:-}" ]]; then
+        BIN=$LEDGERBENCH_BIN
+    else
+        cargo build --release --workspace --locked --quiet
+        # shellcheck source=scripts/bin.sh
+        source scripts/bin.sh
+        BIN="$(ledgerbench_bin)"
+    fi
+}
 #
 # rocksdb-leveled at --engine-memory 128MiB (crates/rocksdb: scale_memory
 # and RocksConfig::default), spelled out for db_bench, whose own defaults

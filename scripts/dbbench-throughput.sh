@@ -16,18 +16,9 @@ THREADS=${2:-1}
 [[ $EUID -eq 0 ]] || { echo "dbbench-throughput: needs root (loop devices)" >&2; exit 2; }
 [[ "$NUM" =~ ^[0-9]+$ && "$NUM" -gt 0 ]] || { echo "dbbench-throughput: NUM is a positive count, not $NUM" >&2; exit 2; }
 [[ "$THREADS" =~ ^[0-9]+$ && "$THREADS" -gt 0 ]] || { echo "dbbench-throughput: THREADS is a positive count, not $THREADS" >&2; exit 2; }
-# $LEDGERBENCH_DB_BENCH names another db_bench (Debian's rocksdb-tools is
-# RocksDB 7.8: a comparison with it measures two RocksDB versions too).
-DB_BENCH=${LEDGERBENCH_DB_BENCH:-$(scripts/build-dbbench.sh)}
-# $LEDGERBENCH_BIN names a ledgerbench binary (a published run's copy of a
-# clean commit's build); by default the workspace's, built first.
-if [[ -n "${LEDGERBENCH_BIN:-}" ]]; then
-    BIN=$LEDGERBENCH_BIN
-else
-    cargo build --release --workspace --locked --quiet
-    source scripts/bin.sh
-    BIN="$(ledgerbench_bin)"
-fi
+# shellcheck source=scripts/dbbench-options.sh
+source scripts/dbbench-options.sh
+dbbench_tools
 # OUT (optional): a new directory that keeps both tools' logs and
 # ledgerbench's results; ROUNDS (default 4): pairs of runs, each tool first
 # in every other round; FS (default loop): where both tools' stores live,
@@ -53,8 +44,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shellcheck source=scripts/dbbench-options.sh
-source scripts/dbbench-options.sh
 dbbench_opts "$NUM" "$THREADS"
 
 echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds, stores on $FS"
