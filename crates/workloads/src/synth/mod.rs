@@ -406,9 +406,9 @@ impl Synth {
         self.done += 1;
         // A block's writes are committed at its end, all together.
         let block = self.timed.as_ref().is_some_and(|t| t.role.block);
+        // The target is at least 1, so a commit here has writes in it.
         if !block && self.pending >= self.target {
-            out.push(OwnedOp::Commit(false));
-            self.pending = 0;
+            self.commit_pending(out);
             self.target = self.commit.as_ref().map_or(1, |d| d.draw(&mut self.rng, 1));
         }
         // A block's upkeep waits for its commit at the period's end.
