@@ -120,6 +120,28 @@ for b in ["fillrandom", "overwrite", "readrandom"]:
     ratios = [x / y for x, y in zip(k, d)]
     each = ", ".join(f"{x:.3f}" for x in ratios)
     print(f"| {b} | {statistics.median(d):.0f} | {statistics.median(k):.0f} | {statistics.median(ratios):.3f} | {each} |")
+# How the commits grouped, from RocksDB's own tickers in each tool (both
+# count over the whole process: fill, overwrite, reads): a commit is
+# written by its own thread (a group's leader) or in another's group.
+# Absent where a tool did not record them (ledgerbench before 2026-11-29).
+def dbb_ticker(log, name):
+    m = re.search(rf"^rocksdb\.{re.escape(name)} COUNT : ([0-9]+)", log, re.M)
+    return int(m.group(1)) if m else None
+rows = []
+for r in range(1, rounds + 1):
+    log = open(f"{work}/round-{r}/dbb.log").read()
+    last = json.load(open(f"{work}/round-{r}/ledgerbench/results.json"))["runs"][0]["benchmarks"][-1]
+    extra = (last.get("engine") or {}).get("extra", {})
+    d = (dbb_ticker(log, "write.self"), dbb_ticker(log, "write.other"))
+    k = (extra.get("writes_done_by_self"), extra.get("writes_done_by_other"))
+    rows.append((r, d, k))
+def per_group(s, o):
+    return f"{(s + o) / s:.2f}" if s and o is not None else "n/a"
+print()
+print("| round | db_bench commits per group | ledgerbench commits per group |")
+print("|---|---:|---:|")
+for r, d, k in rows:
+    print(f"| {r} | {per_group(*d)} | {per_group(*k)} |")
 PY
 if [[ -n "$OUT" ]]; then
     for r in $(seq 1 "$ROUNDS"); do

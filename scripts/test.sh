@@ -10,6 +10,16 @@ scripts/setup.sh
 cargo fmt --all -- --check
 python3 scripts/rules.py
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
+# The Go engines' own tests (crates/gokv/go: the full-disk guard), with the
+# Go the build uses: LEDGERBENCH_GO, the system's, or scripts/setup.sh's.
+# Without one the Go engines are not built either, and the build says so.
+for go in ${LEDGERBENCH_GO:-} go "${XDG_CACHE_HOME:-$HOME/.cache}/ledgerbench/go/bin/go"; do
+  command -v "$go" >/dev/null 2>&1 || continue
+  unformatted=$(cd crates/gokv/go && "${go}fmt" -l .)
+  [ -z "$unformatted" ] || { echo "test: gofmt would change: $unformatted (run gofmt -w in crates/gokv/go)" >&2; exit 1; }
+  (cd crates/gokv/go && CGO_ENABLED=1 "$go" vet ./... && CGO_ENABLED=1 "$go" test -count=1 ./...)
+  break
+done
 # Tests that need root (loop devices, memory cgroups, tmpfs mounts) are
 # marked ignored, so a plain `cargo test` lists them with the reason; as
 # root they run too. Set LEDGERBENCH_REQUIRE_PRIVILEGED=1 (CI does) to make

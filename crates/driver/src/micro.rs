@@ -143,6 +143,7 @@ pub fn run(
         found: reads.then_some(found),
         background_writes: background,
         latency: Latency::from_histogram(&hist),
+        engine: None,
     })
 }
 

@@ -38,6 +38,14 @@ func cerr(err error) *C.char {
 	return C.CString(err.Error())
 }
 
+// rescue, deferred by every exported function, turns a panic into the
+// call's error: a Go panic unwinding into C aborts the harness.
+func rescue(ret **C.char) {
+	if r := recover(); r != nil {
+		*ret = cerr(fmt.Errorf("the Go engine panicked: %v", r))
+	}
+}
+
 func engineOf(h C.uintptr_t) Engine {
 	return cgo.Handle(h).Value().(Engine)
 }
@@ -46,7 +54,8 @@ func engineOf(h C.uintptr_t) Engine {
 // to its handle.
 //
 //export lbgo_open
-func lbgo_open(engine *C.char, elen C.size_t, dir *C.char, dlen C.size_t, config *C.char, clen C.size_t, out *C.uintptr_t) *C.char {
+func lbgo_open(engine *C.char, elen C.size_t, dir *C.char, dlen C.size_t, config *C.char, clen C.size_t, out *C.uintptr_t) (ret *C.char) {
+	defer rescue(&ret)
 	var cfg Config
 	if err := json.Unmarshal(view(config, clen), &cfg); err != nil {
 		return cerr(fmt.Errorf("config: %w", err))
@@ -64,7 +73,8 @@ func lbgo_open(engine *C.char, elen C.size_t, dir *C.char, dlen C.size_t, config
 // returned.
 //
 //export lbgo_close
-func lbgo_close(h C.uintptr_t) *C.char {
+func lbgo_close(h C.uintptr_t) (ret *C.char) {
+	defer rescue(&ret)
 	e := engineOf(h)
 	cgo.Handle(h).Delete()
 	return cerr(e.Close())
@@ -75,7 +85,8 @@ func lbgo_close(h C.uintptr_t) *C.char {
 // with room for *vlen bytes).
 //
 //export lbgo_get
-func lbgo_get(h C.uintptr_t, key *C.char, klen C.size_t, buf *C.char, bcap C.size_t, vlen *C.int64_t) *C.char {
+func lbgo_get(h C.uintptr_t, key *C.char, klen C.size_t, buf *C.char, bcap C.size_t, vlen *C.int64_t) (ret *C.char) {
+	defer rescue(&ret)
 	n, found, err := engineOf(h).Get(view(key, klen), view(buf, bcap))
 	switch {
 	case err != nil:
@@ -91,7 +102,8 @@ func lbgo_get(h C.uintptr_t, key *C.char, klen C.size_t, buf *C.char, bcap C.siz
 // lbgo_write commits one batch, encoded as decodeWrite reads it.
 //
 //export lbgo_write
-func lbgo_write(h C.uintptr_t, batch *C.char, blen C.size_t) *C.char {
+func lbgo_write(h C.uintptr_t, batch *C.char, blen C.size_t) (ret *C.char) {
+	defer rescue(&ret)
 	return cerr(write(engineOf(h), view(batch, blen)))
 }
 
@@ -101,7 +113,8 @@ func lbgo_write(h C.uintptr_t, batch *C.char, blen C.size_t) *C.char {
 // it needs.
 //
 //export lbgo_scan
-func lbgo_scan(h C.uintptr_t, start *C.char, slen C.size_t, limit C.size_t, buf *C.char, bcap C.size_t, used *C.size_t, count *C.size_t, more *C.int) *C.char {
+func lbgo_scan(h C.uintptr_t, start *C.char, slen C.size_t, limit C.size_t, buf *C.char, bcap C.size_t, used *C.size_t, count *C.size_t, more *C.int) (ret *C.char) {
+	defer rescue(&ret)
 	dst := view(buf, bcap)[:0]
 	out, n, m, err := scanPage(engineOf(h), view(start, slen), int(limit), int(bcap), dst)
 	if err != nil {
@@ -120,10 +133,16 @@ func lbgo_scan(h C.uintptr_t, start *C.char, slen C.size_t, limit C.size_t, buf 
 }
 
 //export lbgo_flush
-func lbgo_flush(h C.uintptr_t) *C.char { return cerr(engineOf(h).Flush()) }
+func lbgo_flush(h C.uintptr_t) (ret *C.char) {
+	defer rescue(&ret)
+	return cerr(engineOf(h).Flush())
+}
 
 //export lbgo_compact
-func lbgo_compact(h C.uintptr_t) *C.char { return cerr(engineOf(h).Compact()) }
+func lbgo_compact(h C.uintptr_t) (ret *C.char) {
+	defer rescue(&ret)
+	return cerr(engineOf(h).Compact())
+}
 
 // goHeap reads the Go heap's live objects and the collector's settings,
 // so a run reports the Go runtime's memory and threads as the engine's.
@@ -137,7 +156,8 @@ var goHeap = []metrics.Sample{
 // is over CAP). The Go runtime's own figures go under "extra".
 //
 //export lbgo_stats
-func lbgo_stats(h C.uintptr_t, buf *C.char, bcap C.size_t, jlen *C.size_t) *C.char {
+func lbgo_stats(h C.uintptr_t, buf *C.char, bcap C.size_t, jlen *C.size_t) (ret *C.char) {
+	defer rescue(&ret)
 	s, err := engineOf(h).Stats()
 	if err != nil {
 		return cerr(err)

@@ -23,13 +23,38 @@ const (
 // room (polled every 100 ms) calls run as they are; once it runs low they
 // run on a goroutine of their own, watched, and a call still running after
 // stuckAfter with the disk full returns an error that says so (the call
-// itself goes on, and ends if space returns).
+// itself goes on, and ends if space returns). A panic in a write, flush,
+// compaction or close comes back as an error, and later writes, flushes
+// and compactions return it without reaching the engine.
 type guarded struct {
 	Engine
 	name string
 	dir  string
 	low  atomic.Bool
 	done chan struct{}
+	// stopped holds the panic that ended the engine's writes, if any.
+	stopped atomic.Pointer[stoppedError]
+}
+
+// stoppedError is a panic inside an engine call, caught. Pebble panics
+// (through its logger's Fatalf) when a commit fails, a full disk's WAL
+// write for one, and says its commit pipeline is broken from then on: a
+// later commit would wait forever for the failed one's turn.
+type stoppedError struct{ cause any }
+
+func (e *stoppedError) Error() string {
+	return fmt.Sprintf("%v (the engine stopped taking writes: close and reopen the store)", e.cause)
+}
+
+// protect runs f, turning a panic into a *stoppedError so that it never
+// unwinds into the C caller (a Go panic there aborts the whole harness).
+func protect(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &stoppedError{cause: r}
+		}
+	}()
+	return f()
 }
 
 func guard(e Engine, name, dir string) *guarded {
@@ -65,11 +90,26 @@ func freeBytes(dir string) uint64 {
 }
 
 func (g *guarded) call(f func() error) error {
+	if s := g.stopped.Load(); s != nil {
+		return s
+	}
+	return g.watch(f)
+}
+
+// watch runs f as call describes, and remembers a panic it ended in.
+func (g *guarded) watch(f func() error) error {
+	run := func() error {
+		err := protect(f)
+		if s, ok := err.(*stoppedError); ok {
+			g.stopped.CompareAndSwap(nil, s)
+		}
+		return err
+	}
 	if !g.low.Load() {
-		return f()
+		return run()
 	}
 	result := make(chan error, 1)
-	go func() { result <- f() }()
+	go func() { result <- run() }()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var fullSince time.Time
@@ -94,10 +134,10 @@ func (g *guarded) Write(ops []Op) error { return g.call(func() error { return g.
 func (g *guarded) Flush() error         { return g.call(g.Engine.Flush) }
 func (g *guarded) Compact() error       { return g.call(g.Engine.Compact) }
 
-// Close closes the engine, watched as the other calls are, and stops the
-// polling.
+// Close closes the engine, watched as the other calls are (even once it
+// stopped: the close releases its files and lock), and stops the polling.
 func (g *guarded) Close() error {
-	err := g.call(g.Engine.Close)
+	err := g.watch(g.Engine.Close)
 	close(g.done)
 	return err
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/cockroachdb/pebble"
 )
 
@@ -41,8 +43,11 @@ type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...interface{})  {}
 func (quietLogger) Errorf(string, ...interface{}) {}
+
+// Fatalf panics with Pebble's message: the guard catches it and stops the
+// store's writes (Pebble's default logger would exit the whole process).
 func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(format)
+	panic(fmt.Sprintf(format, args...))
 }
 
 func (e *pebbleEngine) Write(ops []Op) error {

@@ -149,4 +149,9 @@ pub struct MicroBench {
     /// Latency of one operation (a put, get, delete, seek or `next`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<Latency>,
+    /// The engine's figures as the benchmark ended; its counters count
+    /// from the store's open (a fill opens a new store, the benchmarks
+    /// after it add to its counts). Absent before 2026-11-29.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<ledgerbench_core::EngineStats>,
 }

@@ -400,6 +400,13 @@ pub(crate) fn add_counters(s: &mut EngineStats, opts: &Options, cfg: &RocksConfi
         ("block_cache_filter_misses", Ticker::BlockCacheFilterMiss),
         ("block_cache_index_misses", Ticker::BlockCacheIndexMiss),
         ("block_cache_data_misses", Ticker::BlockCacheDataMiss),
+        // How commits grouped: written by their own thread (a group's
+        // leader) or by another's group, and WAL syncs; what concurrent
+        // writers share shows here, beside db_bench's same tickers.
+        ("writes_done_by_self", Ticker::WriteDoneBySelf),
+        ("writes_done_by_other", Ticker::WriteDoneByOther),
+        ("writes_with_wal", Ticker::WriteWithWal),
+        ("wal_syncs", Ticker::WalFileSynced),
     ] {
         s.extra.insert(name.into(), opts.get_ticker_count(ticker));
     }
