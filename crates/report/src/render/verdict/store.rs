@@ -47,6 +47,7 @@ pub(super) fn section(
     let mut t = Table::new(&columns.iter().map(String::as_str).collect::<Vec<_>>());
     let mut series = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
+    let mut left: Vec<(String, &'static str)> = Vec::new();
     let pool = ctx.opts.pool_folders;
     for (group, members) in groups(limited, store, ctx.shape.load.as_deref(), pool) {
         let group = group.as_str();
@@ -60,6 +61,7 @@ pub(super) fn section(
         for (i, m) in members.iter().enumerate() {
             let row = Row::new(m, i, store, &checked, ctx);
             t.row(row.cells());
+            note_left(&mut left, group, row.set_aside());
             eligible.push(row.candidate(group, members.len(), ctx));
             series.push(Series {
                 name: m.label.to_string(),
@@ -106,13 +108,32 @@ pub(super) fn section(
     out.md.push_str(&t.columns(&[0, 6, 7, 9, 10, 11]).render());
     out.md.push('\n');
     let (text, picked) = recommend(store, ctx.shape.word, candidates, ctx.bound);
-    out.md.push_str(&text);
+    out.md.push_str(&(text + &not_candidates(&left)));
     answer.stores.push(picked);
     let title = format!("Batch cost against data / memory: {store}");
     out.chart(
         &title,
         svg::line_chart(&title, "all stores' data / memory", "seconds", &series),
     );
+}
+
+/// Keeps the first reason a config's run gives for setting it aside.
+fn note_left(left: &mut Vec<(String, &'static str)>, group: &str, why: Option<&'static str>) {
+    if let Some(why) = why.filter(|_| !left.iter().any(|l| l.0 == group)) {
+        left.push((group.to_string(), why));
+    }
+}
+
+/// The configs that were no candidate, each with why (none: nothing).
+fn not_candidates(left: &[(String, &'static str)]) -> String {
+    if left.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = left
+        .iter()
+        .map(|(g, why)| format!("`{g}` ({why})"))
+        .collect();
+    format!("Not a candidate: {}.\n\n", each.join("; "))
 }
 
 /// [`COLUMNS`] with the horizon's `word` in.
@@ -318,16 +339,31 @@ impl<'a> Row<'a> {
         ]
     }
 
+    /// Why the run cannot stand for its config, in words for the report:
+    /// it evicts what the store must keep, it did not finish, or nothing
+    /// could be predicted from it.
+    fn set_aside(&self) -> Option<&'static str> {
+        let r = self.m.run;
+        if r.stores
+            .iter()
+            .any(|s| s.store == self.store && s.evicts_oldest())
+        {
+            Some("it drops its oldest data, and the store must keep every entry")
+        } else if r.error.is_some() || r.stopped_early.is_some() {
+            Some("a run of it did not finish")
+        } else if self.month.is_none() {
+            Some("no model could be fitted to its runs")
+        } else {
+            None
+        }
+    }
+
     /// The run as a candidate for the store: none when it failed, stopped
     /// early, has no month or does not keep the store (an engine that
     /// evicts its oldest data is no answer for a store that must keep it).
     fn candidate(&self, group: &str, runs: usize, ctx: &Ctx<'_>) -> Option<Candidate> {
         let (r, store) = (self.m.run, self.store);
-        let evicts = r
-            .stores
-            .iter()
-            .any(|s| s.store == store && s.evicts_oldest());
-        if r.error.is_some() || r.stopped_early.is_some() || evicts {
+        if self.set_aside().is_some() {
             return None;
         }
         let (_, _, total) = self.month?;

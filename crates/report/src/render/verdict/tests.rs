@@ -83,6 +83,40 @@ fn runs_of_operations_get_a_verdict_at_the_readers_horizon() {
 }
 
 #[test]
+fn configs_set_aside_are_named_with_why() {
+    // The cheapest run drops its oldest data and another failed: neither
+    // may be recommended, and the report says which and why rather than
+    // counting them out in silence.
+    let mut fifo = run("fifo", 0.1, 0.001);
+    fifo.stores = serde_json::from_value(serde_json::json!([{
+        "store": "state", "backend": "rocksdb-fifo", "config": {}, "evicts_oldest": true
+    }]))
+    .expect("stores");
+    let mut failed = run("failed", 0.2, 0.001);
+    failed.error = Some("out of memory".into());
+    let ok = run("ok", 0.5, 0.01);
+    let runs = vec![
+        ("fifo".to_string(), &fifo),
+        ("failed".to_string(), &failed),
+        ("ok".to_string(), &ok),
+    ];
+    let mut out = Out {
+        md: String::new(),
+        documents: Vec::new(),
+        charts: 0,
+        svgs: Default::default(),
+    };
+    let opts = VerdictOptions::default();
+    ops_verdict_section(&mut out, "synth", &runs, &opts, Horizon::Times(10.0)).expect("verdict");
+    let md = &out.md;
+    assert!(md.contains("**Recommended for `state`: `ok`**"), "{md}");
+    assert!(
+        md.contains("Not a candidate: `fifo` (it drops its oldest data, and the store must keep every entry); `failed` (a run of it did not finish)."),
+        "{md}"
+    );
+}
+
+#[test]
 fn runs_without_a_memory_limit_or_segments_get_none() {
     let mut free = run("free", 0.5, 0.01);
     free.memory_limit_bytes = None;
