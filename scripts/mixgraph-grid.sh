@@ -12,8 +12,9 @@
 # BIN_DIR holds the release `ledgerbench` of a clean commit (and its Go
 # library and sidecar); NAME picks some of the runs below; default: all.
 # A benchmark: run it alone on the machine. On this project's 2-vCPU VM a
-# 1x cell takes about 5 minutes, 10x-256MiB 50, and 10x-64MiB about two
-# hours (under 64 MiB most GETs go to the device).
+# 1x cell takes about 5 minutes and 10x-256MiB 50; 10x-64MiB is longer
+# still (under 64 MiB most GETs go to the device: rocksdb-leveled alone
+# took about 15 minutes, the B-trees and Pebble were slower at 256 MiB).
 #
 # Why these limits: at 1x the model loads 102,293 keys of 48 bytes and
 # plays 1,000,000 operations (14% puts, 36 bytes a value on average), about
