@@ -98,18 +98,11 @@ func (g *guarded) call(f func() error) error {
 
 // watch runs f as call describes, and remembers a panic it ended in.
 func (g *guarded) watch(f func() error) error {
-	run := func() error {
-		err := protect(f)
-		if s, ok := err.(*stoppedError); ok {
-			g.stopped.CompareAndSwap(nil, s)
-		}
-		return err
-	}
 	if !g.low.Load() {
-		return run()
+		return g.remember(protect(f))
 	}
 	result := make(chan error, 1)
-	go func() { result <- run() }()
+	go func() { result <- g.remember(protect(f)) }()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var fullSince time.Time
@@ -133,6 +126,14 @@ func (g *guarded) watch(f func() error) error {
 func (g *guarded) Write(ops []Op) error { return g.call(func() error { return g.Engine.Write(ops) }) }
 func (g *guarded) Flush() error         { return g.call(g.Engine.Flush) }
 func (g *guarded) Compact() error       { return g.call(g.Engine.Compact) }
+
+// remember keeps the first panic a call ended in, and returns err.
+func (g *guarded) remember(err error) error {
+	if s, ok := err.(*stoppedError); ok {
+		g.stopped.CompareAndSwap(nil, s)
+	}
+	return err
+}
 
 // Close closes the engine, watched as the other calls are (even once it
 // stopped: the close releases its files and lock), and stops the polling.

@@ -61,8 +61,8 @@ pub(super) fn section(
         for (i, m) in members.iter().enumerate() {
             let row = Row::new(m, i, store, &checked, ctx);
             t.row(row.cells());
-            note_left(&mut left, group, row.set_aside());
-            eligible.push(row.candidate(group, members.len(), ctx));
+            let why = note_left(&mut left, group, row.set_aside());
+            eligible.push(why.map_or_else(|| row.candidate(group, members.len(), ctx), |_| None));
             series.push(Series {
                 name: m.label.to_string(),
                 marked: false,
@@ -117,11 +117,17 @@ pub(super) fn section(
     );
 }
 
-/// Keeps the first reason a config's run gives for setting it aside.
-fn note_left(left: &mut Vec<(String, &'static str)>, group: &str, why: Option<&'static str>) {
-    if let Some(why) = why.filter(|_| !left.iter().any(|l| l.0 == group)) {
-        left.push((group.to_string(), why));
+/// Keeps the first reason a config's run gives for setting it aside, and
+/// returns the run's.
+fn note_left(
+    left: &mut Vec<(String, &'static str)>,
+    group: &str,
+    why: Option<&'static str>,
+) -> Option<&'static str> {
+    if let Some(w) = why.filter(|_| !left.iter().any(|l| l.0 == group)) {
+        left.push((group.to_string(), w));
     }
+    why
 }
 
 /// The configs that were no candidate, each with why (none: nothing).
@@ -358,14 +364,11 @@ impl<'a> Row<'a> {
         }
     }
 
-    /// The run as a candidate for the store: none when it failed, stopped
-    /// early, has no month or does not keep the store (an engine that
-    /// evicts its oldest data is no answer for a store that must keep it).
+    /// The run as a candidate for the store, once [`Row::set_aside`] found
+    /// no reason against it (an engine that evicts its oldest data is no
+    /// answer for a store that must keep it); none without a month.
     fn candidate(&self, group: &str, runs: usize, ctx: &Ctx<'_>) -> Option<Candidate> {
         let (r, store) = (self.m.run, self.store);
-        if self.set_aside().is_some() {
-            return None;
-        }
         let (_, _, total) = self.month?;
         let sum = self.summary();
         let backend = r.stores.iter().find(|s| s.store == store);
