@@ -28,6 +28,15 @@ dbbench_tools
 OUT=${3:-}
 ROUNDS=${4:-4}
 FS=${5:-loop}
+# BENCHES (environment; default fillrandom,overwrite,readrandom): which of
+# the three each tool runs, in that order. SCHED=1 (environment) runs each
+# tool under scripts/schedstat.py and prints, over the rounds, where each
+# tool's threads spent their time: on a CPU, queued for one, or asleep.
+BENCHES=${BENCHES:-fillrandom,overwrite,readrandom}
+SCHED=${SCHED:-0}
+[[ "$BENCHES" =~ ^(fillrandom|overwrite|readrandom)(,(fillrandom|overwrite|readrandom))*$ ]] \
+    || { echo "dbbench-throughput: BENCHES lists fillrandom, overwrite, readrandom, not $BENCHES" >&2; exit 2; }
+[[ "$SCHED" == 0 || "$SCHED" == 1 ]] || { echo "dbbench-throughput: SCHED is 0 or 1, not $SCHED" >&2; exit 2; }
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$ROUNDS" -gt 0 ]] || { echo "dbbench-throughput: ROUNDS is a positive count, not $ROUNDS" >&2; exit 2; }
 [[ "$FS" == loop || "$FS" == tmpfs ]] || { echo "dbbench-throughput: FS is loop or tmpfs, not $FS" >&2; exit 2; }
 if [[ -n "$OUT" ]]; then
@@ -46,7 +55,7 @@ trap cleanup EXIT
 
 dbbench_opts "$NUM" "$THREADS"
 
-echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): fillrandom,overwrite,readrandom, --num $NUM, --threads $THREADS, $ROUNDS rounds, stores on $FS"
+echo "== db_bench $("$DB_BENCH" --version 2> /dev/null | head -1 || true) ($DB_BENCH) and ledgerbench ($BIN): $BENCHES, --num $NUM, --threads $THREADS, $ROUNDS rounds, stores on $FS"
 # One round: both tools, each on a new store and device; odd rounds run
 # db_bench first, even rounds ledgerbench first, so whatever the first run
 # leaves the second (writeback, the host's caches) falls on each tool
@@ -71,6 +80,12 @@ drop_fs() {
     [[ -n "$dev" ]] && losetup -d "$dev"
     dev=""; rm -f "$work/img"
 }
+# The command prefix that runs a tool under scripts/schedstat.py, writing
+# its rows to $1; nothing when SCHED is 0. (Paths here have no spaces.)
+sched() {
+    [[ "$SCHED" == 1 ]] && echo "python3 scripts/schedstat.py --json $1 --"
+    return 0
+}
 dbbench_round() {
     local rd=$1
     new_fs
@@ -78,13 +93,15 @@ dbbench_round() {
     # what the writes left (memtables, files, compactions under way), not
     # a store reopened. Within a process db_bench seeds each benchmark's
     # threads apart, so readrandom reads an independent random sequence.
-    "$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks=fillrandom,overwrite,readrandom > "$rd/dbb.log" 2>&1
+    # shellcheck disable=SC2046 # the prefix is words, or none
+    $(sched "$rd/sched-dbb.json") "$DB_BENCH" "${DBB_OPTS[@]}" --db="$work/mnt/db" --benchmarks="$BENCHES" > "$rd/dbb.log" 2>&1
     drop_fs
 }
 ledgerbench_round() {
     local rd=$1
     new_fs
-    "$BIN" run micro --backends rocksdb-leveled --benchmarks fillrandom,overwrite,readrandom \
+    # shellcheck disable=SC2046 # the prefix is words, or none
+    $(sched "$rd/sched-kv.json") "$BIN" run micro --backends rocksdb-leveled --benchmarks "$BENCHES" \
         --num "$NUM" --threads "$THREADS" --engine-memory 128MiB --device none --out "$work/mnt/ledgerbench" > "$rd/kv.log" 2>&1 \
         || { cat "$rd/kv.log"; exit 2; }
     mkdir -p "$rd/ledgerbench" && cp "$work/mnt/ledgerbench/results.json" "$rd/ledgerbench/"
@@ -105,12 +122,13 @@ done
 
 echo
 # Medians over the rounds, and the spread of the per-round ratios.
-python3 - "$work" "$ROUNDS" "$NUM" "$THREADS" <<'PY'
+python3 - "$work" "$ROUNDS" "$NUM" "$THREADS" "$BENCHES" "$SCHED" <<'PY'
 import json, re, statistics, sys
 work, rounds, num, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+benches, sched = sys.argv[5].split(","), sys.argv[6] == "1"
 print(f"| --num {num}, --threads {threads}, {rounds} rounds | db_bench ops/s (median) | ledgerbench ops/s (median) | ledgerbench / db_bench (median) | per round |")
 print("|---|---:|---:|---:|---|")
-for b in ["fillrandom", "overwrite", "readrandom"]:
+for b in benches:
     d, k = [], []
     for r in range(1, rounds + 1):
         log = open(f"{work}/round-{r}/dbb.log").read()
@@ -142,11 +160,27 @@ print("| round | db_bench commits per group | ledgerbench commits per group |")
 print("|---|---:|---:|")
 for r, d, k in rows:
     print(f"| {r} | {per_group(*d)} | {per_group(*k)} |")
+# Where each tool's threads spent the run, a thread group a row (RocksDB's
+# pools one row each), means over the rounds (scripts/schedstat.py).
+if sched:
+    print()
+    print("| tool | process | threads | n | CPU s | queued s | asleep s | voluntary switches | involuntary switches |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for tool, f in [("db_bench", "sched-dbb.json"), ("ledgerbench", "sched-kv.json")]:
+        groups = {}
+        for r in range(1, rounds + 1):
+            for row in json.load(open(f"{work}/round-{r}/{f}"))["rows"]:
+                groups.setdefault((row["process"], row["thread"]), []).append(row)
+        for (p, t), rs in sorted(groups.items()):
+            m = lambda k: sum(x[k] for x in rs) / rounds
+            print(f"| {tool} | {p} | {t} | {m('threads'):.0f} | {m('cpu_secs'):.2f} | {m('runqueue_secs'):.2f} "
+                  f"| {m('asleep_secs'):.2f} | {m('voluntary_switches'):.0f} | {m('involuntary_switches'):.0f} |")
 PY
 if [[ -n "$OUT" ]]; then
     for r in $(seq 1 "$ROUNDS"); do
         mkdir -p "$OUT/round-$r"
         cp "$work/round-$r"/dbb.log "$work/round-$r"/kv.log "$OUT/round-$r"/
+        [[ "$SCHED" == 0 ]] || cp "$work/round-$r"/sched-*.json "$OUT/round-$r"/
         cp "$work/round-$r/ledgerbench/results.json" "$OUT/round-$r/"
     done
     echo "kept in $OUT"

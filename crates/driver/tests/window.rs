@@ -50,10 +50,11 @@ fn run(
 #[test]
 fn each_interval_is_a_segment_with_its_own_latencies() {
     // Without a window, a segment per batch, and no per-segment latencies.
-    let (plain, _) = run(&mut *blobs(30), None);
+    let (plain, seen) = run(&mut *blobs(30), None);
     assert!(plain.error.is_none(), "{:?}", plain.error);
-    assert_eq!(plain.segments.len(), 30);
-    assert!(plain.segments[0].stores[0].latency.is_none());
+    assert_eq!(seen.len(), 30);
+    assert_eq!(plain.segments.count(), 30);
+    assert!(seen[0].stores[0].latency.is_none());
     // An interval no batch fills: every mark ends one, as before, but each
     // segment now carries its own latencies, which add up to the run's.
     let (every, segments) = run(
@@ -75,8 +76,8 @@ fn each_interval_is_a_segment_with_its_own_latencies() {
         })
         .sum();
     // Kept in memory: one record, their fold, whose sums are the run's.
-    assert_eq!(every.segments.len(), 1);
-    let fold = &every.segments[0];
+    assert_eq!(every.segments.count(), 30);
+    let fold = every.segments.fold.as_ref().expect("fold");
     assert_eq!(fold.segment, 30);
     assert_eq!(fold.ops, segments.iter().map(|s| s.ops).sum::<u64>());
     let logical: u64 = segments.iter().map(|s| s.stores[0].logical_bytes).sum();
@@ -105,8 +106,8 @@ fn each_interval_is_a_segment_with_its_own_latencies() {
             duration: None,
         }),
     );
-    assert_eq!(one.segments.len(), 1);
-    assert_eq!(one.segments[0].mark, "end");
+    assert_eq!(one.segments.count(), 1);
+    assert_eq!(one.segments.fold.expect("fold").mark, "end");
     assert_eq!(one.summary.expect("summary").puts, 30 * 4);
 }
 
@@ -122,7 +123,49 @@ fn the_run_ends_at_the_first_mark_after_its_duration() {
         }),
     );
     assert!(out.error.is_none(), "{:?}", out.error);
-    assert_eq!(out.segments.len(), 1);
-    assert_eq!(out.segments[0].mark, "batch 1");
+    assert_eq!(out.segments.count(), 1);
+    assert_eq!(out.segments.fold.expect("fold").mark, "batch 1");
     assert_eq!(out.summary.expect("summary").puts, 4);
+}
+
+#[test]
+fn a_run_keeps_its_segments_fold_and_sums_them_as_the_list_would() {
+    use ledgerbench_driver::results::drift;
+    use ledgerbench_driver::segment::{Live, OpHists, summarize_stores};
+    let (out, seen) = run(&mut *blobs(40), None);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    // What the harness keeps does not grow with the run: one record, and
+    // each segment's seconds for the drift column.
+    assert_eq!(out.segments.count(), 40);
+    assert_eq!(out.segments.secs.len(), seen.len());
+    let sum = out.summary.expect("summary");
+    // The summary a list of every segment gives, but for the latency
+    // (the run's histograms, not the segments').
+    let names = ["blobs".to_string()];
+    let segs: Vec<&[_]> = seen.iter().map(|s| s.stores.as_slice()).collect();
+    let process: Vec<_> = seen.iter().map(|s| s.process_write_bytes).collect();
+    let live = [sum.stores["blobs"].live_bytes.expect("scanned")];
+    let (mut stores, total) = summarize_stores(
+        &names,
+        &segs,
+        &process,
+        &[OpHists::default()],
+        Live::Counted(&live),
+    )
+    .expect("list summary");
+    let mut kept = sum.stores["blobs"].clone();
+    let listed = stores.get_mut("blobs").expect("blobs");
+    (kept.latency, listed.latency) = (Default::default(), Default::default());
+    (kept.final_entries, kept.content_sha256) = (None, None);
+    assert_eq!(json(&kept), json(listed));
+    assert_eq!(json(&sum.total), json(&total));
+    assert_eq!(sum.segments, seen.len() as u32);
+    let secs: Vec<f64> = seen.iter().map(|s| s.total_secs).collect();
+    assert_eq!(json(&sum.drift), json(&drift(&secs, &out.samples)));
+    assert!(sum.drift.is_some(), "40 segments give a drift column");
+}
+
+/// A record as its JSON, as a results file holds it.
+fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("serialises")
 }

@@ -153,7 +153,9 @@ pub struct BackendRun {
 /// What a replay of operations did.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplayResult {
-    /// One record per segment (the operations up to a mark).
+    /// One record per segment (the operations up to a mark), where the run
+    /// was killed (read back from its file) or made by an older build;
+    /// otherwise in `segments_file`.
     pub segments: Vec<SegmentRecord>,
     /// Totals; absent when no segment finished.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,10 +168,10 @@ pub struct ReplayResult {
     /// thread's own seeded stream) or `key-hash` (one stream split by key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<String>,
-    /// Where the segments are when `segments` is empty: a soak's (one an
-    /// interval, hours of them) stay out of memory and out of this file,
-    /// in the file of this name beside it, as the lines whose `label` is
-    /// this run's. Reports read them from there.
+    /// Where the segments are when `segments` is empty: a replay's (a soak's
+    /// hours of intervals, a 10x run's thousand segments) stay out of
+    /// memory and out of this file, in the file of this name beside it, as
+    /// the lines whose `label` is this run's. Reports read them from there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments_file: Option<String>,
 }

@@ -135,25 +135,16 @@ pub struct Drift {
 /// Growth from the first quarter to the last that counts as drift.
 pub const DRIFT_LIMIT: f64 = 1.25;
 
-/// Compares the first and last quarters of segments and samples.
-pub fn drift(segments: &[SegmentRecord], samples: &[Sample]) -> Option<Drift> {
-    let n = segments.len();
+/// Compares the first and last quarters of segments (each one's seconds,
+/// in order) and samples.
+pub fn drift(segment_secs: &[f64], samples: &[Sample]) -> Option<Drift> {
+    let n = segment_secs.len();
     if n < 8 {
         return None;
     }
     let q = n / 4;
-    let first = median(
-        &segments[..q]
-            .iter()
-            .map(|s| s.total_secs)
-            .collect::<Vec<_>>(),
-    )?;
-    let last = median(
-        &segments[n - q..]
-            .iter()
-            .map(|s| s.total_secs)
-            .collect::<Vec<_>>(),
-    )?;
+    let first = median(&segment_secs[..q])?;
+    let last = median(&segment_secs[n - q..])?;
     let rss: Vec<f64> = samples
         .iter()
         .filter_map(|s| s.rss_bytes)

@@ -10,15 +10,16 @@
 use std::path::{Path, PathBuf};
 
 use ledgerbench_core::{
-    Batch, BatchOp, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result,
-    fsutil,
+    Batch, Capabilities, Durability, EngineStats, Error, KvBackend, KvStore, Op, Result, fsutil,
 };
 use rocksdb::statistics::Ticker;
-use rocksdb::{ColumnFamily, CompactOptions, DB, Options, ReadOptions, WriteBatch, WriteOptions};
+use rocksdb::{ColumnFamily, CompactOptions, DB, Options};
 
 mod config;
+mod get;
 mod partitioned;
 mod sharded;
+mod write;
 
 /// The [`KvBackend`] methods of a RocksDB store built from several
 /// databases or families of one base config (`cfg.base`): its durability,
@@ -75,10 +76,10 @@ pub struct RocksStore {
     opts: Options,
     cfg: RocksConfig,
     // Built once: the durability level fixes them for the store's life.
-    write_opts: WriteOptions,
+    write_opts: write::RawWriteOptions,
     // Built once, as db_bench's: a GET that made its own would allocate
     // and free RocksDB's ReadOptions every call.
-    read_opts: ReadOptions,
+    read_opts: get::RawReadOptions,
     path: PathBuf,
     /// The file RocksDB traces this store's queries into, when asked.
     trace: Option<PathBuf>,
@@ -171,8 +172,8 @@ impl KvBackend for Rocks {
             trace,
             db,
             opts,
-            write_opts: cfg.write_options(),
-            read_opts: ReadOptions::default(),
+            write_opts: write::RawWriteOptions::new(cfg.sync_wal, cfg.disable_wal),
+            read_opts: get::RawReadOptions::new(),
             cfg: cfg.clone(),
             path: dir.to_path_buf(),
         })
@@ -213,30 +214,11 @@ impl KvStore for RocksStore {
     }
 
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        let v = self
-            .db
-            .get_pinned_opt(key, &self.read_opts)
-            .map_err(|e| self.err(Op::Get, e))?;
-        Ok(copy_found(v, out))
+        get::get_into((&self.db, &self.path), None, &self.read_opts, key, out)
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
-        // Sized once (header, and per op a tag and two length varints): a
-        // batch grown put by put reallocates its buffer on the way.
-        let mut wb = WriteBatch::with_capacity_bytes(12 + batch.data().len() + 11 * batch.len());
-        for op in batch.iter() {
-            match op {
-                BatchOp::Put(k, v) => wb.put(k, v),
-                BatchOp::Delete(k) => wb.delete(k),
-                // One tombstone; RocksDB refuses an inverted range, which
-                // deletes nothing anyway.
-                BatchOp::DeleteRange(s, e) if s < e => wb.delete_range(s, e),
-                BatchOp::DeleteRange(..) => {}
-            }
-        }
-        self.db
-            .write_opt(wb, &self.write_opts)
-            .map_err(|e| self.err(Op::Write, e))
+        write::write((&self.db, &self.path), &self.write_opts, batch)
     }
 
     fn scan(&self, start: &[u8], visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
@@ -286,19 +268,6 @@ impl KvStore for RocksStore {
         }
         drop(self);
         Ok(())
-    }
-}
-
-/// Copies a GET's pinned value into `out` (emptied either way); true when
-/// the key was found.
-pub(crate) fn copy_found(v: Option<rocksdb::DBPinnableSlice<'_>>, out: &mut Vec<u8>) -> bool {
-    out.clear();
-    match v {
-        Some(v) => {
-            out.extend_from_slice(&v);
-            true
-        }
-        None => false,
     }
 }
 

@@ -15,13 +15,11 @@ use ledgerbench_core::{
 };
 use rocksdb::{
     ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
-    FlushOptions, Options, ReadOptions, WriteBatch, WriteOptions,
+    FlushOptions, Options, WriteBatch, WriteOptions,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    ENGINE, Rocks, RocksConfig, add_counters, copy_found, engine_err, gauges_of, sum_gauges,
-};
+use crate::{ENGINE, Rocks, RocksConfig, add_counters, engine_err, gauges_of, get, sum_gauges};
 
 /// Settings of a sharded store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,7 +56,7 @@ pub struct ShardedStore {
     cfg: ShardedConfig,
     write_opts: WriteOptions,
     // Built once (see RocksStore's).
-    read_opts: ReadOptions,
+    read_opts: get::RawReadOptions,
     path: PathBuf,
     /// Each shard's family name, made once: a GET or a put looks its
     /// family up by name, and formatting it there would allocate per key.
@@ -113,7 +111,7 @@ impl KvBackend for Sharded {
             opts,
             cfg: cfg.clone(),
             write_opts,
-            read_opts: ReadOptions::default(),
+            read_opts: get::RawReadOptions::new(),
             path: dir.to_path_buf(),
             names,
         })
@@ -160,8 +158,7 @@ impl KvStore for ShardedStore {
 
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let cf = self.cf(self.shard_of(key));
-        let v = self.db.get_pinned_cf_opt(cf, key, &self.read_opts);
-        Ok(copy_found(v.map_err(|e| self.err(Op::Get, e))?, out))
+        get::get_into((&self.db, &self.path), Some(cf), &self.read_opts, key, out)
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {

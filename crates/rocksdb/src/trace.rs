@@ -28,7 +28,7 @@ fn failed(op: Op, path: &Path, what: String) -> Error {
 ///
 /// # Safety
 /// `err` is null or a string RocksDB allocated.
-unsafe fn take(err: *mut c_char) -> Option<String> {
+pub(crate) unsafe fn take(err: *mut c_char) -> Option<String> {
     if err.is_null() {
         return None;
     }

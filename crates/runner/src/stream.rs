@@ -9,7 +9,6 @@ use ledgerbench_driver::ops;
 use ledgerbench_driver::results::workload::{OpsConfig, WorkloadConfig};
 use ledgerbench_driver::results::{ReplayResult, RunResult};
 use ledgerbench_meter::loopdev::Device;
-use ledgerbench_report::doc::Doc;
 use ledgerbench_report::export::RunSummary;
 
 use crate::harness::{self, Placement};
@@ -166,19 +165,15 @@ pub(crate) fn run_stream(
         if let Some(o) = replayed {
             run.ingest_samples = o.samples;
             run.phases = o.phases;
-            // A soak's segments are in segments.jsonl only; what the run
-            // kept is their fold, which the summary already holds.
-            let (segments, segments_file) = if soaked {
-                (Vec::new(), Some("segments.jsonl".to_string()))
-            } else {
-                (o.segments, None)
-            };
+            // The segments are in segments.jsonl only (a results file
+            // holding them too was 15 MB for a 10x mixgraph cell); what
+            // the run kept is their fold, which the summary holds.
             run.replay = Some(ReplayResult {
-                segments,
+                segments: Vec::new(),
                 summary: o.summary,
                 threads: Some(n),
                 split: (n > 1).then(|| split.to_string()),
-                segments_file,
+                segments_file: Some("segments.jsonl".to_string()),
             });
         }
         if let Some(e) = &run.error {
@@ -190,13 +185,9 @@ pub(crate) fn run_stream(
         crate::output::write_json(&out.join("results.json"), &result)?;
         crate::supervise::clear_current_run(&out);
     }
-    let summary = if soaked {
-        // Read back with its segments, as a report reads it.
-        ledgerbench_report::doc::load(&out)
-            .map(|l| RunSummary::text(&l.doc))
-            .unwrap_or_else(|e| format!("the soak's results could not be read back: {e}\n"))
-    } else {
-        RunSummary::text(&Doc::Stellar(Box::new(result)))
-    };
+    // Read back with its segments, as a report reads it.
+    let summary = ledgerbench_report::doc::load(&out)
+        .map(|l| RunSummary::text(&l.doc))
+        .unwrap_or_else(|e| format!("the results could not be read back: {e}\n"));
     args.output.finish(&out, &summary, failed)
 }

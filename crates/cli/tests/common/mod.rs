@@ -15,6 +15,19 @@ pub fn ledgerbench(args: &[&str], cwd: &Path) -> Output {
         .expect("run ledgerbench")
 }
 
+/// A replayed run's segments (`run`, from the results in `dir`), from the
+/// file beside its results that holds them (`segments_file`), in order.
+pub fn segments(dir: &Path, run: &serde_json::Value) -> serde_json::Value {
+    let file = run["replay"]["segments_file"]
+        .as_str()
+        .expect("segments_file");
+    let text = std::fs::read_to_string(dir.join(file)).expect("segments file");
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|l| l["label"] == run["label"])
+        .collect()
+}
+
 /// Reads a JSON file.
 pub fn read_json(path: &Path) -> serde_json::Value {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

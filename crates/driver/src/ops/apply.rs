@@ -319,7 +319,7 @@ pub(super) fn run_ops(
     src: &mut dyn OpSource,
     (names, stores, devices): Targets<'_>,
     observer: &mut dyn Observer,
-    segments: &mut Vec<SegmentRecord>,
+    segments: &mut super::Kept,
     (hists, counts): (&mut Vec<OpHists>, &mut Counts),
     counters: &Counters,
     pacing: super::Pacing,
@@ -329,9 +329,8 @@ pub(super) fn run_ops(
     a.clock = pacing.speed.map(|s| (Instant::now(), s));
     let mut seg_start = Instant::now();
     let run_start = seg_start;
-    let mut closed = segments.len() as u32;
-    // A soak's run totals, its segments' latencies added in as each closes;
-    // its segments are folded into one record (`fold`), not kept.
+    let mut closed = segments.count();
+    // A soak's run totals, its segments' latencies added in as each closes.
     let mut totals: Option<Vec<OpHists>> = pacing
         .window
         .map(|_| names.iter().map(|_| OpHists::default()).collect());
@@ -423,13 +422,7 @@ pub(super) fn run_ops(
             };
             observer.segment_done(&rec, progress);
             let stop = totals.as_ref().and_then(|_| observer.stop());
-            if totals.is_some() {
-                let mut acc = segments.pop();
-                super::fold::fold(&mut acc, rec);
-                segments.extend(acc);
-            } else {
-                segments.push(rec);
-            }
+            segments.keep(rec);
             if let Some(why) = stop {
                 break Err(DriverError::Stopped(why));
             }

@@ -12,9 +12,7 @@ use ledgerbench_meter::rusage::Usage;
 use ledgerbench_trace::Op;
 
 use crate::DriverError;
-use crate::results::{
-    OpsSummary, PhaseCost, RecordStats, Sample, SegmentRecord, StoreBatch, drift,
-};
+use crate::results::{OpsSummary, PhaseCost, RecordStats, Sample, StoreBatch, drift};
 use crate::segment::{Counters, Live, OpHists, sample_every_second, summarize_stores};
 
 pub use ledgerbench_trace::OpSource;
@@ -24,13 +22,16 @@ mod fold;
 mod threads;
 
 use apply::{Counts, run_ops};
+pub use fold::Kept;
 pub use threads::replay_threads;
 
 /// What a replay produced, including a partial one that ended in an error.
 #[derive(Debug, Default)]
 pub struct OpsOutcome {
-    /// Segments completed.
-    pub segments: Vec<SegmentRecord>,
+    /// What is kept of the segments completed: each went to the observer
+    /// as it closed (a run writes them to `segments.jsonl`), and is kept
+    /// here as a fold and its time, not as a list that grows with the run.
+    pub segments: Kept,
     /// Totals, when a segment completed.
     pub summary: Option<OpsSummary>,
     /// One sample per second.
@@ -81,10 +82,9 @@ pub struct Pacing {
 /// How a soak cuts and bounds its run: marks end a segment only once
 /// `interval` has passed since the last one ended (so each segment is one
 /// interval, give or take a batch), each segment keeps its own latencies,
-/// and the first interval to close after `duration` ends the run. The
-/// segments go to the observer as they close and are not kept:
-/// [`OpsOutcome::segments`] holds their fold, one record of the run's sums
-/// and last state.
+/// and the first interval to close after `duration` ends the run. As
+/// every replay's, the segments go to the observer as they close and are
+/// kept only as a fold ([`OpsOutcome::segments`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
     /// The least time a segment spans.
@@ -157,10 +157,10 @@ pub fn replay_with(
     out
 }
 
-/// Records the phase cost, counts live bytes (when `scan`) and builds the
-/// summary, from the stores (their names and the open stores), what was
-/// tallied (latency histograms and counts) and when the replay started
-/// (wall clock, usage).
+/// Records the phase cost, counts live bytes and the drift column (when
+/// `scan`: not a soak) and builds the summary, from the stores (their
+/// names and the open stores), what was tallied (latency histograms and
+/// counts) and when the replay started (wall clock, usage).
 fn finish(
     out: &mut OpsOutcome,
     (result, scan): (Result<(), DriverError>, bool),
@@ -188,10 +188,18 @@ fn finish(
     let live: Option<Vec<u64>> = content
         .as_ref()
         .map(|c| c.iter().map(|c| c.bytes).collect());
-    let segs: Vec<&[StoreBatch]> = out.segments.iter().map(|s| s.stores.as_slice()).collect();
-    let process: Vec<Option<u64>> = out.segments.iter().map(|s| s.process_write_bytes).collect();
+    // The fold's sums are the list's: summarized as a run of one segment,
+    // but for what a sum loses (the first and last compaction).
+    let fold = out.segments.fold.as_ref();
+    let segs: Vec<&[StoreBatch]> = fold.iter().map(|s| s.stores.as_slice()).collect();
+    let process: Vec<Option<u64>> = fold.iter().map(|s| s.process_write_bytes).collect();
     let live = live.as_deref().map_or(Live::Unknown, Live::Counted);
     if let Some((mut stores, total)) = summarize_stores(names, &segs, &process, hists, live) {
+        for (i, name) in names.iter().enumerate() {
+            if let Some(s) = stores.get_mut(name) {
+                s.compact_first_last_secs = out.segments.compact_first_last(i);
+            }
+        }
         for (name, c) in names.iter().zip(content.iter().flatten()) {
             if let Some(s) = stores.get_mut(name) {
                 s.final_entries = Some(c.entries);
@@ -200,8 +208,8 @@ fn finish(
         }
         let ops = counts.puts + counts.deletes + counts.range_deletes + counts.gets + counts.scans;
         out.summary = Some(OpsSummary {
-            // Numbered from 1 in order; a soak keeps only their fold.
-            segments: out.segments.last().map_or(0, |s| s.segment),
+            // Numbered from 1 in order.
+            segments: fold.map_or(0, |s| s.segment),
             puts: counts.puts,
             deletes: counts.deletes,
             range_deletes: counts.range_deletes,
@@ -215,10 +223,14 @@ fn finish(
             commits: counts.commits,
             wall_secs: wall,
             ops_per_sec: ops as f64 / wall.max(1e-9),
-            source_secs: out.segments.iter().map(|g| g.source_secs).sum(),
+            source_secs: fold.and_then(|g| g.source_secs),
             stores,
             total,
-            drift: drift(&out.segments, &out.samples),
+            // A soak's (unscanned) segments are each one interval long,
+            // so their times cannot drift; its own verdict judges it.
+            drift: scan
+                .then(|| drift(&out.segments.secs, &out.samples))
+                .flatten(),
             threads: Vec::new(),
         });
     }
@@ -308,20 +320,6 @@ mod tests {
     use super::*;
     use crate::results::Sample;
 
-    fn seg(i: u32, secs: f64) -> SegmentRecord {
-        SegmentRecord {
-            segment: i,
-            mark: String::new(),
-            ops: 1,
-            gets: 0,
-            source_secs: Some(0.0),
-            total_secs: secs,
-            process_write_bytes: None,
-            memory: None,
-            stores: Vec::new(),
-        }
-    }
-
     fn sample(rss: u64) -> Sample {
         Sample {
             t: 0.0,
@@ -339,12 +337,11 @@ mod tests {
 
     #[test]
     fn drift_needs_growth_past_the_limit_in_time_or_memory() {
-        let flat: Vec<SegmentRecord> = (0..12).map(|i| seg(i, 1.0)).collect();
+        let flat = [1.0; 12];
         let steady: Vec<Sample> = (0..12).map(|_| sample(100 << 20)).collect();
         let d = drift(&flat, &steady).expect("enough segments");
         assert!(!d.drifted && (d.segment_secs_ratio - 1.0).abs() < 1e-9);
-        let slower: Vec<SegmentRecord> =
-            (0..12).map(|i| seg(i, 1.0 + f64::from(i) * 0.2)).collect();
+        let slower: Vec<f64> = (0..12).map(|i| 1.0 + f64::from(i) * 0.2).collect();
         assert!(drift(&slower, &steady).expect("drift").drifted);
         let leaking: Vec<Sample> = (0..12u64).map(|i| sample((100 + 20 * i) << 20)).collect();
         assert!(drift(&flat, &leaking).expect("drift").drifted);

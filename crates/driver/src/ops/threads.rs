@@ -306,7 +306,7 @@ fn coordinate(
     gos: &[mpsc::SyncSender<bool>],
     meter: &mut SegmentMeter<'_>,
     observer: &mut dyn Observer,
-    segments: &mut Vec<SegmentRecord>,
+    segments: &mut super::Kept,
     abort: &AtomicBool,
 ) -> (Vec<Option<ClientOut>>, Option<DriverError>) {
     let n = gos.len();
@@ -358,7 +358,7 @@ fn close_segment(
     started: Instant,
     meter: &mut SegmentMeter<'_>,
     observer: &mut dyn Observer,
-    segments: &mut Vec<SegmentRecord>,
+    segments: &mut super::Kept,
 ) -> Result<(), DriverError> {
     let mut recs = meter.fresh();
     let (mut ops, mut gets, mut source) = (0, 0, 0.0);
@@ -376,7 +376,7 @@ fn close_segment(
     }
     let process_write_bytes = meter.close(&mut recs)?;
     let rec = SegmentRecord {
-        segment: segments.len() as u32 + 1,
+        segment: segments.count() + 1,
         mark: label.unwrap_or_else(|| "end".into()),
         ops,
         gets,
@@ -387,7 +387,7 @@ fn close_segment(
         stores: recs,
     };
     observer.segment_done(&rec, parts.first().and_then(|p| p.progress));
-    segments.push(rec);
+    segments.keep(rec);
     Ok(())
 }
 

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Where a command's threads spend their time: on a CPU, runnable but
+waiting for one, or asleep (blocked on a lock, a futex, IO).
+
+    scripts/schedstat.py [--every SECS] [--json FILE] -- CMD [ARG...]
+
+Runs CMD and, every SECS (default 0.02), reads each thread's
+/proc/PID/task/TID/schedstat (nanoseconds on a CPU, nanoseconds runnable
+on a run queue, time slices) and status (voluntary and involuntary
+context switches) for CMD and every process it starts, keeping each
+thread's last reading. At the end it prints, per process name and thread
+name, the threads' summed seconds on a CPU, waiting for one, asleep (its
+life minus both) and their context switches; --json writes the same rows.
+
+Why: two tools can run the same instructions in the same CPU time and
+still differ in throughput when one's threads sleep more (a lock handed
+over badly, a condition variable woken late) or wait longer for a CPU
+(more runnable threads than cores). This tells which.
+
+Limits: a thread that ends between two readings loses up to SECS of its
+figures; the polling itself costs a little CPU, alike for whatever runs
+under it. Needs a kernel with schedstats (/proc/self/schedstat).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def boot_secs():
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0])
+
+
+def children(pid):
+    """pid and every process below it, from the kernel's child lists."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return out
+
+
+def read_task(pid, tid):
+    base = f"/proc/{pid}/task/{tid}"
+    with open(f"{base}/schedstat") as f:
+        run, wait, slices = (int(x) for x in f.read().split()[:3])
+    with open(f"{base}/comm") as f:
+        comm = f.read().strip()
+    with open(f"{base}/stat") as f:
+        # The name in parentheses may hold spaces: fields follow the last ')'.
+        start = int(f.read().rsplit(")", 1)[1].split()[19]) / TICK
+    vol = invol = 0
+    with open(f"{base}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches"):
+                vol = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                invol = int(line.split()[1])
+    return comm, start, run, wait, slices, vol, invol
+
+
+def poll(seen, root):
+    now = boot_secs()
+    for pid in children(root):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                proc = f.read().strip()
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                comm, start, run, wait, slices, vol, invol = read_task(pid, tid)
+            except (OSError, ValueError, IndexError):
+                continue
+            seen[(pid, int(tid))] = (proc, comm, start, now, run, wait, slices, vol, invol)
+
+
+def rows(seen):
+    groups = {}
+    for proc, comm, start, last, run, wait, slices, vol, invol in seen.values():
+        # RocksDB names its pool threads by pool and number (rocksdb:low3):
+        # one row a pool.
+        name = comm.rstrip("0123456789")
+        g = groups.setdefault((proc, name), [0, 0.0, 0.0, 0.0, 0, 0, 0])
+        life = max(last - start, 0.0)
+        on, queued = run / 1e9, wait / 1e9
+        g[0] += 1
+        g[1] += on
+        g[2] += queued
+        g[3] += max(life - on - queued, 0.0)
+        g[4] += slices
+        g[5] += vol
+        g[6] += invol
+    return [
+        {
+            "process": p,
+            "thread": t,
+            "threads": g[0],
+            "cpu_secs": round(g[1], 3),
+            "runqueue_secs": round(g[2], 3),
+            "asleep_secs": round(g[3], 3),
+            "slices": g[4],
+            "voluntary_switches": g[5],
+            "involuntary_switches": g[6],
+        }
+        for (p, t), g in sorted(groups.items())
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--every", type=float, default=0.02, help="seconds between readings")
+    ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD [ARG...]")
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    if not cmd:
+        ap.error("give the command to run after --")
+    if a.every <= 0:
+        ap.error(f"--every is a positive number of seconds, not {a.every}")
+    if not os.path.exists("/proc/self/schedstat"):
+        sys.exit("schedstat.py: this kernel keeps no schedstats (/proc/self/schedstat)")
+    seen = {}
+    started = time.monotonic()
+    child = subprocess.Popen(cmd)
+    while child.poll() is None:
+        poll(seen, child.pid)
+        time.sleep(a.every)
+    wall = time.monotonic() - started
+    out = rows(seen)
+    print(f"schedstat: {' '.join(cmd[:1])} exited {child.returncode} after {wall:.2f} s wall")
+    print(f"{'process':<16} {'thread':<20} {'n':>3} {'cpu s':>9} {'queued s':>9} {'asleep s':>9} {'vol sw':>10} {'invol sw':>10}")
+    for r in out:
+        print(
+            f"{r['process']:<16} {r['thread']:<20} {r['threads']:>3} {r['cpu_secs']:>9.2f} "
+            f"{r['runqueue_secs']:>9.2f} {r['asleep_secs']:>9.2f} "
+            f"{r['voluntary_switches']:>10} {r['involuntary_switches']:>10}"
+        )
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"command": cmd, "wall_secs": round(wall, 3), "rows": out}, f, indent=1)
+    sys.exit(child.returncode)
+
+
+if __name__ == "__main__":
+    main()
