@@ -57,6 +57,11 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap once the command it waits
+# on ends (bash runs no EXIT trap on a signal it does not trap): no tmpfs,
+# loop device or image left behind. Ctrl-C stops that command too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ledgerbench's rocksdb-leveled at --engine-memory 128MiB, as point-reads runs
 # it: memtables of 128 MiB / 6, a 32 MiB block cache, 4 background jobs,

@@ -42,6 +42,11 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap once the command it waits
+# on ends (bash runs no EXIT trap on a signal it does not trap): no tmpfs,
+# loop device or image left behind. Ctrl-C stops that command too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # One run under callgrind on a new tmpfs; prints its instructions (every
 # process and thread).
