@@ -38,15 +38,16 @@ def boot_secs():
 
 
 def children(pid):
-    """pid and every process below it, from the kernel's child lists."""
-    out, todo = [], [pid]
+    """pid and every process below it, each with its depth below pid,
+    from the kernel's child lists."""
+    out, todo = [], [(pid, 0)]
     while todo:
-        p = todo.pop()
-        out.append(p)
+        p, depth = todo.pop()
+        out.append((p, depth))
         try:
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
+                    todo.extend((int(c), depth + 1) for c in f.read().split())
         except OSError:
             continue
     return out
@@ -73,10 +74,14 @@ def read_task(pid, tid):
 
 def poll(seen, root):
     now = boot_secs()
-    for pid in children(root):
+    for pid, depth in children(root):
         try:
             with open(f"/proc/{pid}/comm") as f:
                 proc = f.read().strip()
+            # A process its parent started under the same name (ledgerbench's
+            # worker under its supervisor) is a row of its own.
+            if depth:
+                proc = f"{proc} (child {depth})"
             tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
             continue

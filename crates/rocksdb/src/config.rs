@@ -256,14 +256,18 @@ impl RocksConfig {
         Ok(())
     }
 
-    /// The options of a store, its block cache shared with `cache` when
-    /// given (the partitions of one partitioned store share one).
-    /// The write options of this config's durability: the WAL synced per
-    /// commit or not, or no WAL at all.
+    /// What this config's durability asks of a commit: (sync the WAL, write
+    /// no WAL); no WAL wins over a sync.
+    pub(crate) fn wal(&self) -> (bool, bool) {
+        (self.sync_wal && !self.disable_wal, self.disable_wal)
+    }
+
+    /// The write options of this config's durability (see [`Self::wal`]).
     pub(crate) fn write_options(&self) -> rocksdb::WriteOptions {
+        let (sync, no_wal) = self.wal();
         let mut w = rocksdb::WriteOptions::default();
-        w.set_sync(self.sync_wal && !self.disable_wal);
-        w.disable_wal(self.disable_wal);
+        w.set_sync(sync);
+        w.disable_wal(no_wal);
         w
     }
 
@@ -274,6 +278,8 @@ impl RocksConfig {
         (self.block_cache_bytes > 0).then(|| Cache::new_lru_cache(self.block_cache_bytes as usize))
     }
 
+    /// The options of a store, its block cache shared with `cache` when
+    /// given (the partitions of one partitioned store share one).
     pub(crate) fn options_with(&self, cache: Option<&Cache>) -> Options {
         let mut o = Options::default();
         o.create_if_missing(true);

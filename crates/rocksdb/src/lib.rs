@@ -172,7 +172,7 @@ impl KvBackend for Rocks {
             trace,
             db,
             opts,
-            write_opts: write::RawWriteOptions::new(cfg.sync_wal, cfg.disable_wal),
+            write_opts: write::RawWriteOptions::new(cfg.wal()),
             read_opts: get::RawReadOptions::new(),
             cfg: cfg.clone(),
             path: dir.to_path_buf(),

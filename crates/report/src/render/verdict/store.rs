@@ -61,17 +61,13 @@ pub(super) fn section(
         for (i, m) in members.iter().enumerate() {
             let row = Row::new(m, i, store, &checked, ctx);
             t.row(row.cells());
-            let why = note_left(&mut left, group, row.set_aside());
-            eligible.push(why.map_or_else(|| row.candidate(group, members.len(), ctx), |_| None));
-            series.push(Series {
-                name: m.label.to_string(),
-                marked: false,
-                points: m
-                    .points
-                    .iter()
-                    .map(|p| (p.total / p.memory, p.secs))
-                    .collect(),
+            let why = row.set_aside();
+            note_left(&mut left, group, why);
+            eligible.push(match why {
+                None => row.candidate(group, members.len(), ctx),
+                Some(_) => None,
             });
+            series.push(curve(m));
         }
         // One candidate per config, not per memory limit: the month is
         // predicted from the whole group. A config counts only when every
@@ -117,17 +113,24 @@ pub(super) fn section(
     );
 }
 
-/// Keeps the first reason a config's run gives for setting it aside, and
-/// returns the run's.
-fn note_left(
-    left: &mut Vec<(String, &'static str)>,
-    group: &str,
-    why: Option<&'static str>,
-) -> Option<&'static str> {
+/// A run's batch cost against its data over memory, for the chart.
+fn curve(m: &Member<'_>) -> Series {
+    Series {
+        name: m.label.to_string(),
+        marked: false,
+        points: m
+            .points
+            .iter()
+            .map(|p| (p.total / p.memory, p.secs))
+            .collect(),
+    }
+}
+
+/// Keeps the first reason a config's run gives for setting it aside.
+fn note_left(left: &mut Vec<(String, &'static str)>, group: &str, why: Option<&'static str>) {
     if let Some(w) = why.filter(|_| !left.iter().any(|l| l.0 == group)) {
         left.push((group.to_string(), w));
     }
-    why
 }
 
 /// The configs that were no candidate, each with why (none: nothing).
