@@ -169,8 +169,8 @@ for r, d, k in rows:
 # pools one row each), means over the rounds (scripts/schedstat.py).
 if sched:
     print()
-    print("| tool | process | threads | n | CPU s | queued s | asleep s | voluntary switches | involuntary switches |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| tool | process | threads | n | CPU s | user s | system s | queued s | asleep s | voluntary switches | involuntary switches | minor faults |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for tool, f in [("db_bench", "sched-dbb.json"), ("ledgerbench", "sched-kv.json")]:
         groups = {}
         for r in range(1, rounds + 1):
@@ -178,8 +178,9 @@ if sched:
                 groups.setdefault((row["process"], row["thread"]), []).append(row)
         for (p, t), rs in sorted(groups.items()):
             m = lambda k: sum(x[k] for x in rs) / rounds
-            print(f"| {tool} | {p} | {t} | {m('threads'):.0f} | {m('cpu_secs'):.2f} | {m('runqueue_secs'):.2f} "
-                  f"| {m('asleep_secs'):.2f} | {m('voluntary_switches'):.0f} | {m('involuntary_switches'):.0f} |")
+            print(f"| {tool} | {p} | {t} | {m('threads'):.0f} | {m('cpu_secs'):.2f} | {m('user_secs'):.2f} "
+                  f"| {m('system_secs'):.2f} | {m('runqueue_secs'):.2f} | {m('asleep_secs'):.2f} "
+                  f"| {m('voluntary_switches'):.0f} | {m('involuntary_switches'):.0f} | {m('minor_faults'):.0f} |")
 PY
 if [[ -n "$OUT" ]]; then
     for r in $(seq 1 "$ROUNDS"); do

@@ -6,11 +6,13 @@ waiting for one, or asleep (blocked on a lock, a futex, IO).
 
 Runs CMD and, every SECS (default 0.02), reads each thread's
 /proc/PID/task/TID/schedstat (nanoseconds on a CPU, nanoseconds runnable
-on a run queue, time slices) and status (voluntary and involuntary
-context switches) for CMD and every process it starts, keeping each
+on a run queue, time slices), stat (user and system CPU time in clock
+ticks, minor page faults) and status (voluntary and involuntary context
+switches) for CMD and every process it starts, keeping each
 thread's last reading. At the end it prints, per process name and thread
-name, the threads' summed seconds on a CPU, waiting for one, asleep (its
-life minus both) and their context switches; --json writes the same rows.
+name, the threads' summed seconds on a CPU (and its user and system
+split, to a clock tick), waiting for one, asleep (its life minus both),
+their context switches and minor faults; --json writes the same rows.
 
 Why: two tools can run the same instructions in the same CPU time and
 still differ in throughput when one's threads sleep more (a lock handed
@@ -60,8 +62,11 @@ def read_task(pid, tid):
     with open(f"{base}/comm") as f:
         comm = f.read().strip()
     with open(f"{base}/stat") as f:
-        # The name in parentheses may hold spaces: fields follow the last ')'.
-        start = int(f.read().rsplit(")", 1)[1].split()[19]) / TICK
+        # The name in parentheses may hold spaces: fields follow the last
+        # ')', the first of them proc(5)'s field 3.
+        st = f.read().rsplit(")", 1)[1].split()
+    minflt, user, system = int(st[7]), int(st[11]) / TICK, int(st[12]) / TICK
+    start = int(st[19]) / TICK
     vol = invol = 0
     with open(f"{base}/status") as f:
         for line in f:
@@ -69,7 +74,7 @@ def read_task(pid, tid):
                 vol = int(line.split()[1])
             elif line.startswith("nonvoluntary_ctxt_switches"):
                 invol = int(line.split()[1])
-    return comm, start, run, wait, slices, vol, invol
+    return comm, start, run, wait, slices, vol, invol, user, system, minflt
 
 
 def poll(seen, root):
@@ -87,19 +92,20 @@ def poll(seen, root):
             continue
         for tid in tids:
             try:
-                comm, start, run, wait, slices, vol, invol = read_task(pid, tid)
+                task = read_task(pid, tid)
             except (OSError, ValueError, IndexError):
                 continue
-            seen[(pid, int(tid))] = (proc, comm, start, now, run, wait, slices, vol, invol)
+            seen[(pid, int(tid))] = (proc, now, task)
 
 
 def rows(seen):
     groups = {}
-    for proc, comm, start, last, run, wait, slices, vol, invol in seen.values():
-        # RocksDB names its pool threads by pool and number (rocksdb:low3):
-        # one row a pool.
+    for proc, last, task in seen.values():
+        comm, start, run, wait, slices, vol, invol, user, system, minflt = task
+        # RocksDB names its pool threads by pool and number (rocksdb:low3),
+        # ledgerbench its clients lb-client-N: one row a pool.
         name = comm.rstrip("0123456789")
-        g = groups.setdefault((proc, name), [0, 0.0, 0.0, 0.0, 0, 0, 0])
+        g = groups.setdefault((proc, name), [0, 0.0, 0.0, 0.0, 0, 0, 0, 0.0, 0.0, 0])
         life = max(last - start, 0.0)
         on, queued = run / 1e9, wait / 1e9
         g[0] += 1
@@ -109,6 +115,9 @@ def rows(seen):
         g[4] += slices
         g[5] += vol
         g[6] += invol
+        g[7] += user
+        g[8] += system
+        g[9] += minflt
     return [
         {
             "process": p,
@@ -120,6 +129,9 @@ def rows(seen):
             "slices": g[4],
             "voluntary_switches": g[5],
             "involuntary_switches": g[6],
+            "user_secs": round(g[7], 2),
+            "system_secs": round(g[8], 2),
+            "minor_faults": g[9],
         }
         for (p, t), g in sorted(groups.items())
     ]
@@ -147,12 +159,16 @@ def main():
     wall = time.monotonic() - started
     out = rows(seen)
     print(f"schedstat: {' '.join(cmd[:1])} exited {child.returncode} after {wall:.2f} s wall")
-    print(f"{'process':<16} {'thread':<20} {'n':>3} {'cpu s':>9} {'queued s':>9} {'asleep s':>9} {'vol sw':>10} {'invol sw':>10}")
+    print(
+        f"{'process':<24} {'thread':<16} {'n':>3} {'cpu s':>8} {'user s':>7} {'sys s':>7} "
+        f"{'queued s':>9} {'asleep s':>9} {'vol sw':>9} {'invol sw':>9} {'minflt':>8}"
+    )
     for r in out:
         print(
-            f"{r['process']:<16} {r['thread']:<20} {r['threads']:>3} {r['cpu_secs']:>9.2f} "
+            f"{r['process']:<24} {r['thread']:<16} {r['threads']:>3} {r['cpu_secs']:>8.2f} "
+            f"{r['user_secs']:>7.2f} {r['system_secs']:>7.2f} "
             f"{r['runqueue_secs']:>9.2f} {r['asleep_secs']:>9.2f} "
-            f"{r['voluntary_switches']:>10} {r['involuntary_switches']:>10}"
+            f"{r['voluntary_switches']:>9} {r['involuntary_switches']:>9} {r['minor_faults']:>8}"
         )
     if a.json:
         with open(a.json, "w") as f:

@@ -151,3 +151,45 @@ fn a_checkpointed_run_the_watchdog_ends_is_over_and_its_kept_stores_go() {
     assert_no_devices_under(&dir);
     assert!(!dir.join("stores").exists() && !dir.join("devices").exists());
 }
+
+/// A load of keys before the first mark is one segment, however long; its
+/// commits are progress. (A Cosmos run's MDBX loaded for over 882 s, ten
+/// times the goleveldb load before it, and the watchdog ended it.) On
+/// `null`, whose close and final scan take no time: the load alone
+/// outlasts the timeout.
+#[test]
+fn a_load_longer_than_the_stall_timeout_is_progress_not_a_stall() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        t.path().join("load.toml"),
+        "version = 1\n[[store]]\nname = \"s\"\ninitial_keys = 8000000\noperations = 1000\n\
+         [store.mix]\noverwrite = 1.0\n[store.key_size]\nfixed = 32\n\
+         [store.value_size]\nfixed = 8\n",
+    )
+    .expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args([
+            "run",
+            "synth",
+            "--workload",
+            "load.toml",
+            "--backends",
+            "null",
+        ])
+        .args(["--durability", "none", "--device", "none"])
+        .args(["--stall-timeout", "1s", "--out", "w"])
+        .current_dir(t.path())
+        .output()
+        .expect("run ledgerbench");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = std::fs::read_to_string(t.path().join("w/segments.jsonl")).expect("segments");
+    let load: serde_json::Value =
+        serde_json::from_str(first.lines().next().expect("a segment")).expect("json");
+    assert_eq!(load["mark"], "load", "{load}");
+    // What this test is about: the load outlasted the timeout.
+    let secs = load["total_secs"].as_f64().expect("total_secs");
+    assert!(
+        secs > 2.0,
+        "the load took {secs} s: make it longer than the 1 s timeout"
+    );
+}

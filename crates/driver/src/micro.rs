@@ -96,17 +96,7 @@ pub fn run(
             (done, cfg.threads, true)
         }
         "readwhilewriting" => {
-            let stop = AtomicBool::new(false);
-            let (done, writes) = std::thread::scope(|s| {
-                let writer = s.spawn(|| background_writer(cfg, store, seed, &stop));
-                let hs: Vec<_> = (0..cfg.threads)
-                    .map(|t| s.spawn(move || read_random(cfg, store, stream(seed, 1, t), false)))
-                    .collect();
-                let readers = hs.into_iter().map(join).collect::<Result<Vec<_>, _>>();
-                stop.store(true, Ordering::Relaxed);
-                let writes = join(writer)?;
-                Ok::<_, DriverError>((readers?, writes))
-            })?;
+            let (done, writes) = read_while_writing(cfg, store, seed)?;
             background = Some(writes);
             (done, cfg.threads, true)
         }
@@ -147,6 +137,34 @@ pub fn run(
     })
 }
 
+/// readwhilewriting: `cfg.threads` readers beside one writer that writes
+/// until they end; what the readers did, and the writes it made.
+fn read_while_writing(
+    cfg: &MicroConfig,
+    store: &dyn KvStore,
+    seed: u64,
+) -> Result<(Vec<Done>, u64), DriverError> {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let writer = client(s, cfg.threads, || {
+            background_writer(cfg, store, seed, &stop)
+        })?;
+        // The writer stops whatever became of the readers: a reader that
+        // did not start must not leave it writing forever.
+        let readers = (0..cfg.threads)
+            .map(|t| {
+                client(s, t, move || {
+                    read_random(cfg, store, stream(seed, 1, t), false)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|hs| hs.into_iter().map(join).collect::<Result<Vec<_>, _>>());
+        stop.store(true, Ordering::Relaxed);
+        let writes = join(writer)?;
+        Ok((readers?, writes))
+    })
+}
+
 /// `f(t)` on threads `0..n` at once; what each did, in order.
 fn on_threads<F>(n: u64, f: F) -> Result<Vec<Done>, DriverError>
 where
@@ -154,9 +172,25 @@ where
 {
     std::thread::scope(|s| {
         let f = &f;
-        let hs: Vec<_> = (0..n).map(|t| s.spawn(move || f(t))).collect();
+        let hs = (0..n)
+            .map(|t| client(s, t, move || f(t)))
+            .collect::<Result<Vec<_>, _>>()?;
         hs.into_iter().map(join).collect()
     })
+}
+
+/// Starts benchmark thread `t`, named `lb-client-T`: a profile or
+/// `scripts/schedstat.py` then tells the threads that call the engine from
+/// the harness's own (its main thread, the supervisor).
+fn client<'s, T: Send + 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    t: u64,
+    f: impl FnOnce() -> T + Send + 's,
+) -> Result<std::thread::ScopedJoinHandle<'s, T>, DriverError> {
+    std::thread::Builder::new()
+        .name(format!("lb-client-{t}"))
+        .spawn_scoped(s, f)
+        .map_err(|e| DriverError::Generator(format!("benchmark thread {t} did not start: {e}")))
 }
 
 /// Writer `t`'s seed: the benchmark's own for the first, so a one-thread

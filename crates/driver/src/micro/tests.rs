@@ -107,3 +107,27 @@ fn a_fresh_fill_of_random_keys_writes_num_puts_over_fewer_keys() {
     let e = run(&c, "fillbatch", 0, &*store).expect_err("unknown");
     assert!(e.to_string().contains("fillseq,fillrandom"), "{e}");
 }
+
+#[test]
+fn benchmark_threads_carry_their_number_for_a_profile() {
+    let names = std::sync::Mutex::new(Vec::new());
+    let done = on_threads(3, |t| {
+        let name = std::thread::current().name().map(String::from);
+        names.lock().expect("lock").push((t, name));
+        Ok(Done {
+            ops: t,
+            secs: 0.0,
+            found: 0,
+            hist: histogram(),
+        })
+    })
+    .expect("threads");
+    // Each thread's result in its place, each thread named by its number.
+    assert_eq!(done.iter().map(|d| d.ops).collect::<Vec<_>>(), [0, 1, 2]);
+    let mut names = names.into_inner().expect("lock");
+    names.sort();
+    let want: Vec<_> = (0..3)
+        .map(|t| (t, Some(format!("lb-client-{t}"))))
+        .collect();
+    assert_eq!(names, want);
+}

@@ -259,6 +259,10 @@ pub(crate) fn final_content(
             s.scan(b"", &mut |k, v| {
                 bytes += (k.len() + v.len()) as u64;
                 entries += 1;
+                // A store of millions of keys takes a while to read whole.
+                if entries.is_multiple_of(65_536) {
+                    crate::heartbeat::beat(None);
+                }
                 for part in [k, v] {
                     h.update((part.len() as u32).to_le_bytes());
                     h.update(part);
