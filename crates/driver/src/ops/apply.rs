@@ -207,10 +207,6 @@ impl<'a> Applier<'a> {
                 self.seg_ops += 1;
                 self.seg_gets += 1;
                 self.counters.lookups.fetch_add(1, Ordering::Relaxed);
-                // Reads alone can make a long segment too.
-                if self.counts.gets.is_multiple_of(4096) {
-                    crate::heartbeat::beat(None);
-                }
             }
             Op::Scan {
                 store,
@@ -266,13 +262,6 @@ impl<'a> Applier<'a> {
                     self.pending[i].clear();
                 }
                 self.counts.commits += 1;
-                // A segment may be long (a load of millions of keys before
-                // its first mark, ten minutes on a B-tree past memory):
-                // commits tell the watchdog the run moves; the heartbeat
-                // writes at most every half second.
-                if self.counts.commits.is_multiple_of(64) {
-                    crate::heartbeat::beat(None);
-                }
             }
             Op::Flush { store } => {
                 for i in selected(store, stores.len()) {
@@ -306,6 +295,13 @@ impl<'a> Applier<'a> {
                     self.recorded_due = Some(due);
                 }
             }
+        }
+        // A segment may be long (a load of millions of keys before its
+        // first mark, over ten minutes on a B-tree past memory): every
+        // 4,096 operations applied, whatever their kind, tell the watchdog
+        // the run moves (the heartbeat writes at most every half second).
+        if self.seg_ops > 0 && self.seg_ops.is_multiple_of(4096) {
+            crate::heartbeat::beat(None);
         }
         Ok(None)
     }
