@@ -18,7 +18,7 @@
 #
 # PERIODS (default 50: five minutes of blocks an engine after its load)
 # and PROBES (default 6) trade the runs' length against what they resolve;
-# each capacity probe loads its own 1.25 GiB first.
+# each engine's 1.25 GiB is loaded once, each probe opens a cold copy.
 set -euo pipefail
 # shellcheck source=scripts/bin.sh
 source "$(dirname "$0")/bin.sh"

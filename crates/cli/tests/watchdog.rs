@@ -193,3 +193,30 @@ fn a_load_longer_than_the_stall_timeout_is_progress_not_a_stall() {
         "the load took {secs} s: make it longer than the 1 s timeout"
     );
 }
+
+/// A capacity search is a run of closes a second or more apart for many
+/// minutes: each close (and each batch of a prefill) is progress, so a
+/// search longer than the stall timeout is not ended as a stall.
+#[test]
+fn a_capacity_search_longer_than_the_stall_timeout_is_progress_not_a_stall() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let took = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(["run", "capacity", "--backends", "null"])
+        .args(["--close-interval", "700ms", "--intervals", "3"])
+        .args(["--min-rate", "100", "--max-rate", "200", "--probes", "2"])
+        .args(["--prefill", "64MiB", "--value-bytes", "100"])
+        .args(["--durability", "none", "--device", "none"])
+        .args(["--stall-timeout", "2s", "--out", "w"])
+        .current_dir(t.path())
+        .output()
+        .expect("run ledgerbench");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("no progress"), "{}", stderr(&o));
+    // What this test is about: the search outlasted the timeout.
+    let secs = took.elapsed().as_secs_f64();
+    assert!(
+        secs > 4.0,
+        "the search took {secs} s: make it longer than 2 s"
+    );
+}

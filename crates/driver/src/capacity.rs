@@ -90,6 +90,9 @@ pub fn probe(store: &dyn KvStore, cfg: &CapacityConfig, rate: f64) -> Result<Pro
             }
         }
         persist_secs.push(secs);
+        // Each close is progress to the watchdog, which otherwise ends a
+        // search of many probes after its floor of quiet.
+        crate::heartbeat::beat(None);
         if let Some(p) = store.stats().map_err(err)?.pending_compaction_bytes {
             pending.push(p);
         }
@@ -103,8 +106,14 @@ pub fn probe(store: &dyn KvStore, cfg: &CapacityConfig, rate: f64) -> Result<Pro
 /// Loads `cfg.prefill_rows` rows into `store` (random 32-byte keys of
 /// their own stream, so no probe's key is among them) in write batches of
 /// at most [`CHUNK_BYTES`], then flushes it: the state a probe then
-/// starts from. Returns the seconds it took (not the probe's).
-pub fn prefill(store: &dyn KvStore, cfg: &CapacityConfig) -> Result<f64, DriverError> {
+/// starts from. `loaded` hears the rows written so far after each batch
+/// (a load of many minutes shows its progress). Returns the seconds it
+/// took (not the probe's).
+pub fn prefill(
+    store: &dyn KvStore,
+    cfg: &CapacityConfig,
+    loaded: &mut dyn FnMut(u64),
+) -> Result<f64, DriverError> {
     let err = |source| DriverError::Store {
         store: "rows".into(),
         source,
@@ -118,19 +127,27 @@ pub fn prefill(store: &dyn KvStore, cfg: &CapacityConfig) -> Result<f64, DriverE
     for first in (0..n).step_by(chunk as usize) {
         batch.clear();
         for row in first..(first + chunk).min(n) {
-            // Key and value from one stream a row: a row is regenerated
-            // from its position, whatever the prefill's size.
-            let mut r = Rng::new(stream(cfg.seed, TAG_PREFILL, row));
-            k.clear();
-            r.fill(&mut k, 32);
-            v.clear();
-            r.fill(&mut v, cfg.value_bytes);
+            prefill_row(cfg, row, &mut k, &mut v);
             batch.put(&k, &v);
         }
         store.write(&batch).map_err(err)?;
+        // A load of many minutes (a B-tree ten times its memory limit) is
+        // progress, not a stall, to the supervisor's watchdog.
+        crate::heartbeat::beat(None);
+        loaded((first + chunk).min(n));
     }
     store.flush().map_err(err)?;
     Ok(start.elapsed().as_secs_f64())
+}
+
+/// Row `row` of the prefill, key and value: regenerated from its position
+/// (one stream a row), whatever the prefill's size.
+pub fn prefill_row(cfg: &CapacityConfig, row: u64, k: &mut Vec<u8>, v: &mut Vec<u8>) {
+    let mut r = Rng::new(stream(cfg.seed, TAG_PREFILL, row));
+    k.clear();
+    r.fill(k, 32);
+    v.clear();
+    r.fill(v, cfg.value_bytes);
 }
 
 /// Whether the closes of a probe held: each within the interval, and no
@@ -173,6 +190,7 @@ fn judge(
         pending_compaction_bytes: pending,
         max_persist_secs: Some(max),
         prefill_secs: None,
+        copy_secs: None,
         sustained: why_not.is_none(),
         why_not,
     }

@@ -117,10 +117,17 @@ pub struct Probe {
     /// the probe was killed (by the memory limit) before its closes were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_persist_secs: Option<f64>,
-    /// Seconds the store took to load its prefill and flush it, untimed
-    /// by the search; absent without `--prefill`.
+    /// Seconds this probe's own store took to load its prefill and flush
+    /// it: searches before 2026-11-29 loaded one in every probe; since then
+    /// the backend's is loaded once ([`CapacityRun::prefill_secs`]) and
+    /// this is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill_secs: Option<f64>,
+    /// Seconds to copy the backend's prefilled store onto this probe's
+    /// device and empty its cache, untimed by the search; absent without
+    /// `--prefill`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_secs: Option<f64>,
     /// Whether every close persisted within the interval and neither the
     /// persist time nor the compaction debt grew.
     pub sustained: bool,
@@ -140,6 +147,7 @@ impl Probe {
             pending_compaction_bytes: Vec::new(),
             max_persist_secs: None,
             prefill_secs: None,
+            copy_secs: None,
             sustained: false,
             why_not: Some(why),
         }
@@ -162,6 +170,16 @@ pub struct CapacityRun {
     /// capacity is then at least `max_rate`, not measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_rate: Option<f64>,
+    /// Seconds the backend took to load `--prefill` into its store once
+    /// (under the memory limit) and flush it; every probe starts from a
+    /// copy of that store. Absent without `--prefill` (and in searches
+    /// before 2026-11-29, whose probes each loaded their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_secs: Option<f64>,
+    /// Bytes of the prefilled store's files on disk, closed: the engine's
+    /// footprint for the prefill's rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_store_bytes: Option<u64>,
     /// Where the device figures come from.
     pub device_meter: String,
     /// The error that ended the search, if any.

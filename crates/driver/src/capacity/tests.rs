@@ -112,6 +112,7 @@ fn a_search_cut_short_goes_on_from_its_probes_without_running_them_again() {
             pending_compaction_bytes: Vec::new(),
             max_persist_secs: None,
             prefill_secs: None,
+            copy_secs: None,
             sustained: held,
             why_not: (!held).then(|| "over 20,000".to_string()),
         })
@@ -251,7 +252,11 @@ fn a_prefill_loads_its_rows_flushed_and_apart_from_every_probe_s() {
         ..cfg()
     };
     let store = Keys::default();
-    prefill(&store, &c).expect("prefill");
+    let mut heard = Vec::new();
+    prefill(&store, &c, &mut |n| heard.push(n)).expect("prefill");
+    // Progress after every batch, ending at the whole load.
+    assert_eq!(heard.last(), Some(&2_500));
+    assert!(heard.is_sorted(), "{heard:?}");
     assert!(store.flushed.load(std::sync::atomic::Ordering::Relaxed));
     let loaded = store.keys.lock().expect("keys").clone();
     assert_eq!(loaded.len(), 2_500);
@@ -261,6 +266,6 @@ fn a_prefill_loads_its_rows_flushed_and_apart_from_every_probe_s() {
     assert_eq!(store.keys.lock().expect("keys").len(), 2_500 + 300);
     // The same seed, the same rows.
     let again = Keys::default();
-    prefill(&again, &c).expect("prefill");
+    prefill(&again, &c, &mut |_| {}).expect("prefill");
     assert_eq!(*again.keys.lock().expect("keys"), loaded);
 }

@@ -69,6 +69,8 @@ pub(super) fn verdict_row(c: &CapacityResults) -> String {
         .map(|r| {
             let held = match r.sustained_rate {
                 Some(x) => format!("{x:.0}"),
+                // Nothing probed (its prefill failed): no rate is known.
+                None if r.probes.is_empty() => "not measured".into(),
                 None => format!("< {:.0}", cfg.min_rate),
             };
             let bound = match (r.failed_rate, &r.error) {
@@ -117,6 +119,10 @@ fn capacity_intro(c: &CapacityResults) -> String {
             .map_or("not recorded".into(), |d| d.name().to_string()),
         match cfg.prefill_rows {
             0 => "Each probe starts on an empty store on its own device".to_string(),
+            n if c.runs.iter().any(|r| r.prefill_secs.is_some()) => format!(
+                "Each probe starts on its own device from a copy of the backend's store holding {n} rows ({} MiB) of keys no probe writes (`--prefill`): loaded once, under the same memory limit, flushed and closed (the table gives how long and its size on disk), then copied for each probe with its page cache emptied, so the probe opens it cold as a restarted node opens its store",
+                (n * (32 + cfg.value_bytes as u64)) >> 20
+            ),
             n => format!(
                 "Each probe starts on its own device with a store holding {n} rows ({} MiB) of keys no probe writes, loaded untimed and flushed (`--prefill`)",
                 (n * (32 + cfg.value_bytes as u64)) >> 20
@@ -139,22 +145,32 @@ fn capacity_intro(c: &CapacityResults) -> String {
 /// The tables of one capacity search: the answer per backend, then every probe.
 pub fn capacity_summary(c: &CapacityResults) -> String {
     let mut s = capacity_intro(c);
-    let mut t = Table::new(&[
+    // A search whose prefill was loaded once says how long it took, and
+    // what it became on disk (an engine's footprint for those rows).
+    let once = c.runs.iter().any(|r| r.prefill_secs.is_some());
+    let mut head = vec![
         "run",
         ">sustained rows/s",
         ">lowest failed rows/s",
         ">probes",
-        "why the lowest failed rate failed",
-    ]);
+    ];
+    if once {
+        head.extend([">prefill load s", ">prefilled store MiB"]);
+    }
+    head.push("why the lowest failed rate failed");
+    let mut t = Table::new(&head);
     for r in &c.runs {
         let why = r
             .failed_rate
             .and_then(|f| r.probes.iter().find(|p| p.rate == f))
             .and_then(|p| p.why_not.clone());
-        t.row([
+        let mut row = vec![
             r.backend.clone(),
-            r.sustained_rate
-                .map_or("below the lowest tried".into(), |x| format!("{x:.0}")),
+            match r.sustained_rate {
+                Some(x) => format!("{x:.0}"),
+                None if r.probes.is_empty() => "not measured".into(),
+                None => "below the lowest tried".into(),
+            },
             match (r.failed_rate, &r.error) {
                 (Some(x), _) => format!("{x:.0}"),
                 // The search ended early: nothing is known above what held.
@@ -162,12 +178,22 @@ pub fn capacity_summary(c: &CapacityResults) -> String {
                 (None, None) => "none up to the highest tried".into(),
             },
             r.probes.len().to_string(),
+        ];
+        if once {
+            row.push(opt(r.prefill_secs, 1));
+            row.push(
+                r.prefill_store_bytes
+                    .map_or("n/a".into(), |b| format!("{}", b >> 20)),
+            );
+        }
+        row.push(
             r.error
                 .as_ref()
                 .map(|e| format!("error: {e}"))
                 .or(why)
                 .unwrap_or_else(|| "-".into()),
-        ]);
+        );
+        t.row(row);
     }
     s.push_str(&t.render());
     let mut p = Table::new(&[

@@ -1,6 +1,7 @@
 //! `ledgerbench run capacity`: the highest rate of rows (transactions by
 //! hash, or shreds by slot) each backend persists at a fixed close
-//! interval, by bisection, each probe on a fresh store on its own device.
+//! interval, by bisection, each probe on a fresh store on its own device
+//! (with `--prefill`, a copy of the backend's store loaded once).
 
 use std::process::ExitCode;
 
@@ -12,6 +13,9 @@ use ledgerbench_report::export::RunSummary;
 use ledgerbench_results::capacity::{CapacityResults, CapacityRun, Probe};
 
 use crate::harness::{self, Placement};
+
+mod template;
+use template::Template;
 
 /// Options of `ledgerbench run capacity`.
 #[derive(clap::Args)]
@@ -101,6 +105,10 @@ pub const HARNESS_ALLOWANCE: u64 = 48 << 20;
 /// worker started after the OOM killer ended it records that rate as failed.
 pub const PROBE_NOTE: &str = ".ledgerbench-capacity-probe";
 
+/// The second line of [`PROBE_NOTE`] while a backend's prefill loads (a
+/// rate while a probe runs).
+const PREFILL_NOTE: &str = "prefill";
+
 /// Why a killed probe failed.
 fn killed_why(limit: Option<u64>) -> String {
     format!(
@@ -109,13 +117,24 @@ fn killed_why(limit: Option<u64>) -> String {
     )
 }
 
-/// Probes recorded in `out`'s results, plus one for a probe noted in
-/// progress: the supervisor goes on after an OOM kill only if this grew.
+/// Why a killed prefill failed.
+fn prefill_killed_why(limit: Option<u64>) -> String {
+    killed_why(limit).replace("at this rate", "to load it")
+}
+
+/// Probes and ended searches recorded in `out`'s results, plus one for a
+/// probe (or prefill) noted in progress: the supervisor goes on after an OOM kill only if this grew.
 pub fn progress(out: &std::path::Path) -> usize {
     let recorded = std::fs::read(out.join("results.json"))
         .ok()
         .and_then(|b| serde_json::from_slice::<CapacityResults>(&b).ok())
-        .map_or(0, |r| r.runs.iter().map(|r| r.probes.len()).sum());
+        // A backend ended in an error (its prefill killed) is progress too.
+        .map_or(0, |r| {
+            r.runs
+                .iter()
+                .map(|r| r.probes.len() + usize::from(r.error.is_some()))
+                .sum()
+        });
     recorded + usize::from(out.join(PROBE_NOTE).exists())
 }
 
@@ -133,11 +152,21 @@ fn resumed(
     let note = std::fs::read_to_string(out.join(PROBE_NOTE)).unwrap_or_default();
     let _ = std::fs::remove_file(out.join(PROBE_NOTE));
     let mut lines = note.lines();
-    let (Some(backend), Some(rate)) = (lines.next(), lines.next().and_then(|r| r.parse().ok()))
-    else {
+    let (Some(backend), Some(what)) = (lines.next(), lines.next()) else {
         return Ok((results, None));
     };
     let Some(at) = results.runs.iter().position(|r| r.backend == backend) else {
+        return Ok((results, None));
+    };
+    let Ok(rate) = what.parse() else {
+        if what == PREFILL_NOTE {
+            // Killed loading its prefill: the backend has no search at
+            // that size, and its run is over.
+            let why = format!("the prefill was {}", prefill_killed_why(limit));
+            ledgerbench_core::note!("[{backend}] {why}");
+            results.runs[at].error = Some(why);
+            crate::output::write_json(&path, &results)?;
+        }
         return Ok((results, None));
     };
     let mut run = results.runs.remove(at);
@@ -227,7 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut failed = results.runs.iter().any(|r| r.error.is_some());
     for spec in specs {
-        let mut run = match killed_in.take_if(|r| r.backend == spec.name) {
+        let run = match killed_in.take_if(|r| r.backend == spec.name) {
             Some(r) => r,
             // Searched to its end by a worker before this one.
             None if results.runs.iter().any(|r| r.backend == spec.name) => continue,
@@ -237,56 +266,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 probes: Vec::new(),
                 sustained_rate: None,
                 failed_rate: None,
+                prefill_secs: None,
+                prefill_store_bytes: None,
                 device_meter: "absent: the run failed before its device was made".into(),
                 error: None,
             },
         };
-        // A resumed search takes the probes already made as they were.
-        let known = std::mem::take(&mut run.probes);
-        let (found, err) = capacity::search(&cfg, known, &mut |rate, so_far| {
-            // Recorded before the probe: a worker the OOM killer ends
-            // leaves what its search found and the rate it died at.
-            let mut kept = results.clone();
-            kept.runs.push(CapacityRun {
-                probes: so_far.to_vec(),
-                ..run.clone()
-            });
-            let noted =
-                crate::output::write_json(&out.join("results.json"), &kept).and_then(|_| {
-                    std::fs::write(out.join(PROBE_NOTE), format!("{}\n{rate}\n", spec.name))
-                        .map_err(anyhow::Error::from)
-                });
-            let p = noted.and_then(|_| {
-                one_probe(
-                    &spec,
-                    &cfg,
-                    rate,
-                    (&place, &rundir, limit),
-                    &mut run.device_meter,
-                )
-            });
-            let _ = std::fs::remove_file(out.join(PROBE_NOTE));
-            if let Ok(p) = &p {
-                ledgerbench_core::note!(
-                    "[{}] {rate:.0} rows/s ({} a close): slowest close {} of {:.3} s: {}",
-                    spec.name,
-                    p.rows_per_close,
-                    p.max_persist_secs
-                        .map_or("unknown".into(), |s| format!("{s:.3} s")),
-                    cfg.interval_secs,
-                    p.why_not.as_deref().unwrap_or("held")
-                );
-            }
-            p.map_err(|e| ledgerbench_driver::DriverError::Config(format!("{e:#}")))
-        });
-        run.probes = found.probes;
-        run.sustained_rate = found.sustained;
-        run.failed_rate = found.failed;
-        if let Some(e) = err {
-            ledgerbench_core::note!("[{}] failed: {e}", spec.name);
-            run.error = Some(e.to_string());
-            failed = true;
-        }
+        let run = search_one(&spec, &cfg, run, &results, (&place, &rundir, limit));
+        failed |= run.error.is_some();
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
     }
@@ -294,21 +281,128 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.finish(&out, &summary, failed)
 }
 
-/// One probe on a fresh store on its own device, inside the memory limit
-/// (plus the harness's allowance); a probe the OOM killer ended is a
-/// failed rate, not an error.
+/// Where a search's stores go and under what limit.
+type Where<'a> = (&'a Placement, &'a RunDir, Option<u64>);
+
+/// Keeps `results` with `run` as it stands and notes what starts next
+/// (`what`: a rate, or [`PREFILL_NOTE`]), so a worker the OOM killer ends
+/// leaves what its search found and where it died.
+fn note_next(
+    out: &std::path::Path,
+    results: &CapacityResults,
+    run: CapacityRun,
+    what: &str,
+) -> anyhow::Result<()> {
+    let mut kept = results.clone();
+    kept.runs.push(run);
+    crate::output::write_json(&out.join("results.json"), &kept)?;
+    std::fs::write(
+        out.join(PROBE_NOTE),
+        format!("{}\n{what}\n", kept.runs[kept.runs.len() - 1].backend),
+    )?;
+    Ok(())
+}
+
+/// One backend's search: its prefill loaded once (with `--prefill`), then
+/// the probes, each kept in the results before it runs; an error ends it
+/// with what it found.
+fn search_one(
+    spec: &crate::registry::BackendSpec,
+    cfg: &CapacityConfig,
+    mut run: CapacityRun,
+    results: &CapacityResults,
+    at: Where<'_>,
+) -> CapacityRun {
+    let out = at.1.path().to_path_buf();
+    let template = match cfg.prefill_rows {
+        0 => None,
+        _ => {
+            let made = note_next(&out, results, run.clone(), PREFILL_NOTE)
+                .and_then(|_| template::make(spec, cfg, at));
+            let _ = std::fs::remove_file(out.join(PROBE_NOTE));
+            match made {
+                Ok(t) => {
+                    run.prefill_secs = Some(t.secs);
+                    run.prefill_store_bytes = Some(t.bytes);
+                    Some(t)
+                }
+                Err(e) => {
+                    ledgerbench_core::note!("[{}] failed: {e:#}", spec.name);
+                    run.error = Some(format!("{e:#}"));
+                    return run;
+                }
+            }
+        }
+    };
+    // A resumed search takes the probes already made as they were.
+    let known = std::mem::take(&mut run.probes);
+    let (found, err) = capacity::search(cfg, known, &mut |rate, so_far| {
+        let so_far = CapacityRun {
+            probes: so_far.to_vec(),
+            ..run.clone()
+        };
+        let p = note_next(&out, results, so_far, &rate.to_string()).and_then(|_| {
+            one_probe(
+                spec,
+                cfg,
+                rate,
+                at,
+                template.as_ref(),
+                &mut run.device_meter,
+            )
+        });
+        let _ = std::fs::remove_file(out.join(PROBE_NOTE));
+        if let Ok(p) = &p {
+            ledgerbench_core::note!(
+                "[{}] {rate:.0} rows/s ({} a close): slowest close {} of {:.3} s: {}",
+                spec.name,
+                p.rows_per_close,
+                p.max_persist_secs
+                    .map_or("unknown".into(), |s| format!("{s:.3} s")),
+                cfg.interval_secs,
+                p.why_not.as_deref().unwrap_or("held")
+            );
+        }
+        p.map_err(|e| ledgerbench_driver::DriverError::Config(format!("{e:#}")))
+    });
+    run.probes = found.probes;
+    run.sustained_rate = found.sustained;
+    run.failed_rate = found.failed;
+    if let Some(e) = err {
+        ledgerbench_core::note!("[{}] failed: {e}", spec.name);
+        run.error = Some(e.to_string());
+    }
+    if let Some(t) = template
+        && let Err(e) = t.remove(at.1, at.0.device_size.is_some())
+    {
+        ledgerbench_core::note!(
+            "[{}] could not remove its prefilled store: {e:#}",
+            spec.name
+        );
+    }
+    run
+}
+
+/// One probe on a fresh store on its own device (a cold copy of
+/// `template`, the backend's prefilled store, when there is one), inside
+/// the memory limit (plus the harness's allowance); a probe the OOM killer
+/// ended is a failed rate, not an error.
 fn one_probe(
     spec: &crate::registry::BackendSpec,
     cfg: &CapacityConfig,
     rate: f64,
-    (place, rundir, limit): (&Placement, &RunDir, Option<u64>),
+    (place, rundir, limit): Where<'_>,
+    template: Option<&Template>,
     meter: &mut String,
 ) -> anyhow::Result<Probe> {
-    // A tag of its own per probe: each starts on an empty store.
+    crate::watchdog::beat(Some(&format!("[{}] {rate:.0} rows/s", spec.name)));
+    // A tag of its own per probe: each starts on a store of its own.
     let tag = format!("{}-{rate:.0}", spec.name);
     let placed = harness::place_stores(place, &tag, &["rows".to_string()], rundir)
         .map_err(anyhow::Error::msg)?;
     meter.clone_from(&placed.meter);
+    // Copied outside the cgroup: the copy's pages are not the engine's.
+    let copy_secs = template.map(|t| t.copy_into(&placed)).transpose()?;
     let guard = limit
         .map(|b| MemoryLimit::enter(b + HARNESS_ALLOWANCE))
         .transpose()?;
@@ -316,13 +410,9 @@ fn one_probe(
         .open(&placed.dirs[0])
         .map_err(anyhow::Error::from)
         .and_then(|store| {
-            let p = prefilled(&*store, cfg, &spec.name).and_then(|secs| {
-                let mut p = capacity::probe(&*store, cfg, rate)?;
-                p.prefill_secs = secs;
-                Ok(p)
-            });
+            let p = capacity::probe(&*store, cfg, rate);
             store.close()?;
-            Ok(p?)
+            Ok(Probe { copy_secs, ..p? })
         });
     // An engine in a sidecar (bridge = "sidecar") is killed alone; the
     // harness sees its error.
@@ -347,35 +437,5 @@ fn one_probe(
     }
 }
 
-/// Loads the probe's store with its prefill, saying so; the seconds it
-/// took, or `None` without one.
-fn prefilled(
-    store: &dyn ledgerbench_core::KvStore,
-    cfg: &CapacityConfig,
-    name: &str,
-) -> Result<Option<f64>, ledgerbench_driver::DriverError> {
-    if cfg.prefill_rows == 0 {
-        return Ok(None);
-    }
-    let secs = capacity::prefill(store, cfg)?;
-    ledgerbench_core::note!(
-        "[{name}] prefilled {} rows ({} MiB) in {secs:.1} s",
-        cfg.prefill_rows,
-        (cfg.prefill_rows * (32 + cfg.value_bytes as u64)) >> 20
-    );
-    Ok(Some(secs))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::parse_interval;
-
-    #[test]
-    fn intervals_need_a_unit_and_a_number() {
-        assert_eq!(parse_interval("5s").expect("5s"), 5.0);
-        assert!((parse_interval("400ms").expect("400ms") - 0.4).abs() < 1e-12);
-        assert!(parse_interval("5").is_err());
-        assert!(parse_interval("fast").is_err());
-        assert!(parse_interval("xs").is_err());
-    }
-}
+mod tests;

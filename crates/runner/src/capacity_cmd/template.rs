@@ -1,0 +1,163 @@
+//! A capacity search's prefilled store, loaded once per backend and
+//! copied onto each probe's device: a B-tree ten times its memory limit
+//! takes a quarter of an hour to load with random keys (MDBX, 1.25 GiB
+//! under 128 MiB), a copy of its closed files seconds. Every probe then
+//! starts from the same bytes, opened cold as a restarted node opens its
+//! store, and the load is timed once.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+use ledgerbench_driver::capacity::{self, CapacityConfig};
+use ledgerbench_driver::rundir::RunDir;
+use ledgerbench_meter::cgroup::MemoryLimit;
+
+use crate::harness::{self, Placed, Placement};
+use crate::registry::BackendSpec;
+
+/// A backend's prefilled store, closed, on its own device (or directory).
+pub struct Template {
+    placed: Placed,
+    /// Seconds the load and its flush took.
+    pub secs: f64,
+    /// Bytes its files hold on disk.
+    pub bytes: u64,
+}
+
+/// Loads `cfg.prefill_rows` into a new store of `spec` inside the memory
+/// limit (with the harness's allowance, as a probe), flushes and closes
+/// it. Prints its progress every half minute: a load may take many.
+pub fn make(
+    spec: &BackendSpec,
+    cfg: &CapacityConfig,
+    (place, rundir, limit): (&Placement, &RunDir, Option<u64>),
+) -> anyhow::Result<Template> {
+    let name = &spec.name;
+    let placed = harness::place_stores(
+        place,
+        &format!("{name}-prefill"),
+        &["rows".to_string()],
+        rundir,
+    )
+    .map_err(anyhow::Error::msg)?;
+    crate::watchdog::beat(Some(&format!("[{name}] prefill")));
+    let guard = limit
+        .map(|b| MemoryLimit::enter(b + super::HARNESS_ALLOWANCE))
+        .transpose()?;
+    let (n, start) = (cfg.prefill_rows, Instant::now());
+    let mut said = Instant::now();
+    let mut loaded = |done: u64| {
+        if said.elapsed().as_secs() >= 30 {
+            said = Instant::now();
+            ledgerbench_core::note!(
+                "[{name}] prefill: {done} of {n} rows ({:.0}%) after {:.0} s",
+                100.0 * done as f64 / n as f64,
+                start.elapsed().as_secs_f64()
+            );
+        }
+    };
+    let secs = spec
+        .open(&placed.dirs[0])
+        .map_err(anyhow::Error::from)
+        .and_then(|store| {
+            let secs = capacity::prefill(&*store, cfg, &mut loaded);
+            store.close()?;
+            Ok(secs?)
+        })
+        .with_context(|| format!("loading the prefill of {n} rows"));
+    // An engine in a sidecar is killed alone: the harness sees its error.
+    let oom_killed = guard
+        .as_ref()
+        .and_then(MemoryLimit::oom_kills)
+        .is_some_and(|k| k > 0);
+    drop(guard);
+    let secs = match secs {
+        Err(e) if oom_killed => {
+            let why = super::prefill_killed_why(limit);
+            return Err(e.context(format!("the prefill was {why}")));
+        }
+        s => s?,
+    };
+    let bytes = disk_bytes(&placed.dirs[0])?;
+    ledgerbench_core::note!(
+        "[{name}] prefilled {n} rows ({} MiB) in {secs:.1} s, once: {} MiB on disk, copied cold onto each probe's own store",
+        (n * (32 + cfg.value_bytes as u64)) >> 20,
+        bytes >> 20
+    );
+    Ok(Template {
+        placed,
+        secs,
+        bytes,
+    })
+}
+
+impl Template {
+    /// Copies the store's files into `placed`'s (empty) store directory,
+    /// then empties both stores' page cache, so the probe opens its copy
+    /// from the device; the seconds it took.
+    pub fn copy_into(&self, placed: &Placed) -> anyhow::Result<f64> {
+        let t = Instant::now();
+        copy_dir(&self.placed.dirs[0], &placed.dirs[0])?;
+        let why = "a probe opens its copy of the prefilled store cold";
+        placed.evict(why)?;
+        self.placed.evict(why)?;
+        Ok(t.elapsed().as_secs_f64())
+    }
+
+    /// Removes the store (its device, or its directory in the run's).
+    pub fn remove(self, rundir: &RunDir, on_device: bool) -> anyhow::Result<()> {
+        if !on_device {
+            rundir.remove_store_dir(&self.placed.dirs[0])?;
+        }
+        drop(self.placed);
+        Ok(())
+    }
+}
+
+/// Copies every file and directory under `from` into `to` (made if
+/// missing), each file synced.
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(to).with_context(|| format!("making {}", to.display()))?;
+    let entries = fs::read_dir(from).with_context(|| format!("listing {}", from.display()))?;
+    for e in entries {
+        let e = e.with_context(|| format!("listing {}", from.display()))?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type()?;
+        if kind.is_dir() {
+            copy_dir(&src, &dst)?;
+        } else if kind.is_file() {
+            fs::copy(&src, &dst)
+                .and_then(|_| fs::File::open(&dst)?.sync_all())
+                .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+        } else {
+            anyhow::bail!(
+                "{}: neither a file nor a directory; a store holding one cannot be copied",
+                src.display()
+            );
+        }
+    }
+    // The new entries themselves, as the engine expects of its directory.
+    fs::File::open(to)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("syncing {}", to.display()))
+}
+
+/// Bytes allocated on disk to the files under `dir`.
+fn disk_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for e in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let e = e?;
+        let m = e.metadata()?;
+        total += match m.is_dir() {
+            true => disk_bytes(&e.path())?,
+            false => m.blocks() * 512,
+        };
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests;
