@@ -103,9 +103,15 @@ pub fn probe(store: &dyn KvStore, cfg: &CapacityConfig, rate: f64) -> Result<Pro
     Ok(judge(cfg, rate, n, persist_secs, pending))
 }
 
+/// Bytes of rows per write batch of a prefill: small, as a node's blocks
+/// are, so the load's own batches do not weigh on the memory limit (16 MiB
+/// batches got goleveldb's load of 1.25 GiB OOM-killed under 128 MiB,
+/// where the same state in batches of 1,000 keys loaded).
+pub const PREFILL_CHUNK_BYTES: u64 = 1 << 20;
+
 /// Loads `cfg.prefill_rows` rows into `store` (random 32-byte keys of
 /// their own stream, so no probe's key is among them) in write batches of
-/// at most [`CHUNK_BYTES`], then flushes it: the state a probe then
+/// at most [`PREFILL_CHUNK_BYTES`], then flushes it: the state a probe then
 /// starts from. `loaded` hears the rows written so far after each batch
 /// (a load of many minutes shows its progress). Returns the seconds it
 /// took (not the probe's).
@@ -120,7 +126,7 @@ pub fn prefill(
     };
     let n = cfg.prefill_rows;
     let row_bytes = 32 + cfg.value_bytes as u64;
-    let chunk = (CHUNK_BYTES / row_bytes).clamp(1, n.max(1));
+    let chunk = (PREFILL_CHUNK_BYTES / row_bytes).clamp(1, n.max(1));
     let mut batch = Batch::with_capacity(chunk as usize, (chunk * row_bytes) as usize);
     let (mut k, mut v) = (Vec::new(), Vec::new());
     let start = Instant::now();
