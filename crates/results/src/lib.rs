@@ -32,7 +32,7 @@ pub use memory::MemoryRecord;
 pub use month::{LookupsAt, Resume};
 pub use reads::{LookupReads, StoreReads};
 pub use replay::{
-    DRIFT_LIMIT, Drift, OpsSummary, RecordStats, SegmentRecord, ThreadSummary, drift,
+    DRIFT_LIMIT, Drift, GivenState, OpsSummary, RecordStats, SegmentRecord, ThreadSummary, drift,
 };
 pub use summary::{Bound, OpLatency, StoreSummary, Summary, TotalSummary};
 
@@ -174,6 +174,10 @@ pub struct ReplayResult {
     /// the lines whose `label` is this run's. Reports read them from there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments_file: Option<String>,
+    /// Where the initial state came from when the run was given it
+    /// (`--state-cache`); absent when the run loaded its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_state: Option<GivenState>,
 }
 
 /// A store's backend.

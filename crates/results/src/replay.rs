@@ -192,3 +192,22 @@ pub struct RecordStats {
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
+
+/// A run's initial state given from `--state-cache`: loaded once, kept as
+/// a copy of the closed stores, copied in and opened cold by each run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GivenState {
+    /// The cache entry: a directory of the cache, named by what the state
+    /// is of (engine and settings, model, scale, seed, threads, build).
+    pub entry: String,
+    /// Whether this run made the entry (its load ran just before, with
+    /// the same stores, memory limit and device setup) or found it.
+    pub made_here: bool,
+    /// Seconds the load that made it took: its operations played up to
+    /// the `load` mark, on stores just opened.
+    pub load_secs: f64,
+    /// When the entry was made (RFC 3339, UTC).
+    pub made_at: String,
+    /// Bytes the stores' files hold on disk, closed.
+    pub bytes: u64,
+}

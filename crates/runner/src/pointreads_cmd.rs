@@ -120,6 +120,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_stores: false,
         reattach: false,
         inputs: Vec::new(),
+        seed_from: None,
+        save_to: None,
     };
     let mut specs = harness::specs(
         &args.backends,

@@ -288,27 +288,30 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         trace_bytes * 3 + (512 << 20),
         (&threads, ledgerbench_trace::split::SPLIT),
         None,
-        &|stores, devs, progress, n| {
-            let (on, pacing) = (
-                (stores, devs),
-                ops::Pacing {
-                    rate: None,
-                    speed,
-                    window: None,
-                },
-            );
-            if n == 1 {
-                let mut src = TraceReader::open(&trace)?;
-                return Ok(ops::replay_with(&mut src, on, progress, pacing));
-            }
-            let sources = (0..n)
-                .map(|t| -> anyhow::Result<Box<dyn OpSource + Send>> {
-                    let split = Split::new(TraceReader::open(&trace)?, t, n);
-                    Ok(Box::new(Queued::new(split)))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            Ok(ops::replay_threads(sources, on, progress, pacing))
-        },
+        (
+            &|stores, devs, progress, n, _initial| {
+                let (on, pacing) = (
+                    (stores, devs),
+                    ops::Pacing {
+                        rate: None,
+                        speed,
+                        window: None,
+                    },
+                );
+                if n == 1 {
+                    let mut src = TraceReader::open(&trace)?;
+                    return Ok(ops::replay_with(&mut src, on, progress, pacing));
+                }
+                let sources = (0..n)
+                    .map(|t| -> anyhow::Result<Box<dyn OpSource + Send>> {
+                        let split = Split::new(TraceReader::open(&trace)?, t, n);
+                        Ok(Box::new(Queued::new(split)))
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                Ok(ops::replay_threads(sources, on, progress, pacing))
+            },
+            None,
+        ),
     )
 }
 
@@ -339,6 +342,7 @@ pub fn generated(
     name: &str,
     mut args: GenArgs,
     soak: Option<&crate::soak_cmd::Soak>,
+    state_cache: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     apply_preset(name, &mut args)?;
     let mut params = parse_params(&args.params)?;
@@ -383,6 +387,40 @@ pub fn generated(
         header: header.clone(),
         soak: soak.map(|s| Box::new(s.config.clone())),
     };
+    // Checked (and the directory made) before any run starts.
+    let state = state_cache
+        .map(|dir| -> anyhow::Result<_> {
+            Ok(crate::state_cache::Use {
+                cache: crate::state_cache::Cache::open(dir)?,
+                params: &params,
+                seed,
+            })
+        })
+        .transpose()?;
+    let exec = |stores: &[&dyn ledgerbench_core::KvStore],
+                devs: &[Option<&ledgerbench_meter::loopdev::Device>],
+                progress: &mut dyn ledgerbench_driver::observe::Observer,
+                n: u64,
+                initial: ledgerbench_workloads::synth::Initial|
+     -> anyhow::Result<ops::OpsOutcome> {
+        // A Solana `retention = "auto"` follows what the stores do by
+        // themselves (recorded per store as `evicts_oldest`).
+        let evicts = stores.iter().all(|s| s.capabilities().evicts_oldest);
+        let mut params = ledgerbench_workloads::solana::resolve(name, &params, evicts);
+        // A model's initial state, when it is loaded alone or given.
+        if initial != ledgerbench_workloads::synth::Initial::Play {
+            params["initial"] = serde_json::to_value(initial)?;
+        }
+        let mut sources =
+            ledgerbench_workloads::threads(name, seed, params, n).map_err(anyhow::Error::msg)?;
+        let on = (stores, devs);
+        if n == 1
+            && let Some(src) = sources.first_mut()
+        {
+            return Ok(ops::replay_with(&mut **src, on, progress, pacing));
+        }
+        Ok(ops::replay_threads(sources, on, progress, pacing))
+    };
     run_stream(
         &args.common,
         &header,
@@ -390,20 +428,6 @@ pub fn generated(
         8 << 30,
         (&threads, split),
         ledgerbench_workloads::live_bytes(name, &params),
-        &|stores, devs, progress, n| {
-            // A Solana `retention = "auto"` follows what the stores do by
-            // themselves (recorded per store as `evicts_oldest`).
-            let evicts = stores.iter().all(|s| s.capabilities().evicts_oldest);
-            let params = ledgerbench_workloads::solana::resolve(name, &params, evicts);
-            let mut sources = ledgerbench_workloads::threads(name, seed, params, n)
-                .map_err(anyhow::Error::msg)?;
-            let on = (stores, devs);
-            if n == 1
-                && let Some(src) = sources.first_mut()
-            {
-                return Ok(ops::replay_with(&mut **src, on, progress, pacing));
-            }
-            Ok(ops::replay_threads(sources, on, progress, pacing))
-        },
+        (&exec, state.as_ref()),
     )
 }

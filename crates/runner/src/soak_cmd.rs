@@ -151,5 +151,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         length_key: args.workload.length_key(),
     };
-    generated(args.workload.name(), args.run, Some(&soak))
+    generated(args.workload.name(), args.run, Some(&soak), None)
 }

@@ -15,13 +15,18 @@ use crate::harness::{self, Placement};
 use crate::observe::{JsonlSink, ProgressView};
 use crate::registry::BackendSpec;
 use crate::replay_cmd::CommonArgs;
+use crate::state_cache::Use;
+use ledgerbench_workloads::synth::Initial;
 
-/// Runs the stream on opened stores and devices with this many client threads.
+/// Runs the stream on opened stores and devices with this many client
+/// threads, its initial state played, alone, or given (a generator's; a
+/// replay plays what it reads).
 pub(crate) type Exec<'a> = dyn Fn(
         &[&dyn ledgerbench_core::KvStore],
         &[Option<&Device>],
         &mut dyn Observer,
         u64,
+        Initial,
     ) -> anyhow::Result<ops::OpsOutcome>
     + 'a;
 
@@ -35,7 +40,7 @@ pub(crate) fn run_stream(
     default_device: u64,
     (threads, split): (&[u64], &str),
     live_bytes: Option<u64>,
-    exec: &Exec<'_>,
+    (exec, state): (&Exec<'_>, Option<&Use<'_>>),
 ) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
     let mut specs = harness::specs(
@@ -85,6 +90,8 @@ pub(crate) fn run_stream(
         keep_stores: false,
         reattach: false,
         inputs,
+        seed_from: None,
+        save_to: None,
     };
     let mut failed = false;
     let soaked = matches!(&result.config, WorkloadConfig::Ops(c) if c.soak.is_some());
@@ -126,6 +133,38 @@ pub(crate) fn run_stream(
             crate::supervise::Keep::No,
         );
         let per_store: Vec<BackendSpec> = header.stores.iter().map(|_| spec.clone()).collect();
+        // With --state-cache the initial state is loaded once and each run
+        // opens a cold copy of it.
+        let given = state.map(|u| {
+            crate::state_cache::given(
+                u,
+                (spec, n, &label),
+                &place,
+                (&header.stores, &per_store),
+                &rundir,
+                &result.header.env,
+                exec,
+            )
+        });
+        let given = match given.transpose() {
+            Ok(g) => g,
+            Err(e) => {
+                // No run without the state it was to be given.
+                ledgerbench_core::note!("[{label}] failed: {e:#}");
+                run.error = Some(format!("{e:#}"));
+                failed = true;
+                result.runs.push(run);
+                crate::output::write_json(&out.join("results.json"), &result)?;
+                crate::supervise::clear_current_run(&out);
+                continue;
+            }
+        };
+        let mut cell_place = place.clone();
+        cell_place.seed_from = given.as_ref().map(|g| g.stores.clone());
+        let initial = match &given {
+            Some(_) => Initial::Given,
+            None => Initial::Play,
+        };
         let mut replayed = None;
         let mut jsonl = JsonlSink::append(&out.join("segments.jsonl"), &label);
         let mut view = ProgressView::new(&label);
@@ -133,7 +172,7 @@ pub(crate) fn run_stream(
         let mut guard =
             soaked.then(|| crate::guard::Guard::new(device_size, rundir.path(), memory_limit));
         harness::run_on_stores(
-            &place,
+            &cell_place,
             &label,
             (&header.stores, &per_store),
             &rundir,
@@ -149,6 +188,7 @@ pub(crate) fn run_stream(
                         .collect(),
                 ),
                 n,
+                initial,
             ) {
                 Ok(mut o) => {
                     let err = o.error.take();
@@ -174,6 +214,7 @@ pub(crate) fn run_stream(
                 threads: Some(n),
                 split: (n > 1).then(|| split.to_string()),
                 segments_file: Some("segments.jsonl".to_string()),
+                initial_state: given.map(|g| g.state),
             });
         }
         if let Some(e) = &run.error {

@@ -439,6 +439,7 @@ fn keep_interrupted_run(out: &Path, why: &str, ended: bool) -> String {
             threads: None,
             split: None,
             segments_file: None,
+            initial_state: None,
         });
     }
     if let Some(p) = crate::stellar_cmd::resume::in_progress(out) {

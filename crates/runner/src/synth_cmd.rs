@@ -30,6 +30,13 @@ pub struct Args {
     /// Operations times the model's; default: the same as --scale.
     #[arg(long, value_name = "FACTOR")]
     length: Option<String>,
+    /// Keep each engine's loaded initial state in this directory and give
+    /// a cold copy of it to every later run of the same engine, settings,
+    /// model, scale, seed, threads, memory limit and build, instead of
+    /// loading it again (the load then has no segment of its own); made if
+    /// missing, never emptied by ledgerbench.
+    #[arg(long, value_name = "DIR", env = crate::state_cache::STATE_CACHE_ENV)]
+    state_cache: Option<PathBuf>,
     #[command(flatten)]
     run: GenArgs,
 }
@@ -65,7 +72,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     args.run.prepend_params(params);
-    generated("synth", args.run, None)
+    generated("synth", args.run, None, args.state_cache.as_deref())
 }
 
 /// The model as the generator takes it: the file's whole path (the run

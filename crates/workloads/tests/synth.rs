@@ -259,3 +259,74 @@ fn roles_play_on_their_own_threads_at_the_period() {
         }
     }
 }
+
+/// Each thread's operations as hashes of what they are, split at the
+/// `load` mark: (up to and with it, after it).
+fn played(params: &serde_json::Value, threads: u64) -> Vec<(Vec<u64>, Vec<u64>)> {
+    use std::hash::{Hash, Hasher};
+    let mut streams =
+        ledgerbench_workloads::threads("synth", 9, params.clone(), threads).expect("threads");
+    streams
+        .iter_mut()
+        .map(|src| {
+            let (mut before, mut after, mut loaded) = (Vec::new(), Vec::new(), false);
+            while let Some(op) = src.next_op().expect("op") {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                format!("{op:?}").hash(&mut h);
+                match loaded {
+                    false => before.push(h.finish()),
+                    true => after.push(h.finish()),
+                }
+                loaded |= matches!(op, ledgerbench_trace::Op::Mark { label } if label == "load");
+            }
+            (before, after)
+        })
+        .collect()
+}
+
+/// `initial = only` plays the load and stops; `initial = given` plays
+/// exactly what follows the load in a whole run (every choice drawn
+/// alike), with no load and no `load` mark: a run given a copy of the
+/// loaded stores does what the run that loaded them would have.
+#[test]
+fn a_given_state_plays_what_follows_a_load_and_a_load_alone_stops_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, m, threads) in [("plain", model(), 1), ("roles", cosmos(), 3)] {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, ledgerbench_model::write(&m)).expect("write");
+        let params = |initial: &str| {
+            serde_json::json!({
+                "workload": path.display().to_string(),
+                "periods": 3,
+                "operations": 3000,
+                "initial": initial,
+            })
+        };
+        let whole = played(&params("play"), threads);
+        let only = played(&params("only"), threads);
+        let given = played(&params("given"), threads);
+        for t in 0..threads as usize {
+            assert!(!whole[t].0.is_empty(), "{name} thread {t}: no load");
+            assert!(
+                !whole[t].1.is_empty(),
+                "{name} thread {t}: nothing after it"
+            );
+            assert_eq!(
+                only[t],
+                (whole[t].0.clone(), Vec::new()),
+                "{name} thread {t}"
+            );
+            // Given: no mark is seen, so all of it lands before one.
+            assert_eq!(
+                given[t],
+                (whole[t].1.clone(), Vec::new()),
+                "{name} thread {t}"
+            );
+        }
+    }
+    let wrong = serde_json::json!({"workload": "preset:cosmos", "initial": "later"});
+    let e = ledgerbench_workloads::threads("synth", 9, wrong, 5)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("later"), "{e}");
+}

@@ -341,7 +341,12 @@ fn sections(
         answer = verdict_section(out, &runs, verdict, &fanout_runs);
         month::month_section(out, &runs);
     }
-    // Capacity searches among the results answer beside the verdict.
+    if let Some(h) = verdict.horizon {
+        let a = ops_verdicts(out, docs, verdict, h, label);
+        answer = answer.or(a);
+    }
+    // Capacity searches among the results answer beside the verdict (a
+    // Stellar one, or any workload's at a horizon).
     if let Some(a) = &mut answer {
         a.capacity = docs
             .iter()
@@ -350,10 +355,6 @@ fn sections(
                 _ => None,
             })
             .collect();
-    }
-    if let Some(h) = verdict.horizon {
-        let a = ops_verdicts(out, docs, verdict, h, label);
-        answer = answer.or(a);
     }
     soak::soak_section(out, docs, label);
     if !replays.is_empty() {

@@ -102,6 +102,35 @@ fn deletes(x: &ledgerbench_results::OpsSummary, run: &BackendRun) -> String {
     )
 }
 
+/// Which runs were given their initial state (`--state-cache`): they
+/// opened a cold copy of it and have no load segment.
+fn given_states(runs: &[(String, &BackendRun)], s: &mut String) {
+    let given: Vec<String> = runs
+        .iter()
+        .filter_map(|(label, r)| {
+            let g = r.replay.as_ref()?.initial_state.as_ref()?;
+            Some(format!(
+                "{label} (loaded {} in {:.1} s at {}, {} MiB)",
+                if g.made_here {
+                    "by this run"
+                } else {
+                    "earlier"
+                },
+                g.load_secs,
+                g.made_at,
+                g.bytes >> 20
+            ))
+        })
+        .collect();
+    if !given.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nGiven their initial state from `--state-cache` (loaded once, copied onto the run's own stores and opened cold, as a restarted node; no load segment): {}.",
+            given.join("; ")
+        );
+    }
+}
+
 /// Tables of replayed runs: one row per run, then one per run and store.
 pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     let mut s = String::new();
@@ -144,6 +173,7 @@ pub fn replay_tables(runs: &[(String, &BackendRun)]) -> String {
     run_phase_table(&mut s, runs);
     store_table(&mut s, runs);
     content_table(&mut s, runs);
+    given_states(runs, &mut s);
     s
 }
 

@@ -5,9 +5,6 @@
 //! starts from the same bytes, opened cold as a restarted node opens its
 //! store, and the load is timed once.
 
-use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -81,7 +78,7 @@ pub fn make(
         }
         s => s?,
     };
-    let bytes = disk_bytes(&placed.dirs[0])?;
+    let bytes = crate::storecopy::disk_bytes(&placed.dirs[0])?;
     ledgerbench_core::note!(
         "[{name}] prefilled {n} rows ({} MiB) in {secs:.1} s, once: {} MiB on disk, copied cold onto each probe's own store",
         (n * (32 + cfg.value_bytes as u64)) >> 20,
@@ -100,7 +97,7 @@ impl Template {
     /// from the device; the seconds it took.
     pub fn copy_into(&self, placed: &Placed) -> anyhow::Result<f64> {
         let t = Instant::now();
-        copy_dir(&self.placed.dirs[0], &placed.dirs[0])?;
+        crate::storecopy::copy_dir(&self.placed.dirs[0], &placed.dirs[0])?;
         let why = "a probe opens its copy of the prefilled store cold";
         placed.evict(why)?;
         self.placed.evict(why)?;
@@ -115,48 +112,6 @@ impl Template {
         drop(self.placed);
         Ok(())
     }
-}
-
-/// Copies every file and directory under `from` into `to` (made if
-/// missing), each file synced.
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
-    fs::create_dir_all(to).with_context(|| format!("making {}", to.display()))?;
-    let entries = fs::read_dir(from).with_context(|| format!("listing {}", from.display()))?;
-    for e in entries {
-        let e = e.with_context(|| format!("listing {}", from.display()))?;
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let kind = e.file_type()?;
-        if kind.is_dir() {
-            copy_dir(&src, &dst)?;
-        } else if kind.is_file() {
-            fs::copy(&src, &dst)
-                .and_then(|_| fs::File::open(&dst)?.sync_all())
-                .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
-        } else {
-            anyhow::bail!(
-                "{}: neither a file nor a directory; a store holding one cannot be copied",
-                src.display()
-            );
-        }
-    }
-    // The new entries themselves, as the engine expects of its directory.
-    fs::File::open(to)
-        .and_then(|d| d.sync_all())
-        .with_context(|| format!("syncing {}", to.display()))
-}
-
-/// Bytes allocated on disk to the files under `dir`.
-fn disk_bytes(dir: &Path) -> anyhow::Result<u64> {
-    let mut total = 0;
-    for e in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let e = e?;
-        let m = e.metadata()?;
-        total += match m.is_dir() {
-            true => disk_bytes(&e.path())?,
-            false => m.blocks() * 512,
-        };
-    }
-    Ok(total)
 }
 
 #[cfg(test)]

@@ -115,6 +115,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_stores: false,
         reattach: false,
         inputs: Vec::new(),
+        seed_from: None,
+        save_to: None,
     };
     let engine_memory = crate::size::parse_named("--engine-memory", &args.engine_memory)?;
     let specs = harness::specs(

@@ -368,6 +368,8 @@ fn run_one(
         reattach,
         // A spool reused from the cache is read during the run.
         inputs: cache.iter().cloned().collect(),
+        seed_from: None,
+        save_to: None,
     };
     let names: Vec<String> = STORES.iter().map(|s| s.to_string()).collect();
     let mut outcome = None;

@@ -14,6 +14,7 @@
 //! (played as deletes).
 
 mod draw;
+mod initial;
 pub mod presets;
 mod roles;
 mod upkeep;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::generated::GenError;
 use draw::{Dist, Picker};
+pub use initial::Initial;
 use roles::RoleThread;
 use upkeep::Upkeep;
 
@@ -49,6 +51,8 @@ pub struct SynthConfig {
     /// Periods a model with roles plays (0: its stores' operations times
     /// `length` over the roles' operations a period).
     pub periods: u64,
+    /// What becomes of the initial state: played, played alone, or given.
+    pub initial: Initial,
 }
 
 impl Default for SynthConfig {
@@ -60,12 +64,10 @@ impl Default for SynthConfig {
             operations: 0,
             ops_per_segment: 10_000,
             periods: 0,
+            initial: Initial::Play,
         }
     }
 }
-
-/// Keys loaded per commit of the initial state.
-const LOAD_BATCH: u64 = 1000;
 
 /// One store's generator state: counters only.
 struct StoreGen {
@@ -101,6 +103,8 @@ pub struct Synth {
     timed: Option<Timed>,
     /// The application's flushes and compactions.
     upkeep: Upkeep,
+    /// Whether the initial state is played, alone, or given.
+    initial: Initial,
 }
 
 /// A role's thread paced by the model's period.
@@ -223,6 +227,7 @@ impl Synth {
             per_segment: cfg.ops_per_segment,
             timed: role,
             upkeep: Upkeep::of(&model.commits),
+            initial: cfg.initial,
         })
     }
 }
@@ -301,35 +306,6 @@ impl Synth {
         let len = self.stores[s].value_size.draw(&mut self.rng, 0) as u32;
         let seed = stream(stream(self.seed ^ 0x7661, s as u64, index), self.done, 0);
         out.push(OwnedOp::PutGenerated(s as u8, key, len, seed));
-    }
-
-    /// The next thousand keys of the initial state, store after store, a
-    /// commit each; the `load` mark after the last. False when loaded.
-    fn load(&mut self, out: &mut Vec<OwnedOp>) -> bool {
-        // One thread loads; the others' keys are the state it loads.
-        if self.timed.as_ref().is_some_and(|t| !t.role.loads) {
-            for st in &mut self.stores {
-                st.written = st.initial;
-            }
-        }
-        let Some(s) =
-            (0..self.stores.len()).find(|&s| self.stores[s].written < self.stores[s].initial)
-        else {
-            if self.loaded {
-                return false;
-            }
-            self.loaded = true;
-            out.push(OwnedOp::Mark("load".into()));
-            return true;
-        };
-        let from = self.stores[s].written;
-        let to = (from + LOAD_BATCH).min(self.stores[s].initial);
-        for i in from..to {
-            self.put(s, i, out);
-        }
-        self.stores[s].written = to;
-        out.push(OwnedOp::Commit(false));
-        true
     }
 
     /// A store by its share of operations and a kind of operation by the
@@ -466,6 +442,9 @@ impl Refill for Synth {
     fn refill(&mut self, out: &mut Vec<OwnedOp>) -> Result<bool, ledgerbench_trace::SourceError> {
         if self.load(out) {
             return Ok(true);
+        }
+        if self.initial == Initial::Only {
+            return Ok(false);
         }
         if self.timed.is_some() {
             return Ok(self.period(out));

@@ -1,5 +1,6 @@
 use super::*;
 use ledgerbench_driver::capacity::{RowShape, prefill_row};
+use std::path::Path;
 
 fn cfg() -> CapacityConfig {
     CapacityConfig {
@@ -24,6 +25,8 @@ fn in_run_dir(t: &Path) -> (Placement, RunDir) {
         keep_stores: false,
         reattach: false,
         inputs: Vec::new(),
+        seed_from: None,
+        save_to: None,
     };
     let rundir = RunDir::claim(Some(&t.join("run")), "capacity", false).expect("run dir");
     (place, rundir)
@@ -71,23 +74,4 @@ fn every_engine_reopens_a_copy_of_its_prefilled_store_with_its_rows() {
     for must in ["lmdb", "mdbx", "rocksdb-leveled", "redb", "mem"] {
         assert!(tried.contains(&must), "{must} not tried: {tried:?}");
     }
-}
-
-#[test]
-fn a_store_holding_something_not_a_file_is_refused_by_name() {
-    let t = tempfile::tempdir().expect("tempdir");
-    let from = t.path().join("from");
-    fs::create_dir_all(from.join("sub")).expect("mkdir");
-    fs::write(from.join("sub/data"), b"rows").expect("write");
-    copy_dir(&from, &t.path().join("to")).expect("copy");
-    assert_eq!(
-        fs::read(t.path().join("to/sub/data")).expect("read"),
-        b"rows"
-    );
-    std::os::unix::fs::symlink("sub/data", from.join("link")).expect("symlink");
-    let e = copy_dir(&from, &t.path().join("again")).expect_err("a symlink");
-    assert!(
-        format!("{e:#}").contains("neither a file nor a directory"),
-        "{e:#}"
-    );
 }

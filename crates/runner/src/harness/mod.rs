@@ -2,7 +2,6 @@
 //! store, opening and closing, and the cleanup after; the same for every
 //! workload, so each gets the same meters and the same care with disks.
 
-use std::fs;
 use std::path::PathBuf;
 
 use ledgerbench_core::{Durability, KvStore};
@@ -16,7 +15,11 @@ use ledgerbench_meter::rusage::Usage;
 
 use crate::registry::BackendSpec;
 
+mod place;
+pub use place::{Placed, place_stores};
+
 /// Where and under what limits a run's stores live.
+#[derive(Clone)]
 pub struct Placement {
     /// Memory limit of the engine (heap and page cache), bytes.
     pub memory_limit: Option<u64>,
@@ -36,6 +39,12 @@ pub struct Placement {
     /// Files (or directories of them) the run reads besides its stores: a
     /// memory-limited run empties their page cache before it starts.
     pub inputs: Vec<PathBuf>,
+    /// Copy each store's contents from `DIR/NAME` before it opens (outside
+    /// the memory limit, then its cache emptied): a run given a state.
+    pub seed_from: Option<PathBuf>,
+    /// Copy each closed store to `DIR/NAME` after the run (outside the
+    /// memory limit), when it ended without an error.
+    pub save_to: Option<PathBuf>,
 }
 
 pub use crate::size::{MIN_MEMORY_LIMIT, memory_limit, memory_limit_of};
@@ -181,25 +190,20 @@ pub fn run_on_stores(
     if place.memory_limit.is_some() && place.harness_allowance > 0 {
         run.harness_allowance_bytes = Some(place.harness_allowance);
     }
-    let limit = match place.memory_limit {
-        // Pages cached before the run are charged to no limit: the run's
-        // inputs (and a reattached store's files, below) start cold.
-        Some(bytes) => {
-            match crate::evict::files(&place.inputs, "--memory-limit starts each run cold")
-                .and_then(|_| {
-                    MemoryLimit::enter(bytes + place.harness_allowance).map_err(anyhow::Error::from)
-                }) {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    run.error = Some(format!("--memory-limit: {e:#}"));
-                    return;
-                }
+    // A run given its stores' contents copies them in before it enters
+    // its limit: the copy's pages are not the engine's. Declared before the
+    // stores so that on an early return the stores drop (close) first and
+    // the devices unmount after, and the guard drops last.
+    let mut limit = None;
+    if place.seed_from.is_none() {
+        match enter_limit(place) {
+            Ok(g) => limit = g,
+            Err(e) => {
+                run.error = Some(e);
+                return;
             }
         }
-        None => None,
-    };
-    // Declared before the stores so that on an early return the stores
-    // drop (close) first and the devices unmount after.
+    }
     let placed = match place_stores(place, tag, names, rundir) {
         Ok(p) => p,
         Err(e) => {
@@ -207,6 +211,19 @@ pub fn run_on_stores(
             return;
         }
     };
+    if let Some(from) = &place.seed_from {
+        if let Err(e) = seed(from, names, &placed) {
+            run.error = Some(format!("{e:#}"));
+            return;
+        }
+        match enter_limit(place) {
+            Ok(g) => limit = g,
+            Err(e) => {
+                run.error = Some(e);
+                return;
+            }
+        }
+    }
     if place.reattach
         && limit.is_some()
         && let Err(e) = placed.evict("--memory-limit starts each run cold")
@@ -257,7 +274,42 @@ pub fn run_on_stores(
         run.memory_peak_bytes = g.max_usage().ok();
     }
     drop(limit);
+    if let Some(to) = &place.save_to
+        && run.error.is_none()
+    {
+        for (name, dir) in names.iter().zip(&placed.dirs) {
+            if let Err(e) = crate::storecopy::copy_dir(dir, &to.join(sanitize(name))) {
+                run.error = Some(format!("keeping a copy of store `{name}`: {e:#}"));
+                break;
+            }
+        }
+    }
     release_stores(place, placed, rundir);
+}
+
+/// Enters `place`'s memory limit, if any, after emptying the page cache of
+/// the run's inputs: pages cached before the run are charged to no limit,
+/// so they start cold. The error as the results say it.
+fn enter_limit(place: &Placement) -> Result<Option<MemoryLimit>, String> {
+    let Some(bytes) = place.memory_limit else {
+        return Ok(None);
+    };
+    crate::evict::files(&place.inputs, "--memory-limit starts each run cold")
+        .and_then(|_| {
+            MemoryLimit::enter(bytes + place.harness_allowance).map_err(anyhow::Error::from)
+        })
+        .map(Some)
+        .map_err(|e| format!("--memory-limit: {e:#}"))
+}
+
+/// Copies each store's contents from `from/NAME` into its placed
+/// directory, then empties their page cache: the run opens them cold.
+fn seed(from: &std::path::Path, names: &[String], placed: &Placed) -> anyhow::Result<()> {
+    for (name, dir) in names.iter().zip(&placed.dirs) {
+        crate::storecopy::copy_dir(&from.join(sanitize(name)), dir)
+            .map_err(|e| e.context(format!("copying the given state of store `{name}`")))?;
+    }
+    placed.evict("a run given its initial state opens a cold copy of it")
 }
 
 /// The engine version of `store`, which `spec` opened in `dir`, also put
@@ -320,163 +372,6 @@ fn full_hint(
         ),
         (None, None) => " (out of space: raise the store's size setting or run a smaller workload; what finished is kept)".into(),
     }
-}
-
-/// A run's store directories: on private devices (unmounted and removed
-/// when this drops) or in the run directory.
-pub struct Placed {
-    /// One directory per store, in the order of the names placed.
-    pub dirs: Vec<PathBuf>,
-    /// How the device figures were obtained (or why they are absent).
-    pub meter: String,
-    devices: Vec<LoopFs>,
-    /// `devices/TAG` in the run directory, made for the images: removed
-    /// with them when empty.
-    root: Option<PathBuf>,
-}
-
-impl Drop for Placed {
-    fn drop(&mut self) {
-        // The devices first (unmounted, images removed), then the
-        // directories ledgerbench made for them, only if nothing else is there.
-        self.devices.clear();
-        if let Some(root) = &self.root {
-            let _ = fs::remove_dir(root);
-            if let Some(parent) = root.parent() {
-                let _ = fs::remove_dir(parent);
-            }
-        }
-    }
-}
-
-impl Placed {
-    /// The read-ahead of the first private device as the kernel reports
-    /// it, KiB (`None` without devices).
-    pub fn read_ahead_kb(&self) -> Option<u32> {
-        self.devices.first().and_then(LoopFs::read_ahead_kb)
-    }
-
-    /// How a store's GETs reach these devices: the engine's read mode,
-    /// the first device's read-ahead and where it came from, the page size.
-    pub fn read_path(
-        &self,
-        spec: &crate::registry::BackendSpec,
-        place: &Placement,
-    ) -> ledgerbench_driver::results::points::ReadPath {
-        ledgerbench_driver::results::points::ReadPath {
-            reads: spec.read_path().name().into(),
-            read_ahead_kb: self.read_ahead_kb(),
-            read_ahead_source: match place.read_ahead_kb {
-                Some(_) => "--read-ahead-kb".into(),
-                None => "the kernel's default".into(),
-            },
-            page_size_bytes: ledgerbench_meter::page_size(),
-        }
-    }
-
-    /// The private device of each store, in store order.
-    pub fn devices(&self) -> Vec<Option<&Device>> {
-        (0..self.dirs.len())
-            .map(|i| self.devices.get(i).map(LoopFs::view))
-            .collect()
-    }
-
-    /// Flushes every private device's dirty pages, so dropping the page
-    /// cache next leaves nothing of the stores in memory.
-    pub fn sync(&self) -> anyhow::Result<()> {
-        for d in &self.devices {
-            d.sync()?;
-        }
-        Ok(())
-    }
-
-    /// Empties the stores' page cache (closed) so the next reads come from
-    /// the device: [`crate::output::evict`].
-    pub fn evict(&self, why: &str) -> anyhow::Result<()> {
-        let private = !self.devices.is_empty() && self.devices.len() == self.dirs.len();
-        crate::output::evict(private.then_some(self.devices.as_slice()), &self.dirs, why)
-    }
-
-    /// Unmounts and removes the devices now; returns the store directories.
-    pub fn unmount(mut self) -> Vec<PathBuf> {
-        std::mem::take(&mut self.dirs)
-    }
-}
-
-/// Makes one directory per store name under `place`: a private ext4 loop
-/// device each (`devices/TAG/NAME.img`, mounted at `devices/TAG/NAME`) or a
-/// directory in the run directory. The one placement every run uses.
-pub fn place_stores(
-    place: &Placement,
-    tag: &str,
-    names: &[String],
-    rundir: &RunDir,
-) -> anyhow::Result<Placed> {
-    let mut placed = Placed {
-        dirs: Vec::new(),
-        meter: String::new(),
-        devices: Vec::new(),
-        root: None,
-    };
-    if let (Some(size), false) = (place.device_size, place.reattach)
-        && let Some(w) = ledgerbench_meter::loopdev::room_warning(rundir.path(), names.len(), size)
-    {
-        eprintln!("ledgerbench: {w}");
-    }
-    for name in names {
-        let dir = match place.device_size {
-            Some(size) => {
-                let root = rundir.path().join("devices").join(sanitize(tag));
-                placed.root = Some(root.clone());
-                let (image, mount) = (
-                    root.join(format!("{}.img", sanitize(name))),
-                    root.join(sanitize(name)),
-                );
-                let dev = fs::create_dir_all(&root)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|_| {
-                        Ok(match place.reattach {
-                            true => LoopFs::attach(&image, &mount, place.read_ahead_kb)?,
-                            false => LoopFs::create(&image, &mount, size, place.read_ahead_kb)?,
-                        })
-                    })
-                    .map_err(|e| e.context(format!("private device for store `{name}`")))?;
-                let store = dev.path().join("store");
-                placed.devices.push(dev);
-                store
-            }
-            None if place.reattach => {
-                let d = rundir.stores_of(tag).join(name);
-                if !d.is_dir() {
-                    anyhow::bail!("the checkpointed store {} is gone", d.display());
-                }
-                d
-            }
-            None => rundir.store_dir(tag, name)?,
-        };
-        placed.dirs.push(dir);
-    }
-    placed.meter = if placed.devices.is_empty() {
-        "absent: stores share the data directory's filesystem (--device none, or no root/loop devices); process counters (/proc/self/io) stand in".into()
-    } else {
-        let ra = placed.read_ahead_kb().map_or("unknown".into(), |kb| {
-            let how = match place.read_ahead_kb {
-                Some(_) => "set by --read-ahead-kb",
-                None => "the kernel's default",
-            };
-            format!("{kb} KiB ({how})")
-        });
-        format!(
-            "private ext4 loop device per store ({}), direct I/O to the image, read-ahead {ra}",
-            placed
-                .devices
-                .iter()
-                .map(|d| d.device())
-                .collect::<Vec<_>>()
-                .join(", "),
-        )
-    };
-    Ok(placed)
 }
 
 /// What results record of a store's backend: its name, settings, level and
