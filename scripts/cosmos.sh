@@ -18,7 +18,9 @@
 #
 # PERIODS (default 50: five minutes of blocks an engine after its load)
 # and PROBES (default 6) trade the runs' length against what they resolve;
-# each engine's 1.25 GiB is loaded once, each probe opens a cold copy.
+# each engine's 1.25 GiB is loaded once and kept in RUNS/states (a worker
+# after an OOM kill, or the run started again, starts from it), and each
+# probe opens a cold copy.
 set -euo pipefail
 # shellcheck source=scripts/bin.sh
 source "$(dirname "$0")/bin.sh"
@@ -34,7 +36,7 @@ mkdir -p "$runs"
 # name | flags after `run`
 cosmos=(
   "synth|synth --preset cosmos --param periods=$periods"
-  "capacity|capacity --rows tx-hash --value-bytes 100 --close-interval 6s --prefill 1280MiB --memory-limit 128MiB --min-rate 1000 --max-rate 200000 --probes $probes --backends goleveldb,pebble,rocksdb-leveled,mdbx"
+  "capacity|capacity --rows tx-hash --value-bytes 100 --close-interval 6s --prefill 1280MiB --memory-limit 128MiB --min-rate 1000 --max-rate 400000 --probes $probes --backends goleveldb,pebble,rocksdb-leveled,mdbx --state-cache $runs/states"
 )
 
 for c in "${cosmos[@]}"; do

@@ -184,45 +184,75 @@ fn a_probe_the_oom_killer_ends_is_a_failed_rate_and_the_search_goes_on() {
     if !ledgerbench_testkit::can_run(ledgerbench_meter::cgroup::MemoryLimit::available()) {
         return;
     }
+    // Without a cache and with one: the worker after the kill loads its
+    // own prefilled store (the first one's went with it), or is given the
+    // one the first kept.
+    for cache in [None, Some("states")] {
+        probe_killed(cache);
+    }
+}
+
+/// One search whose top probe the OOM killer ends, with `cache` as its
+/// `--state-cache`.
+fn probe_killed(cache: Option<&str>) {
     let t = tempfile::tempdir().expect("tempdir");
+    let mut more = Vec::new();
+    if let Some(c) = cache {
+        more.extend(["--state-cache", c]);
+    }
     // The in-memory engine keeps every row in ledgerbench's own heap: a
     // million 1 KiB rows a close outgrow 48 MiB and the worker is killed;
     // the geometric middle (10,000 a close, 20 MiB over two) fits.
     let o = ledgerbench(
         &[
-            "run",
-            "capacity",
-            "--backends",
-            "mem",
-            "--device",
-            "none",
-            "--memory-limit",
-            "48MiB",
-            "--close-interval",
-            "1s",
-            "--intervals",
-            "2",
-            "--min-rate",
-            "100",
-            "--max-rate",
-            "1000000",
-            "--probes",
-            "3",
-            "--value-bytes",
-            "1000",
-            "--prefill",
-            "1MiB",
-            "--out",
-            "cap",
-        ],
+            &[
+                "run",
+                "capacity",
+                "--backends",
+                "mem",
+                "--device",
+                "none",
+                "--memory-limit",
+                "48MiB",
+                "--close-interval",
+                "1s",
+                "--intervals",
+                "2",
+                "--min-rate",
+                "100",
+                "--max-rate",
+                "1000000",
+                "--probes",
+                "3",
+                "--value-bytes",
+                "1000",
+                "--prefill",
+                "1MiB",
+                "--out",
+                "cap",
+            ][..],
+            &more,
+        ]
+        .concat(),
         t.path(),
     );
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("going on with the remaining probes"), "{err}");
-    // The worker after the kill loads its own prefilled store: the first
-    // one's went with it.
-    assert_eq!(err.matches("[mem] prefilled 1016 rows").count(), 2, "{err}");
+    let (loads, given) = match cache {
+        None => (2, 0),
+        Some(_) => (1, 1),
+    };
+    assert_eq!(
+        err.matches("[mem] prefilled 1016 rows").count(),
+        loads,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("[mem] prefill given from").count(),
+        given,
+        "{err}"
+    );
     let r = read_json(&t.path().join("cap/results.json"));
     assert_eq!(r["harness_allowance_bytes"], 48 << 20, "{r}");
     let run = &r["runs"][0];
@@ -315,4 +345,68 @@ fn a_prefill_the_oom_killer_ends_is_that_backend_s_error_and_the_next_runs() {
         "{}",
         stdout(&o)
     );
+}
+
+/// With `--state-cache` a backend's prefilled store is kept, and a later
+/// search of the same settings starts from it instead of loading again.
+#[test]
+fn a_kept_prefill_is_given_to_the_next_search_of_the_same_settings() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let search = |out: &str, seed: &str| {
+        let o = ledgerbench(
+            &[
+                "run",
+                "capacity",
+                "--backends",
+                "lmdb",
+                "--device",
+                "none",
+                "--close-interval",
+                "50ms",
+                "--intervals",
+                "2",
+                "--min-rate",
+                "100",
+                "--max-rate",
+                "200",
+                "--probes",
+                "2",
+                "--value-bytes",
+                "100",
+                "--prefill",
+                "1MiB",
+                "--state-cache",
+                "states",
+                "--seed",
+                seed,
+                "--out",
+                out,
+            ],
+            t.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = read_json(&t.path().join(out).join("results.json"));
+        (r["runs"][0].clone(), stderr(&o))
+    };
+    let (first, err) = search("a", "1");
+    assert!(err.contains("[lmdb] prefilled 7943 rows"), "{err}");
+    assert!(err.contains("[lmdb] prefill kept as"), "{err}");
+    assert_eq!(first["prefill_state"]["made_here"], true, "{first}");
+    let (second, err) = search("b", "1");
+    assert!(!err.contains("prefilled 7943 rows"), "{err}");
+    assert!(err.contains("[lmdb] prefill given from"), "{err}");
+    assert_eq!(second["prefill_state"]["made_here"], false, "{second}");
+    assert_eq!(second["prefill_secs"], first["prefill_secs"]);
+    assert_eq!(second["probes"].as_array().map(Vec::len), Some(2));
+    // Another seed, other rows: loaded again.
+    let (_, err) = search("c", "2");
+    assert!(err.contains("[lmdb] prefilled 7943 rows"), "{err}");
+    // Every run's own stores are gone; the cache's entries stay.
+    for out in ["a", "b", "c"] {
+        assert!(!t.path().join(out).join("stores").exists(), "{out}");
+    }
+    let kept = std::fs::read_dir(t.path().join("states"))
+        .expect("cache")
+        .count();
+    assert_eq!(kept, 2);
 }

@@ -180,6 +180,10 @@ pub struct CapacityRun {
     /// footprint for the prefill's rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill_store_bytes: Option<u64>,
+    /// The `--state-cache` entry the prefilled store was given from (or
+    /// kept as, `made_here`); absent without a cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_state: Option<crate::GivenState>,
     /// Where the device figures come from.
     pub device_meter: String,
     /// The error that ended the search, if any.

@@ -220,7 +220,7 @@ fn model_text(params: &serde_json::Value) -> Option<String> {
 /// The build: its commit, and for a build with uncommitted changes the
 /// executable's size and time too, so an edited build does not take a
 /// state another one made.
-fn build() -> String {
+pub(crate) fn build() -> String {
     let commit = ledgerbench_driver::env::GIT_COMMIT;
     if !commit.ends_with("-dirty") {
         return commit.to_string();

@@ -50,6 +50,13 @@ pub struct Args {
     /// (each probe on an empty store). tx-hash rows only.
     #[arg(long, value_name = "SIZE")]
     prefill: Option<String>,
+    /// Keep each backend's prefilled store in this directory, and start
+    /// from it instead of loading again when it holds one of the same
+    /// engine, settings, rows, seed, memory limit and build (a worker
+    /// after an OOM kill, a later search); made if missing, never emptied
+    /// by ledgerbench.
+    #[arg(long, value_name = "DIR", env = crate::state_cache::STATE_CACHE_ENV)]
+    state_cache: Option<std::path::PathBuf>,
     /// Backends, comma-separated.
     #[arg(long, env = crate::registry::BACKENDS_ENV, default_value = crate::registry::POINT_READ_LIST)]
     backends: String,
@@ -236,6 +243,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.level.durability,
         &args.set.sets,
     )?;
+    let cache = match &args.state_cache {
+        Some(d) if cfg.prefill_rows > 0 => Some(crate::state_cache::Cache::open(d)?),
+        _ => None,
+    };
     let (out, rundir) = args.output.create("capacity")?;
     // A worker going on after one the OOM killer ended keeps what that one
     // recorded and searches on from the probe it was killed in.
@@ -270,11 +281,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 failed_rate: None,
                 prefill_secs: None,
                 prefill_store_bytes: None,
+                prefill_state: None,
                 device_meter: "absent: the run failed before its device was made".into(),
                 error: None,
             },
         };
-        let run = search_one(&spec, &cfg, run, &results, (&place, &rundir, limit));
+        let run = search_one(
+            &spec,
+            &cfg,
+            run,
+            &results,
+            ((&place, &rundir, limit), cache.as_ref()),
+        );
         failed |= run.error.is_some();
         results.runs.push(run);
         crate::output::write_json(&out.join("results.json"), &results)?;
@@ -313,19 +331,20 @@ fn search_one(
     cfg: &CapacityConfig,
     mut run: CapacityRun,
     results: &CapacityResults,
-    at: Where<'_>,
+    (at, cache): (Where<'_>, Option<&crate::state_cache::Cache>),
 ) -> CapacityRun {
     let out = at.1.path().to_path_buf();
     let template = match cfg.prefill_rows {
         0 => None,
         _ => {
             let made = note_next(&out, results, run.clone(), PREFILL_NOTE)
-                .and_then(|_| template::make(spec, cfg, at));
+                .and_then(|_| template::get(spec, cfg, at, cache));
             let _ = std::fs::remove_file(out.join(PROBE_NOTE));
             match made {
                 Ok(t) => {
                     run.prefill_secs = Some(t.secs);
                     run.prefill_store_bytes = Some(t.bytes);
+                    run.prefill_state.clone_from(&t.given);
                     Some(t)
                 }
                 Err(e) => {

@@ -15,13 +15,85 @@ use ledgerbench_meter::cgroup::MemoryLimit;
 use crate::harness::{self, Placed, Placement};
 use crate::registry::BackendSpec;
 
-/// A backend's prefilled store, closed, on its own device (or directory).
+/// A backend's prefilled store, closed: on its own device (or directory)
+/// when loaded by this worker, or an entry of `--state-cache`.
 pub struct Template {
-    placed: Placed,
+    /// The store made here; `None` when it is a cache entry's.
+    placed: Option<Placed>,
+    /// The directory probes copy from.
+    from: std::path::PathBuf,
     /// Seconds the load and its flush took.
     pub secs: f64,
     /// Bytes its files hold on disk.
     pub bytes: u64,
+    /// The cache entry it is (or was kept as), with `--state-cache`.
+    pub given: Option<ledgerbench_driver::results::GivenState>,
+}
+
+/// What a capacity prefill is of, as a `--state-cache` key: everything
+/// that makes two loads' stores differ.
+pub fn key(spec: &BackendSpec, cfg: &CapacityConfig, limit: Option<u64>) -> serde_json::Value {
+    serde_json::json!({
+        "format": 1,
+        "workload": "capacity prefill",
+        "backend": spec.name,
+        "config": serde_json::to_value(&spec.config).unwrap_or_default(),
+        "durability": spec.durability().name(),
+        "rows": cfg.rows.name(),
+        "value_bytes": cfg.value_bytes,
+        "prefill_rows": cfg.prefill_rows,
+        "seed": cfg.seed,
+        "memory_limit_bytes": limit,
+        "build": crate::state_cache::build(),
+    })
+}
+
+/// The backend's prefilled store: `cache`'s entry when it holds one, else
+/// loaded here ([`make`]) and, with a cache, kept in it (copied outside
+/// the memory limit), so a worker after an OOM kill, or a later search,
+/// starts from it instead of loading again.
+pub fn get(
+    spec: &BackendSpec,
+    cfg: &CapacityConfig,
+    at: (&Placement, &RunDir, Option<u64>),
+    cache: Option<&crate::state_cache::Cache>,
+) -> anyhow::Result<Template> {
+    let Some(cache) = cache else {
+        return make(spec, cfg, at);
+    };
+    let key = key(spec, cfg, at.2);
+    if let Some(g) = cache.find(&key)? {
+        ledgerbench_core::note!(
+            "[{}] prefill given from {} (loaded in {:.1} s, {}; {} MiB on disk)",
+            spec.name,
+            g.state.entry,
+            g.state.load_secs,
+            g.state.made_at,
+            g.state.bytes >> 20
+        );
+        return Ok(Template {
+            placed: None,
+            from: g.stores.join("rows"),
+            secs: g.state.load_secs,
+            bytes: g.state.bytes,
+            given: Some(g.state),
+        });
+    }
+    let mut t = make(spec, cfg, at)?;
+    let part = cache.start(&key)?;
+    let kept = crate::storecopy::copy_dir(&t.from, &part.join("stores/rows"))
+        .and_then(|_| cache.finish(&key, &part, t.secs, at.1.path()));
+    match kept {
+        Ok(g) => {
+            ledgerbench_core::note!("[{}] prefill kept as {}", spec.name, g.state.entry);
+            t.given = Some(g.state);
+        }
+        Err(e) => {
+            cache.abandon(&part);
+            return Err(e.context("keeping the prefill in --state-cache"));
+        }
+    }
+    Ok(t)
 }
 
 /// Loads `cfg.prefill_rows` into a new store of `spec` inside the memory
@@ -85,9 +157,11 @@ pub fn make(
         bytes >> 20
     );
     Ok(Template {
-        placed,
+        from: placed.dirs[0].clone(),
+        placed: Some(placed),
         secs,
         bytes,
+        given: None,
     })
 }
 
@@ -97,19 +171,28 @@ impl Template {
     /// from the device; the seconds it took.
     pub fn copy_into(&self, placed: &Placed) -> anyhow::Result<f64> {
         let t = Instant::now();
-        crate::storecopy::copy_dir(&self.placed.dirs[0], &placed.dirs[0])?;
+        crate::storecopy::copy_dir(&self.from, &placed.dirs[0])?;
         let why = "a probe opens its copy of the prefilled store cold";
         placed.evict(why)?;
-        self.placed.evict(why)?;
+        match &self.placed {
+            Some(p) => p.evict(why)?,
+            // The cache's files: their own pages let go.
+            None => {
+                crate::evict::files(std::slice::from_ref(&self.from), why)?;
+            }
+        }
         Ok(t.elapsed().as_secs_f64())
     }
 
-    /// Removes the store (its device, or its directory in the run's).
+    /// Removes the store made here (its device, or its directory in the
+    /// run's); a cache entry stays.
     pub fn remove(self, rundir: &RunDir, on_device: bool) -> anyhow::Result<()> {
-        if !on_device {
-            rundir.remove_store_dir(&self.placed.dirs[0])?;
+        if let Some(placed) = self.placed {
+            if !on_device {
+                rundir.remove_store_dir(&placed.dirs[0])?;
+            }
+            drop(placed);
         }
-        drop(self.placed);
         Ok(())
     }
 }

@@ -65,7 +65,7 @@ fn every_engine_reopens_a_copy_of_its_prefilled_store_with_its_rows() {
         }
         store.close().expect(name);
         rundir.remove_store_dir(&probe.dirs[0]).expect("remove");
-        let made = template.placed.dirs[0].clone();
+        let made = template.from.clone();
         template.remove(&rundir, false).expect("remove");
         assert!(!made.exists(), "{name}: {} left", made.display());
         tried.push(name);
