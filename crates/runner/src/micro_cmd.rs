@@ -69,6 +69,15 @@ impl Args {
     }
 }
 
+/// Every backend that keeps data, comma-separated: asked of the registry,
+/// not read from the names.
+fn keeping_backends() -> String {
+    crate::registry::names()
+        .filter(|n| crate::registry::BackendSpec::by_name(n).is_ok_and(|s| !s.discards_writes()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Runs `ledgerbench run micro`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.output.check_build()?;
@@ -88,17 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         batch_size: args.batch_size,
     };
     cfg.validate().map_err(anyhow::Error::msg)?;
-    let backends = match &args.backends {
-        Some(b) => b.clone(),
-        // Every backend that keeps data: asked of the registry, not read
-        // from the names.
-        None => crate::registry::names()
-            .filter(|n| {
-                crate::registry::BackendSpec::by_name(n).is_ok_and(|s| !s.discards_writes())
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-    };
+    let backends = args.backends.clone().unwrap_or_else(keeping_backends);
     // Every fill's data plus the engines' space amplification, and the
     // overwrites of every writer (logs and tables not compacted yet).
     let logical = cfg.num * (cfg.key_size + cfg.value_size) as u64;

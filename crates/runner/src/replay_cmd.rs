@@ -315,6 +315,29 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The generator's streams for `n` client threads on `stores`, its
+/// initial state played, alone, or given.
+fn sources_of(
+    name: &str,
+    seed: u64,
+    params: &serde_json::Value,
+    (stores, n, initial): (
+        &[&dyn ledgerbench_core::KvStore],
+        u64,
+        ledgerbench_workloads::synth::Initial,
+    ),
+) -> anyhow::Result<Vec<Box<dyn OpSource + Send>>> {
+    // A Solana `retention = "auto"` follows what the stores do by
+    // themselves (recorded per store as `evicts_oldest`).
+    let evicts = stores.iter().all(|s| s.capabilities().evicts_oldest);
+    let mut params = ledgerbench_workloads::solana::resolve(name, params, evicts);
+    // A model's initial state, when it is loaded alone or given.
+    if initial != ledgerbench_workloads::synth::Initial::Play {
+        params["initial"] = serde_json::to_value(initial)?;
+    }
+    ledgerbench_workloads::threads(name, seed, params, n).map_err(anyhow::Error::msg)
+}
+
 /// A `--preset`'s settings before any `--param`, and its backends, threads
 /// and memory limit where the command line left the defaults.
 fn apply_preset(name: &str, args: &mut GenArgs) -> anyhow::Result<()> {
@@ -388,31 +411,14 @@ pub fn generated(
         soak: soak.map(|s| Box::new(s.config.clone())),
     };
     // Checked (and the directory made) before any run starts.
-    let state = state_cache
-        .map(|dir| -> anyhow::Result<_> {
-            Ok(crate::state_cache::Use {
-                cache: crate::state_cache::Cache::open(dir)?,
-                params: &params,
-                seed,
-            })
-        })
-        .transpose()?;
+    let state = crate::state_cache::Use::open(state_cache, &params, seed)?;
     let exec = |stores: &[&dyn ledgerbench_core::KvStore],
                 devs: &[Option<&ledgerbench_meter::loopdev::Device>],
                 progress: &mut dyn ledgerbench_driver::observe::Observer,
                 n: u64,
-                initial: ledgerbench_workloads::synth::Initial|
+                initial|
      -> anyhow::Result<ops::OpsOutcome> {
-        // A Solana `retention = "auto"` follows what the stores do by
-        // themselves (recorded per store as `evicts_oldest`).
-        let evicts = stores.iter().all(|s| s.capabilities().evicts_oldest);
-        let mut params = ledgerbench_workloads::solana::resolve(name, &params, evicts);
-        // A model's initial state, when it is loaded alone or given.
-        if initial != ledgerbench_workloads::synth::Initial::Play {
-            params["initial"] = serde_json::to_value(initial)?;
-        }
-        let mut sources =
-            ledgerbench_workloads::threads(name, seed, params, n).map_err(anyhow::Error::msg)?;
+        let mut sources = sources_of(name, seed, &params, (stores, n, initial))?;
         let on = (stores, devs);
         if n == 1
             && let Some(src) = sources.first_mut()

@@ -246,6 +246,23 @@ pub struct Use<'a> {
     pub seed: u64,
 }
 
+impl<'a> Use<'a> {
+    /// The cache at `dir`, if one is given, for a workload of `params`
+    /// and `seed`: made (or refused) before any run starts.
+    pub fn open(
+        dir: Option<&Path>,
+        params: &'a serde_json::Value,
+        seed: u64,
+    ) -> anyhow::Result<Option<Self>> {
+        let Some(dir) = dir else { return Ok(None) };
+        Ok(Some(Use {
+            cache: Cache::open(dir)?,
+            params,
+            seed,
+        }))
+    }
+}
+
 /// The state a run of `spec` on `n` threads is given: found in the cache,
 /// or loaded now (placed, limited and metered as the run itself, the
 /// workload played up to its `load` mark on fresh stores, closed, copied

@@ -199,7 +199,7 @@ pub fn run_on_stores(
         match enter_limit(place) {
             Ok(g) => limit = g,
             Err(e) => {
-                run.error = Some(e);
+                run.error = Some(format!("{e:#}"));
                 return;
             }
         }
@@ -219,7 +219,7 @@ pub fn run_on_stores(
         match enter_limit(place) {
             Ok(g) => limit = g,
             Err(e) => {
-                run.error = Some(e);
+                run.error = Some(format!("{e:#}"));
                 return;
             }
         }
@@ -289,8 +289,8 @@ pub fn run_on_stores(
 
 /// Enters `place`'s memory limit, if any, after emptying the page cache of
 /// the run's inputs: pages cached before the run are charged to no limit,
-/// so they start cold. The error as the results say it.
-fn enter_limit(place: &Placement) -> Result<Option<MemoryLimit>, String> {
+/// so they start cold.
+fn enter_limit(place: &Placement) -> anyhow::Result<Option<MemoryLimit>> {
     let Some(bytes) = place.memory_limit else {
         return Ok(None);
     };
@@ -299,7 +299,7 @@ fn enter_limit(place: &Placement) -> Result<Option<MemoryLimit>, String> {
             MemoryLimit::enter(bytes + place.harness_allowance).map_err(anyhow::Error::from)
         })
         .map(Some)
-        .map_err(|e| format!("--memory-limit: {e:#}"))
+        .map_err(|e| e.context("--memory-limit"))
 }
 
 /// Copies each store's contents from `from/NAME` into its placed
