@@ -20,7 +20,8 @@
 # and PROBES (default 6) trade the runs' length against what they resolve;
 # each engine's 1.25 GiB is loaded once and kept in RUNS/states (a worker
 # after an OOM kill, or the run started again, starts from it), and each
-# probe opens a cold copy.
+# probe opens a cold copy. MDBX's load (32 minutes) goes first, so a run
+# stopped early has kept it.
 set -euo pipefail
 # shellcheck source=scripts/bin.sh
 source "$(dirname "$0")/bin.sh"
@@ -36,7 +37,7 @@ mkdir -p "$runs"
 # name | flags after `run`
 cosmos=(
   "synth|synth --preset cosmos --param periods=$periods"
-  "capacity|capacity --rows tx-hash --value-bytes 100 --close-interval 6s --prefill 1280MiB --memory-limit 128MiB --min-rate 1000 --max-rate 400000 --probes $probes --backends goleveldb,pebble,rocksdb-leveled,mdbx --state-cache $runs/states"
+  "capacity|capacity --rows tx-hash --value-bytes 100 --close-interval 6s --prefill 1280MiB --memory-limit 128MiB --min-rate 1000 --max-rate 400000 --probes $probes --backends mdbx,goleveldb,pebble,rocksdb-leveled --state-cache $runs/states"
 )
 
 for c in "${cosmos[@]}"; do
