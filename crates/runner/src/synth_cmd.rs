@@ -104,12 +104,13 @@ fn model_param(args: &Args) -> anyhow::Result<String> {
     Ok(path.to_string())
 }
 
-/// `10x`, `0.5x` or `10` as a factor above 0.
+/// `10x`, `0.5x` or `10` as a factor above 0 and at most 1,000,000.
 fn factor(flag: &str, s: &str) -> anyhow::Result<f64> {
     let n = s.strip_suffix(['x', 'X']).unwrap_or(s);
     match n.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => bail!("{flag} {s}: give a factor above 0, like 10x, 0.5x or 3"),
+        // The generator's own bound, said here with the value as given.
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => bail!("{flag} {s}: give a factor above 0 and at most 1,000,000, like 10x, 0.5x or 3"),
     }
 }
 
@@ -121,7 +122,7 @@ mod tests {
     fn factors_are_read_with_or_without_their_x() {
         assert_eq!(factor("--scale", "10x").ok(), Some(10.0));
         assert_eq!(factor("--scale", "0.5").ok(), Some(0.5));
-        for bad in ["0x", "-1", "x", "ten"] {
+        for bad in ["0x", "-1", "x", "ten", "18446744073709551616"] {
             let e = factor("--scale", bad).expect_err(bad).to_string();
             assert!(e.contains("give a factor above 0"), "{e}");
         }

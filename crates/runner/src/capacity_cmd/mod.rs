@@ -243,9 +243,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.level.durability,
         &args.set.sets,
     )?;
+    // Checked even without a prefill to keep: a directory that cannot be
+    // made is refused, as everywhere.
     let cache = match &args.state_cache {
-        Some(d) if cfg.prefill_rows > 0 => Some(crate::state_cache::Cache::open(d)?),
-        _ => None,
+        Some(d) => Some(crate::state_cache::Cache::open(d)?),
+        None => None,
     };
     let (out, rundir) = args.output.create("capacity")?;
     // A worker going on after one the OOM killer ended keeps what that one
