@@ -31,6 +31,7 @@ const EFFECTS: &[(&str, Effect)] = &[
     ("LEDGERBENCH_SPOOL_CACHE", Effect::Here(spool_cache)),
     ("LEDGERBENCH_PLANT_SLOWDOWN_PCT", Effect::Here(slowdown)),
     ("LEDGERBENCH_PLANT_STALL", Effect::In("watchdog.rs")),
+    ("LEDGERBENCH_STATE_CACHE", Effect::In("state_cache.rs")),
     (
         "LEDGERBENCH_GATE_BASELINE",
         Effect::ReadBy("scripts/gate.sh"),

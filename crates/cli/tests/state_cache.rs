@@ -109,6 +109,20 @@ fn a_state_is_loaded_once_and_every_later_run_plays_on_a_copy_as_if_it_had_loade
         assert_eq!(marks("made", m), played[1..]);
         assert_eq!(marks("again", a), played[1..]);
     }
+    // The variable names the cache as the flag does.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ledgerbench"))
+        .args(["run", "synth", "--workload", "m.toml", "--backends", "lmdb"])
+        .args(["--device", "none", "--out", "by-env"])
+        .env("LEDGERBENCH_STATE_CACHE", &cache)
+        .current_dir(t.path())
+        .output()
+        .expect("run ledgerbench");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("initial state given from"),
+        "{}",
+        stderr(&o)
+    );
     // Another seed is another state.
     let (_, err) = synth(t.path(), "seed", &["--state-cache", "cache", "--seed", "7"]);
     assert_eq!(
