@@ -1,8 +1,8 @@
 //! `run synth --state-cache DIR`: a model's initial state loaded once per
 //! engine and settings and kept as a copy of the closed stores; every run
 //! of the same settings after it is given a copy and opens it cold, as a
-//! restarted node opens its data, instead of loading it again (MDBX's
-//! 10.5 million random keys under 128 MiB take a quarter of an hour).
+//! restarted node opens its data, instead of loading it again (MDBX had
+//! not loaded 10.5 million random keys under 128 MiB after 14 minutes).
 //!
 //! An entry is a directory of the cache named by a hash of what the state
 //! is of: the engine and its settings (durability included), the model and

@@ -1,7 +1,7 @@
 //! A capacity search's prefilled store, loaded once per backend and
 //! copied onto each probe's device: a B-tree ten times its memory limit
-//! takes a quarter of an hour to load with random keys (MDBX, 1.25 GiB
-//! under 128 MiB), a copy of its closed files seconds. Every probe then
+//! takes half an hour to load with random keys (MDBX, 1.25 GiB under
+//! 128 MiB: 32 minutes), a copy of its closed files seconds. Every probe then
 //! starts from the same bytes, opened cold as a restarted node opens its
 //! store, and the load is timed once.
 
