@@ -45,9 +45,10 @@ pub struct Args {
     #[arg(long)]
     value_bytes: Option<usize>,
     /// Data each probe's store holds before its first close (random keys
-    /// of their own, loaded untimed and flushed): the rate a store already
-    /// at a node's size sustains, e.g. 10x the memory limit; default none
-    /// (each probe on an empty store). tx-hash rows only.
+    /// of their own, loaded once per backend and flushed; each probe opens
+    /// a cold copy): the rate a store already at a node's size sustains,
+    /// e.g. 10x the memory limit; default none (each probe on an empty
+    /// store). tx-hash rows only.
     #[arg(long, value_name = "SIZE")]
     prefill: Option<String>,
     /// Keep each backend's prefilled store in this directory, and start
