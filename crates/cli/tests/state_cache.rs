@@ -162,3 +162,27 @@ fn a_state_cache_that_cannot_be_made_is_refused_before_anything_runs() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--state-cache"), "{}", stderr(&o));
 }
+
+/// A run given its state keeps `--op-rate`: its schedule starts with the
+/// stream (there is no load mark to start after), not flat out.
+#[test]
+fn a_given_state_keeps_the_op_rate_of_the_run_after_it() {
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(t.path().join("m.toml"), MODEL).expect("model");
+    // 3,000 operations at 2,000 a second: a second and a half at least.
+    let paced = ["--state-cache", "cache", "--op-rate", "2000"];
+    for out in ["made", "again"] {
+        let (r, said) = synth(t.path(), out, &paced);
+        for run in r["runs"].as_array().expect("runs") {
+            assert!(run["replay"]["initial_state"].is_object(), "{run}");
+            let wall = run["replay"]["summary"]["wall_secs"]
+                .as_f64()
+                .expect("wall");
+            assert!(
+                wall >= 1.4,
+                "{out} {}: {wall} s: not paced\n{said}",
+                run["label"]
+            );
+        }
+    }
+}

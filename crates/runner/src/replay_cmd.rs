@@ -315,6 +315,22 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The pacing of a stream whose initial state is `initial`: a given state
+/// makes no load mark, so its schedule starts with the stream, which is
+/// what follows the load.
+fn paced_for(pacing: ops::Pacing, initial: ledgerbench_workloads::synth::Initial) -> ops::Pacing {
+    match initial {
+        ledgerbench_workloads::synth::Initial::Given => ops::Pacing {
+            rate: pacing.rate.map(|p| ops::Pace {
+                after_mark: None,
+                ..p
+            }),
+            ..pacing
+        },
+        _ => pacing,
+    }
+}
+
 /// The generator's streams for `n` client threads on `stores`, its
 /// initial state played, alone, or given.
 fn sources_of(
@@ -420,6 +436,7 @@ pub fn generated(
      -> anyhow::Result<ops::OpsOutcome> {
         let mut sources = sources_of(name, seed, &params, (stores, n, initial))?;
         let on = (stores, devs);
+        let pacing = paced_for(pacing, initial);
         if n == 1
             && let Some(src) = sources.first_mut()
         {

@@ -28,8 +28,11 @@ const ENTRY_FILE: &str = "state.json";
 /// What `state.json` holds.
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
-    /// What the state is of, in full.
+    /// What the state is of, in full (to read).
     key: serde_json::Value,
+    /// The key as the hash took it: compared as text, since a float read
+    /// back from JSON may differ from the one written in its last digit.
+    key_text: String,
     /// Seconds the load took, its operations on stores just opened.
     load_secs: f64,
     /// When it was made (RFC 3339, UTC).
@@ -83,7 +86,8 @@ impl Cache {
         };
         let entry: Entry = serde_json::from_str(&text)
             .with_context(|| format!("{}: not a state cache entry", path.display()))?;
-        if entry.key != *key {
+        let text = key.to_string();
+        if entry.key_text != text {
             anyhow::bail!(
                 "{}: holds the state of other settings under the same name; move it aside",
                 path.display()
@@ -129,22 +133,25 @@ impl Cache {
     ) -> anyhow::Result<Given> {
         let entry = Entry {
             key: key.clone(),
+            key_text: key.to_string(),
             load_secs,
             made_at: ledgerbench_driver::timefmt::now_rfc3339(),
             made_by: made_by.display().to_string(),
         };
         crate::output::write_json(&part.join(ENTRY_FILE), &entry)?;
         let path = self.path_of(key);
-        if let Err(e) = std::fs::rename(part, &path) {
-            // Made meanwhile by another run: ours goes (we made it).
-            if path.join(ENTRY_FILE).exists() {
+        let made_here = match std::fs::rename(part, &path) {
+            Ok(()) => true,
+            // Made meanwhile by another run: ours goes (we made it), and
+            // the entry is that run's.
+            Err(_) if path.join(ENTRY_FILE).exists() => {
                 std::fs::remove_dir_all(part)?;
-            } else {
-                return Err(e).with_context(|| format!("renaming {}", part.display()));
+                false
             }
-        }
+            Err(e) => return Err(e).with_context(|| format!("renaming {}", part.display())),
+        };
         let mut given = self.find(key)?.context("the entry just made is gone")?;
-        given.state.made_here = true;
+        given.state.made_here = made_here;
         Ok(given)
     }
 

@@ -80,18 +80,22 @@ pub fn get(
         });
     }
     let mut t = make(spec, cfg, at)?;
-    let part = cache.start(&key)?;
-    let kept = crate::storecopy::copy_dir(&t.from, &part.join("stores/rows"))
-        .and_then(|_| cache.finish(&key, &part, t.secs, at.1.path()));
+    // A load that took half an hour is not thrown away for a cache that
+    // could not keep it (a full disk): the search goes on, saying so.
+    let kept = cache.start(&key).and_then(|part| {
+        crate::storecopy::copy_dir(&t.from, &part.join("stores/rows"))
+            .and_then(|_| cache.finish(&key, &part, t.secs, at.1.path()))
+            .inspect_err(|_| cache.abandon(&part))
+    });
     match kept {
         Ok(g) => {
             ledgerbench_core::note!("[{}] prefill kept as {}", spec.name, g.state.entry);
             t.given = Some(g.state);
         }
-        Err(e) => {
-            cache.abandon(&part);
-            return Err(e.context("keeping the prefill in --state-cache"));
-        }
+        Err(e) => ledgerbench_core::note!(
+            "[{}] warning: the prefill could not be kept in --state-cache ({e:#}); the search goes on without it",
+            spec.name
+        ),
     }
     Ok(t)
 }

@@ -80,3 +80,17 @@ fn an_entry_is_found_only_once_made_whole_and_only_for_its_key() {
     assert!(!dead.exists());
     assert!(part.exists());
 }
+
+/// A key whose floats do not read back from JSON to the last digit still
+/// finds its entry: keys are compared as the text the hash took.
+#[test]
+fn a_key_with_floats_finds_its_own_entry() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let cache = Cache::open(t.path()).expect("cache");
+    let odd = 0.1 + 0.2;
+    let k = key(&spec("lmdb"), &params(odd, "only"), 1, 1, None);
+    let part = cache.start(&k).expect("start");
+    std::fs::create_dir_all(part.join("stores/s")).expect("mkdir");
+    cache.finish(&k, &part, 1.0, t.path()).expect("finish");
+    assert!(cache.find(&k).expect("find").is_some());
+}
