@@ -100,7 +100,7 @@ impl Cache {
                 made_here: false,
                 load_secs: entry.load_secs,
                 made_at: entry.made_at,
-                bytes: crate::storecopy::disk_bytes(&stores)?,
+                bytes: ledgerbench_core::fsutil::dir_usage(&stores)?.allocated_bytes,
             },
             stores,
         }))
@@ -166,7 +166,7 @@ impl Cache {
             let name = e.file_name();
             let pid = name.to_str().and_then(|n| n.strip_prefix(stem));
             if let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok())
-                && !Path::new(&format!("/proc/{pid}")).exists()
+                && !ledgerbench_meter::clean::alive(pid)
             {
                 let _ = std::fs::remove_dir_all(e.path());
             }

@@ -117,6 +117,15 @@ pub const PROBE_NOTE: &str = ".ledgerbench-capacity-probe";
 /// rate while a probe runs).
 const PREFILL_NOTE: &str = "prefill";
 
+/// Whether the OOM killer struck inside `guard`'s cgroup: an engine in a
+/// sidecar (bridge = "sidecar") is killed alone, and the harness sees its
+/// error.
+fn oom_killed(guard: Option<&MemoryLimit>) -> bool {
+    guard
+        .and_then(MemoryLimit::oom_kills)
+        .is_some_and(|n| n > 0)
+}
+
 /// Why a killed probe failed.
 fn killed_why(limit: Option<u64>) -> String {
     format!(
@@ -438,12 +447,7 @@ fn one_probe(
             store.close()?;
             Ok(Probe { copy_secs, ..p? })
         });
-    // An engine in a sidecar (bridge = "sidecar") is killed alone; the
-    // harness sees its error.
-    let oom_killed = guard
-        .as_ref()
-        .and_then(MemoryLimit::oom_kills)
-        .is_some_and(|n| n > 0);
+    let oom_killed = oom_killed(guard.as_ref());
     drop(guard);
     // Without a private device the store sits in the run directory: the
     // next probe's store would add to it, so it goes (a device goes with

@@ -141,11 +141,7 @@ pub fn make(
             Ok(secs?)
         })
         .with_context(|| format!("loading the prefill of {n} rows"));
-    // An engine in a sidecar is killed alone: the harness sees its error.
-    let oom_killed = guard
-        .as_ref()
-        .and_then(MemoryLimit::oom_kills)
-        .is_some_and(|k| k > 0);
+    let oom_killed = super::oom_killed(guard.as_ref());
     drop(guard);
     let secs = match secs {
         Err(e) if oom_killed => {
@@ -154,7 +150,7 @@ pub fn make(
         }
         s => s?,
     };
-    let bytes = crate::storecopy::disk_bytes(&placed.dirs[0])?;
+    let bytes = ledgerbench_core::fsutil::dir_usage(&placed.dirs[0])?.allocated_bytes;
     ledgerbench_core::note!(
         "[{name}] prefilled {n} rows ({} MiB) in {secs:.1} s, once: {} MiB on disk, copied cold onto each probe's own store",
         (n * (32 + cfg.value_bytes as u64)) >> 20,

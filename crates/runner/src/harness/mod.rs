@@ -212,14 +212,12 @@ pub fn run_on_stores(
         }
     };
     if let Some(from) = &place.seed_from {
-        if let Err(e) = seed(from, names, &placed) {
-            run.error = Some(format!("{e:#}"));
-            return;
-        }
-        match enter_limit(place) {
+        match seed(from, names, &placed).and_then(|()| enter_limit(place)) {
             Ok(g) => limit = g,
             Err(e) => {
                 run.error = Some(format!("{e:#}"));
+                // Its copy goes with it (a device goes with `placed`).
+                release_stores(place, placed, rundir);
                 return;
             }
         }
