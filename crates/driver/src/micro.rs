@@ -255,6 +255,9 @@ fn write(
 }
 
 /// `reads` GETs (or seeks to the first key at or after) of random keys.
+/// Never inlined: `scripts/dbbench-instructions.sh` (`LOOP=readrandom`)
+/// counts a GET's instructions by this function's name.
+#[inline(never)]
 fn read_random(
     cfg: &MicroConfig,
     store: &dyn KvStore,
