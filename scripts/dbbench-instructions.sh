@@ -103,10 +103,11 @@ read_loop() {
     echo "| tool | GETs | instructions / GET | data reads / GET | D1 misses / GET | last-level misses / GET |"
     echo "|---|---:|---:|---:|---:|---:|"
     for tool in db_bench ledgerbench; do
-        counted "$tool-loop" "$tool" "$NUM" fillrandom,overwrite,readrandom > /dev/null
         # Nothing collected: the loop's function was not entered by name
         # (renamed, or inlined into its caller), so every count would be 0.
-        if ! events "$tool-loop" | grep -qE '(^| )Ir=[1-9]'; then
+        local ir
+        ir=$(counted "$tool-loop" "$tool" "$NUM" fillrandom,overwrite,readrandom)
+        if [[ "$ir" == 0 ]]; then
             echo "dbbench-instructions: callgrind counted nothing in $tool's read loop: its function was renamed or inlined (see counted() in this script)" >&2
             exit 1
         fi
@@ -160,7 +161,9 @@ if [[ -n "$OUT" ]]; then
         for f in "$d"/callgrind.*; do
             callgrind_annotate "$f" 2> /dev/null | head -60 > "$OUT/$n/top-${f##*.}.txt" || true
             # The read loop: where its instructions went, callees included.
-            [[ -n "$LOOP" ]] && { callgrind_annotate --inclusive=yes "$f" 2> /dev/null | head -80 > "$OUT/$n/inclusive-${f##*.}.txt" || true; }
+            if [[ -n "$LOOP" ]]; then
+                callgrind_annotate --inclusive=yes "$f" 2> /dev/null | head -80 > "$OUT/$n/inclusive-${f##*.}.txt" || true
+            fi
         done
     done
     echo "kept in $OUT"
